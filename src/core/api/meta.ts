@@ -1,0 +1,101 @@
+// ObjectMeta, owner references, names and the generic object shape every kind shares.
+import * as v from 'valibot';
+
+/** DNS-1123 subdomain: what Kubernetes requires of most object names. */
+export const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+/** DNS-1123 label: namespaces, services, container names. */
+export const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export const subdomainName = v.pipe(
+  v.string(),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(253, 'must be no more than 253 characters'),
+  v.regex(DNS1123_SUBDOMAIN, "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"),
+);
+
+export const labelName = v.pipe(
+  v.string(),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(63, 'must be no more than 63 characters'),
+  v.regex(DNS1123_LABEL, "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"),
+);
+
+/** Label keys: optional DNS prefix and a name of at most 63 characters. */
+const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
+
+export const labelsSchema = v.record(
+  v.pipe(v.string(), v.maxLength(317), v.regex(LABEL_KEY, 'invalid label key: a qualified name must consist of alphanumeric characters, -, _ or ., with an optional DNS subdomain prefix and /')),
+  v.pipe(v.string(), v.maxLength(63, 'must be no more than 63 characters'), v.regex(LABEL_VALUE, "a valid label value must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character")),
+);
+
+export const annotationsSchema = v.record(
+  v.pipe(v.string(), v.maxLength(317), v.regex(LABEL_KEY, 'invalid annotation key')),
+  v.string(),
+);
+
+export const ownerReferenceSchema = v.strictObject({
+  apiVersion: v.string(),
+  kind: v.string(),
+  name: v.string(),
+  uid: v.string(),
+  controller: v.optional(v.boolean()),
+  blockOwnerDeletion: v.optional(v.boolean()),
+});
+export type OwnerReference = v.InferOutput<typeof ownerReferenceSchema>;
+
+const timestamp = v.pipe(v.string(), v.isoTimestamp('must be an RFC 3339 timestamp'));
+
+export const objectMetaSchema = v.strictObject({
+  name: v.optional(subdomainName),
+  generateName: v.optional(v.pipe(v.string(), v.maxLength(243))),
+  namespace: v.optional(labelName),
+  uid: v.optional(v.string()),
+  resourceVersion: v.optional(v.string()),
+  generation: v.optional(v.pipe(v.number(), v.integer())),
+  creationTimestamp: v.optional(v.nullable(timestamp)),
+  deletionTimestamp: v.optional(v.nullable(timestamp)),
+  deletionGracePeriodSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  labels: v.optional(labelsSchema),
+  annotations: v.optional(annotationsSchema),
+  ownerReferences: v.optional(v.array(ownerReferenceSchema)),
+  finalizers: v.optional(v.array(v.pipe(v.string(), v.minLength(1)))),
+});
+export type ObjectMeta = v.InferOutput<typeof objectMetaSchema>;
+
+/** The generic shape of every stored object. */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  spec?: unknown;
+  status?: unknown;
+  [extra: string]: unknown;
+}
+
+/** Kubernetes-style condition (used in many kinds' status). */
+export const conditionSchema = v.object({
+  type: v.string(),
+  status: v.picklist(['True', 'False', 'Unknown']),
+  reason: v.optional(v.string()),
+  message: v.optional(v.string()),
+  lastTransitionTime: v.optional(v.string()),
+  lastHeartbeatTime: v.optional(v.string()),
+  lastProbeTime: v.optional(v.nullable(v.string())),
+  lastUpdateTime: v.optional(v.string()),
+  observedGeneration: v.optional(v.number()),
+});
+export type Condition = v.InferOutput<typeof conditionSchema>;
+
+/**
+ * Builds the full-object schema of a kind: fixed apiVersion/kind, shared metadata,
+ * and the kind's own top-level fields (spec, status, or others such as Endpoints' subsets).
+ */
+export function kindSchema<const TEntries extends v.ObjectEntries>(apiVersion: string, kind: string, entries: TEntries) {
+  return v.strictObject({
+    apiVersion: v.literal(apiVersion, `must be "${apiVersion}"`),
+    kind: v.literal(kind, `must be "${kind}"`),
+    metadata: objectMetaSchema,
+    ...entries,
+  });
+}

@@ -1,0 +1,51 @@
+// The kind registry: every API kind, one line each, and lookups by name, path and apiVersion.
+import { apiVersionOf, type KindDefinition } from './kind.js';
+import { namespaceKind } from './namespace.js';
+
+/** Adding a kind: write its schema file, then add one line here. */
+export const kinds: readonly KindDefinition[] = [
+  namespaceKind,
+];
+
+/** Finds a kind by what a user types: kind, plural, singular or short name (case-insensitive), optionally `name.group`. */
+export function kindByName(name: string): KindDefinition | undefined {
+  const lower = name.toLowerCase();
+  const dot = lower.indexOf('.');
+  const [base, group] = dot > 0 ? [lower.slice(0, dot), lower.slice(dot + 1)] : [lower, undefined];
+  return kinds.find((k) =>
+    (group === undefined || k.group === group) &&
+    (k.resource === base || k.singular === base || k.kind.toLowerCase() === base || k.shortNames.includes(base)));
+}
+
+/** Finds a kind by its place in API paths (`''`/`v1`/`pods`, `apps`/`v1`/`deployments`). */
+export function kindByResource(group: string, version: string, resource: string): KindDefinition | undefined {
+  return kinds.find((k) => k.group === group && k.version === version && k.resource === resource);
+}
+
+/** Finds a kind from an object's `apiVersion` and `kind`. */
+export function kindByApiVersion(apiVersion: string, kind: string): KindDefinition | undefined {
+  return kinds.find((k) => apiVersionOf(k) === apiVersion && k.kind === kind);
+}
+
+/** The base path of a kind's collection: `/api/v1` or `/apis/apps/v1`, plus namespace and resource. */
+export function collectionPath(def: KindDefinition, namespace?: string): string {
+  const root = def.group ? `/apis/${def.group}/${def.version}` : `/api/${def.version}`;
+  return def.namespaced && namespace ? `${root}/namespaces/${encodeURIComponent(namespace)}/${def.resource}` : `${root}/${def.resource}`;
+}
+
+/** The path of one object. */
+export function objectPath(def: KindDefinition, name: string, namespace?: string): string {
+  return `${collectionPath(def, namespace)}/${encodeURIComponent(name)}`;
+}
+
+/** The store key of an object: `/registry/{group}/{resource}/{namespace}/{name}` (`core` for the core group). */
+export function storeKey(def: KindDefinition, name: string, namespace?: string): string {
+  const group = def.group || 'core';
+  return def.namespaced ? `/registry/${group}/${def.resource}/${namespace}/${name}` : `/registry/${group}/${def.resource}/${name}`;
+}
+
+/** The store prefix of a kind's objects, in one namespace or in all. */
+export function storePrefix(def: KindDefinition, namespace?: string): string {
+  const group = def.group || 'core';
+  return def.namespaced && namespace ? `/registry/${group}/${def.resource}/${namespace}/` : `/registry/${group}/${def.resource}/`;
+}

@@ -1,0 +1,71 @@
+// The Store interface every module shares (DESIGN section 4): CAS writes and gap-free watches.
+
+/**
+ * Values are JSON-serialisable objects. The store never inspects them; the API server
+ * writes `metadata.resourceVersion` from the revision on the way out.
+ *
+ * Revisions are cluster-wide and strictly increasing (etcd's revision). Every write
+ * returns the revision it produced, which becomes the key's `revision` (its mod revision).
+ *
+ * Errors (from src/core/errors.ts): `AlreadyExistsError` (create of a present key),
+ * `NotFoundError` (get/update/delete of an absent key), `ConflictError` (update or
+ * delete whose expected revision is not the key's current one), `GoneError` (watch from a
+ * revision that has been compacted).
+ */
+export interface StoreEntry<T = unknown> {
+  key: string;
+  value: T;
+  /** The key's mod revision: the revision of the write that produced this value. */
+  revision: number;
+}
+
+export interface ListResult<T = unknown> {
+  /** Entries ordered by key. */
+  items: StoreEntry<T>[];
+  /** The store revision the list was read at. */
+  revision: number;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface StoreWatchEvent<T = unknown> {
+  type: WatchEventType;
+  key: string;
+  /** For ADDED/MODIFIED the new value; for DELETED the last value before deletion. */
+  value: T;
+  /** Revision of this event (for DELETED: the revision of the delete). */
+  revision: number;
+}
+
+export interface WatchOptions {
+  /**
+   * Deliver every event with revision > `afterRevision`, in order, without gaps.
+   * Pass the `revision` of a list to continue from it. Throws GoneError (from the
+   * iterator) if `afterRevision + 1` has been compacted.
+   */
+  afterRevision: number;
+  /** Ends the watch; the iterator then returns. */
+  signal?: AbortSignal;
+}
+
+export interface Store {
+  get<T = unknown>(key: string): Promise<StoreEntry<T>>;
+  /** Every key starting with `prefix`, read at one revision. */
+  list<T = unknown>(prefix: string): Promise<ListResult<T>>;
+  /** Fails with AlreadyExistsError if the key exists. Returns the new revision. */
+  create(key: string, value: unknown): Promise<number>;
+  /** Compare-and-swap on the key's current revision. Returns the new revision. */
+  update(key: string, value: unknown, expectedRevision: number): Promise<number>;
+  /**
+   * Deletes the key (only if its revision is `expectedRevision`, when given).
+   * Returns the revision of the delete and the value that was removed.
+   */
+  delete<T = unknown>(key: string, expectedRevision?: number): Promise<{ revision: number; value: T }>;
+  /** Ordered, gap-free events under `prefix` after `options.afterRevision`. */
+  watch<T = unknown>(prefix: string, options: WatchOptions): AsyncIterable<StoreWatchEvent<T>>;
+  /** The store's current revision (the revision of its latest write). */
+  currentRevision(): Promise<number>;
+  /** Discards history before `revision` (as etcd's compact): a watch needing an older event gets Gone. */
+  compact(revision: number): Promise<void>;
+  close(): Promise<void>;
+}
