@@ -29,9 +29,18 @@ export const labelsSchema = v.record(
   v.pipe(v.string(), v.maxLength(63, 'must be no more than 63 characters'), v.regex(LABEL_VALUE, "a valid label value must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character")),
 );
 
-export const annotationsSchema = v.record(
-  v.pipe(v.string(), v.maxLength(317), v.regex(LABEL_KEY, 'invalid annotation key')),
-  v.string(),
+/** Kubernetes caps the total size of an object's annotations at 256 KiB. */
+export const MAX_ANNOTATIONS_BYTES = 256 * 1024;
+
+export const annotationsSchema = v.pipe(
+  v.record(
+    v.pipe(v.string(), v.maxLength(317), v.regex(LABEL_KEY, 'invalid annotation key')),
+    v.string(),
+  ),
+  v.check(
+    (a) => Object.entries(a).reduce((n, [k, val]) => n + k.length + val.length, 0) <= MAX_ANNOTATIONS_BYTES,
+    `may not be more than ${MAX_ANNOTATIONS_BYTES} bytes in total`,
+  ),
 );
 
 export const ownerReferenceSchema = v.strictObject({

@@ -1,0 +1,75 @@
+// Reads a request body safely: size limit, JSON only, no prototype keys, bounded nesting.
+import { BadRequestError, RequestEntityTooLargeError, UnsupportedMediaTypeError } from '../../core/errors.js';
+
+/** Kubernetes limits request bodies to 3 MiB. */
+export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+/** Deeper documents are not objects anyone writes by hand; refusing them keeps recursion bounded. */
+export const MAX_DEPTH = 64;
+
+export type PatchType = 'merge';
+
+const JSON_TYPES = ['application/json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', ''];
+
+/** Reads at most MAX_BODY_BYTES from a web Request body; 413 past that, without buffering the rest. */
+export async function readBodyText(req: Request, maxBytes = MAX_BODY_BYTES): Promise<string> {
+  const declared = Number(req.headers.get('content-length') ?? '');
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
+  if (!req.body) return '';
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function tooLarge(maxBytes: number): RequestEntityTooLargeError {
+  return new RequestEntityTooLargeError(`the request body is larger than the limit of ${maxBytes} bytes`);
+}
+
+/** Checks that a parsed document has no `__proto__` keys and is not nested past MAX_DEPTH. */
+export function checkDocumentShape(value: unknown): void {
+  const stack: [unknown, number, string][] = [[value, 0, '']];
+  while (stack.length) {
+    const [v, depth, path] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth >= MAX_DEPTH) throw new BadRequestError(`the object is nested more than ${MAX_DEPTH} levels deep at ${path || '<root>'}`);
+    if (Array.isArray(v)) {
+      v.forEach((item, i) => stack.push([item, depth + 1, `${path}[${i}]`]));
+      continue;
+    }
+    for (const key of Object.keys(v)) {
+      if (key === '__proto__') throw new BadRequestError(`field "${path ? `${path}.` : ''}__proto__" is not allowed`);
+      stack.push([(v as Record<string, unknown>)[key], depth + 1, path ? `${path}.${key}` : key]);
+    }
+  }
+}
+
+/** Parses a JSON request body into a plain object, with Kubernetes-style errors. */
+export function parseJsonObject(text: string, contentType: string | null | undefined): Record<string, unknown> {
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  if (!JSON_TYPES.includes(type)) {
+    throw new UnsupportedMediaTypeError(`the body of the request was in an unknown format - accepted media types include: application/json, application/merge-patch+json`);
+  }
+  if (text.trim() === '') throw new BadRequestError('the request body is empty');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    throw new BadRequestError(`the request body is not valid JSON: ${why.slice(0, 200)}`, { cause: err });
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new BadRequestError('the request body must be a JSON object');
+  }
+  checkDocumentShape(value);
+  return value as Record<string, unknown>;
+}

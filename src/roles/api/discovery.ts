@@ -1,0 +1,57 @@
+// Discovery documents (/api, /apis, /api/v1, /apis/GROUP/VERSION) built from the kind registry.
+import { apiVersionOf, type KindDefinition } from '../../core/api/kind.js';
+import { kinds } from '../../core/api/registry.js';
+
+const VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
+
+function groupVersions(): { group: string; version: string }[] {
+  const seen = new Map<string, { group: string; version: string }>();
+  for (const k of kinds) seen.set(apiVersionOf(k), { group: k.group, version: k.version });
+  return [...seen.values()];
+}
+
+export function coreVersions(): unknown {
+  return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] };
+}
+
+export function apiGroupList(): unknown {
+  const groups = new Map<string, string[]>();
+  for (const gv of groupVersions()) {
+    if (!gv.group) continue;
+    groups.set(gv.group, [...(groups.get(gv.group) ?? []), gv.version]);
+  }
+  return {
+    kind: 'APIGroupList',
+    apiVersion: 'v1',
+    groups: [...groups].map(([name, versions]) => ({
+      name,
+      versions: versions.map((version) => ({ groupVersion: `${name}/${version}`, version })),
+      preferredVersion: { groupVersion: `${name}/${versions[0]}`, version: versions[0] },
+    })),
+  };
+}
+
+/** The resource list of one group/version, or undefined if nothing is served there. */
+export function apiResourceList(group: string, version: string): unknown {
+  const defs = kinds.filter((k) => k.group === group && k.version === version);
+  if (defs.length === 0) return undefined;
+  const resources: unknown[] = [];
+  for (const def of defs) {
+    resources.push(resourceEntry(def));
+    if (def.statusSubresource) {
+      resources.push({ name: `${def.resource}/status`, singularName: '', namespaced: def.namespaced, kind: def.kind, verbs: ['get', 'patch', 'update'] });
+    }
+  }
+  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf({ group, version }), resources };
+}
+
+function resourceEntry(def: KindDefinition): unknown {
+  return {
+    name: def.resource,
+    singularName: def.singular,
+    namespaced: def.namespaced,
+    kind: def.kind,
+    verbs: VERBS,
+    ...(def.shortNames.length ? { shortNames: def.shortNames } : {}),
+  };
+}

@@ -1,0 +1,328 @@
+// The API's verbs over the store, independent of HTTP: create, get, list, replace, patch, delete, watch.
+import type { KindDefinition } from '../../core/api/kind.js';
+import type { KubeObject } from '../../core/api/meta.js';
+import { namespaceKind } from '../../core/api/namespace.js';
+import { storeKey, storePrefix } from '../../core/api/registry.js';
+import { matchesFields, parseFieldSelector, type FieldRequirement } from '../../core/api/selector.js';
+import { matches, parseSelector, type Selector } from '../../core/api/selector.js';
+import { validateObject } from '../../core/api/validate.js';
+import { apiVersionOf } from '../../core/api/kind.js';
+import {
+  AlreadyExistsError, BadRequestError, ConflictError, ForbiddenError, NotFoundError,
+} from '../../core/errors.js';
+import type { ListWatcher } from '../../core/controller/informer.js';
+import type { Store, StoreEntry } from '../../core/store/store.js';
+import { applyMergePatch } from './merge-patch.js';
+import {
+  markDeleting, prepareCreate, prepareStatusUpdate, prepareUpdate, qualifiedResource, readyToRemove,
+  reconcileIdentity, sameObject, withResourceVersion,
+} from './objects.js';
+
+/** Namespaces that always exist and may not be deleted. */
+export const SYSTEM_NAMESPACES = ['default', 'kube-system'] as const;
+
+export interface ListOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+export interface WriteOptions {
+  /** `status` for writes to the /status subresource. */
+  subresource?: string;
+}
+
+export interface DeleteOptions {
+  preconditions?: { uid?: string; resourceVersion?: string };
+  propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
+}
+
+export interface WatchOptions extends ListOptions {
+  /** Resume after this revision; undefined or '0' starts with ADDED events for every current object. */
+  resourceVersion?: string;
+  signal?: AbortSignal;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface ObjectWatchEvent {
+  type: WatchEventType;
+  object: KubeObject;
+  revision: number;
+}
+
+export interface ObjectList {
+  items: KubeObject[];
+  resourceVersion: string;
+}
+
+export interface ObjectServiceOptions {
+  store: Store;
+  now?: () => Date;
+}
+
+/** Unconditional writes (no resourceVersion from the client) retry store conflicts this many times. */
+const MAX_RETRIES = 16;
+
+interface Filter {
+  labels?: Selector;
+  fields?: FieldRequirement[];
+}
+
+function parseFilter(def: KindDefinition, options: ListOptions): Filter {
+  const filter: Filter = {};
+  if (options.labelSelector) {
+    try {
+      filter.labels = parseSelector(options.labelSelector);
+    } catch (err) {
+      throw new BadRequestError(`unable to parse requirement: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
+  }
+  if (options.fieldSelector) {
+    let fields: FieldRequirement[];
+    try {
+      fields = parseFieldSelector(options.fieldSelector);
+    } catch (err) {
+      throw new BadRequestError(`invalid field selector: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
+    const allowed = new Set(['metadata.name', 'metadata.namespace', ...(def.fieldSelectors ?? [])]);
+    for (const r of fields) {
+      if (!allowed.has(r.field)) {
+        throw new BadRequestError(`field label not supported: ${r.field}`);
+      }
+    }
+    filter.fields = fields;
+  }
+  return filter;
+}
+
+function passes(filter: Filter, obj: KubeObject): boolean {
+  if (filter.labels && !matches(filter.labels, obj.metadata.labels ?? {})) return false;
+  if (filter.fields && !matchesFields(filter.fields, obj)) return false;
+  return true;
+}
+
+export class ObjectService {
+  readonly #store: Store;
+  readonly #now: () => Date;
+
+  constructor(options: ObjectServiceOptions) {
+    this.#store = options.store;
+    this.#now = options.now ?? (() => new Date());
+  }
+
+  get store(): Store {
+    return this.#store;
+  }
+
+  async get(def: KindDefinition, namespace: string | undefined, name: string): Promise<KubeObject> {
+    const entry = await this.#read(def, namespace, name);
+    return withResourceVersion(entry.value, entry.revision);
+  }
+
+  async list(def: KindDefinition, namespace: string | undefined, options: ListOptions = {}): Promise<ObjectList> {
+    const filter = parseFilter(def, options);
+    const result = await this.#store.list<KubeObject>(storePrefix(def, namespace));
+    const items: KubeObject[] = [];
+    for (const entry of result.items) {
+      if (passes(filter, entry.value)) items.push(withResourceVersion(entry.value, entry.revision));
+    }
+    return { items, resourceVersion: String(result.revision) };
+  }
+
+  async create(def: KindDefinition, namespace: string | undefined, body: Record<string, unknown>): Promise<KubeObject> {
+    const identified = reconcileIdentity({ def, namespace }, body, apiVersionOf(def));
+    const prepared = prepareCreate(def, identified, this.#now());
+    const obj = validateObject(def, prepared);
+    const name = obj.metadata.name!;
+    if (def.namespaced) await this.#checkNamespaceOpen(namespace!);
+    try {
+      const revision = await this.#store.create(storeKey(def, name, namespace), obj);
+      return withResourceVersion(obj, revision);
+    } catch (err) {
+      if (err instanceof AlreadyExistsError) {
+        throw new AlreadyExistsError(`${qualifiedResource(def)} "${name}" already exists`, { cause: err, kind: def.resource, group: def.group, name });
+      }
+      throw err;
+    }
+  }
+
+  /** PUT: a full replacement of the object (or of its status, for the /status subresource). */
+  async replace(def: KindDefinition, namespace: string | undefined, name: string, body: Record<string, unknown>, options: WriteOptions = {}): Promise<KubeObject> {
+    const identified = reconcileIdentity({ def, namespace, name }, body, apiVersionOf(def));
+    const wanted = (identified.metadata as { resourceVersion?: string }).resourceVersion || undefined;
+    return this.#write(def, namespace, name, wanted, () => identified, options);
+  }
+
+  /** PATCH with a JSON merge patch, applied to the latest stored object. */
+  async patch(def: KindDefinition, namespace: string | undefined, name: string, patch: Record<string, unknown>, options: WriteOptions = {}): Promise<KubeObject> {
+    const meta = patch.metadata as { resourceVersion?: unknown } | undefined;
+    const wanted = typeof meta?.resourceVersion === 'string' && meta.resourceVersion ? meta.resourceVersion : undefined;
+    return this.#write(def, namespace, name, wanted, (current) => {
+      const merged = applyMergePatch(current, patch);
+      if (typeof merged !== 'object' || merged === null || Array.isArray(merged)) throw new BadRequestError('the patch must be a JSON object');
+      return reconcileIdentity({ def, namespace, name }, merged as Record<string, unknown>, apiVersionOf(def));
+    }, options);
+  }
+
+  async delete(def: KindDefinition, namespace: string | undefined, name: string, options: DeleteOptions = {}): Promise<KubeObject> {
+    if (def === namespaceKind && (SYSTEM_NAMESPACES as readonly string[]).includes(name)) {
+      throw new ForbiddenError(`namespaces "${name}" is forbidden: this namespace may not be deleted`, { kind: def.resource, name });
+    }
+    for (let attempt = 0; ; attempt++) {
+      const entry = await this.#read(def, namespace, name);
+      const current = withResourceVersion(entry.value, entry.revision);
+      const pre = options.preconditions;
+      if (pre?.uid && pre.uid !== current.metadata.uid) {
+        throw this.#conflict(def, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`);
+      }
+      if (pre?.resourceVersion && pre.resourceVersion !== current.metadata.resourceVersion) {
+        throw this.#conflict(def, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`);
+      }
+      try {
+        const pending = Boolean(current.metadata.finalizers?.length) || def === namespaceKind;
+        if (!pending) {
+          await this.#store.delete(entry.key, entry.revision);
+          return current;
+        }
+        if (current.metadata.deletionTimestamp) return current;
+        const marked = markDeleting(entry.value, this.#now());
+        const revision = await this.#store.update(entry.key, marked, entry.revision);
+        return withResourceVersion(marked as KubeObject, revision);
+      } catch (err) {
+        if (err instanceof ConflictError && attempt < MAX_RETRIES) continue;
+        if (err instanceof NotFoundError) throw this.#notFound(def, name, err);
+        throw err;
+      }
+    }
+  }
+
+  /** Events for objects of a kind, with label and field filtering applied per event. */
+  async *watch(def: KindDefinition, namespace: string | undefined, options: WatchOptions = {}): AsyncGenerator<ObjectWatchEvent> {
+    const filter = parseFilter(def, options);
+    const prefix = storePrefix(def, namespace);
+    // Keys the client has been told about, so that an object leaving the selection reads as DELETED.
+    const visible = new Set<string>();
+    // After an initial list the client's view is known exactly; after a resume it is not.
+    let authoritative = false;
+    let after: number;
+    const rv = options.resourceVersion;
+    if (rv === undefined || rv === '' || rv === '0') {
+      const list = await this.#store.list<KubeObject>(prefix);
+      for (const entry of list.items) {
+        if (!passes(filter, entry.value)) continue;
+        visible.add(entry.key);
+        yield { type: 'ADDED', object: withResourceVersion(entry.value, entry.revision), revision: entry.revision };
+      }
+      after = list.revision;
+      authoritative = true;
+    } else {
+      after = Number(rv);
+      if (!Number.isSafeInteger(after) || after < 0) throw new BadRequestError(`invalid resourceVersion "${rv}"`);
+    }
+    const unfiltered = !filter.labels && !filter.fields;
+    for await (const event of this.#store.watch<KubeObject>(prefix, { afterRevision: after, signal: options.signal })) {
+      const object = withResourceVersion(event.value, event.revision);
+      if (unfiltered) {
+        yield { type: event.type, object, revision: event.revision };
+        continue;
+      }
+      const inSelection = event.type !== 'DELETED' && passes(filter, event.value);
+      const wasVisible = visible.has(event.key);
+      if (inSelection) {
+        visible.add(event.key);
+        const type = wasVisible ? 'MODIFIED' : event.type === 'ADDED' || authoritative ? 'ADDED' : 'MODIFIED';
+        yield { type, object, revision: event.revision };
+      } else if (wasVisible || (event.type === 'DELETED' && passes(filter, event.value))) {
+        visible.delete(event.key);
+        yield { type: 'DELETED', object, revision: event.revision };
+      }
+    }
+  }
+
+  /** A list-watch source for informers of in-process reconcilers. */
+  listWatcher<T extends KubeObject = KubeObject>(def: KindDefinition, namespace?: string): ListWatcher<T> {
+    return {
+      list: async () => {
+        const list = await this.list(def, namespace);
+        return { items: list.items as T[], resourceVersion: list.resourceVersion };
+      },
+      watch: (resourceVersion, signal) => {
+        const events = this.watch(def, namespace, { resourceVersion: resourceVersion || undefined, signal });
+        return events as AsyncIterable<{ type: WatchEventType; object: T }>;
+      },
+    };
+  }
+
+  /** The store's current revision (for BOOKMARK events and list metadata). */
+  async currentRevision(): Promise<number> {
+    return this.#store.currentRevision();
+  }
+
+  async #write(
+    def: KindDefinition,
+    namespace: string | undefined,
+    name: string,
+    wantedVersion: string | undefined,
+    build: (current: KubeObject) => Record<string, unknown>,
+    options: WriteOptions,
+  ): Promise<KubeObject> {
+    for (let attempt = 0; ; attempt++) {
+      const entry = await this.#read(def, namespace, name);
+      const current = withResourceVersion(entry.value, entry.revision);
+      if (wantedVersion !== undefined && wantedVersion !== current.metadata.resourceVersion) {
+        throw this.#conflict(def, name, 'the object has been modified; please apply your changes to the latest version and try again');
+      }
+      const body = build(current);
+      const next = options.subresource === 'status'
+        ? prepareStatusUpdate(entry.value, body)
+        : prepareUpdate(def, entry.value, body);
+      const obj = validateObject(def, next);
+      if (sameObject(obj, entry.value)) return current;
+      try {
+        if (readyToRemove(obj)) {
+          const removed = await this.#store.delete(entry.key, entry.revision);
+          return withResourceVersion(obj, removed.revision);
+        }
+        const revision = await this.#store.update(entry.key, obj, entry.revision);
+        return withResourceVersion(obj, revision);
+      } catch (err) {
+        if (err instanceof ConflictError) {
+          if (wantedVersion === undefined && attempt < MAX_RETRIES) continue;
+          throw this.#conflict(def, name, 'the object has been modified; please apply your changes to the latest version and try again');
+        }
+        if (err instanceof NotFoundError) throw this.#notFound(def, name, err);
+        throw err;
+      }
+    }
+  }
+
+  async #read(def: KindDefinition, namespace: string | undefined, name: string): Promise<StoreEntry<KubeObject>> {
+    try {
+      return await this.#store.get<KubeObject>(storeKey(def, name, namespace));
+    } catch (err) {
+      if (err instanceof NotFoundError) throw this.#notFound(def, name, err);
+      throw err;
+    }
+  }
+
+  async #checkNamespaceOpen(namespace: string): Promise<void> {
+    let ns: StoreEntry<KubeObject>;
+    try {
+      ns = await this.#store.get<KubeObject>(storeKey(namespaceKind, namespace));
+    } catch (err) {
+      if (err instanceof NotFoundError) throw this.#notFound(namespaceKind, namespace, err);
+      throw err;
+    }
+    if (ns.value.metadata.deletionTimestamp) {
+      throw new ForbiddenError(`unable to create new content in namespace ${namespace} because it is being terminated`, { kind: 'namespaces', name: namespace });
+    }
+  }
+
+  #notFound(def: KindDefinition, name: string, cause?: unknown): NotFoundError {
+    return new NotFoundError(`${qualifiedResource(def)} "${name}" not found`, { cause, kind: def.resource, group: def.group, name });
+  }
+
+  #conflict(def: KindDefinition, name: string, why: string): ConflictError {
+    return new ConflictError(`Operation cannot be fulfilled on ${qualifiedResource(def)} "${name}": ${why}`, { kind: def.resource, group: def.group, name });
+  }
+}

@@ -1,0 +1,113 @@
+// HTTP verbs on resource paths: maps requests to ObjectService calls and results to Kubernetes bodies.
+import type { Context } from 'hono';
+import { apiVersionOf } from '../../core/api/kind.js';
+import type { KubeObject } from '../../core/api/meta.js';
+import { BadRequestError, MethodNotAllowedError, toApiError } from '../../core/errors.js';
+import { parseJsonObject, readBodyText } from './body.js';
+import type { DeleteOptions, ObjectService } from './object-service.js';
+import { parseResourcePath, type ResourceTarget } from './paths.js';
+import { watchResponse } from './watch-stream.js';
+
+export interface ResourceRoutesOptions {
+  service: ObjectService;
+  /** How often an idle watch gets a BOOKMARK event. */
+  bookmarkIntervalMs: number;
+}
+
+function json(c: Context, body: unknown, status = 200): Response {
+  return c.body(JSON.stringify(body), status as 200, { 'content-type': 'application/json' });
+}
+
+async function readObject(c: Context): Promise<Record<string, unknown>> {
+  const text = await readBodyText(c.req.raw);
+  return parseJsonObject(text, c.req.header('content-type'));
+}
+
+function isTrue(v: string | undefined): boolean {
+  return v === '1' || v === 'true';
+}
+
+async function readDeleteOptions(c: Context): Promise<DeleteOptions> {
+  const options: DeleteOptions = {};
+  const text = await readBodyText(c.req.raw);
+  if (text.trim() !== '') {
+    const body = parseJsonObject(text, c.req.header('content-type'));
+    if (body.preconditions !== undefined) {
+      const p = body.preconditions as Record<string, unknown>;
+      if (typeof p !== 'object' || p === null) throw new BadRequestError('preconditions must be an object');
+      options.preconditions = {
+        uid: typeof p.uid === 'string' ? p.uid : undefined,
+        resourceVersion: typeof p.resourceVersion === 'string' ? p.resourceVersion : undefined,
+      };
+    }
+    if (body.propagationPolicy !== undefined) options.propagationPolicy = body.propagationPolicy as DeleteOptions['propagationPolicy'];
+  }
+  const policy = c.req.query('propagationPolicy') ?? options.propagationPolicy;
+  if (policy !== undefined) {
+    if (policy !== 'Background' && policy !== 'Foreground' && policy !== 'Orphan') {
+      throw new BadRequestError(`propagationPolicy must be one of Background, Foreground, Orphan; got "${String(policy)}"`);
+    }
+    options.propagationPolicy = policy;
+  }
+  return options;
+}
+
+/** Handles one request on a resource path; the caller has authenticated it. */
+export async function handleResource(c: Context, options: ResourceRoutesOptions): Promise<Response> {
+  const target = parseResourcePath(c.req.path);
+  if (!target) throw new BadRequestError('not a resource path');
+  const { service } = options;
+  const { def, namespace, name, subresource } = target;
+  const method = c.req.method;
+  const notAllowed = () => new MethodNotAllowedError(`the server does not allow this method on the requested resource`);
+
+  if (name === undefined) {
+    // Collection: list, watch, create.
+    if (method === 'GET') {
+      const query = { labelSelector: c.req.query('labelSelector'), fieldSelector: c.req.query('fieldSelector') };
+      if (isTrue(c.req.query('watch'))) {
+        const timeout = Number(c.req.query('timeoutSeconds') ?? '');
+        return watchResponse(c, {
+          events: (signal) => service.watch(def, namespace, { ...query, resourceVersion: c.req.query('resourceVersion'), signal }),
+          def,
+          bookmarkIntervalMs: options.bookmarkIntervalMs,
+          timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout * 1000 : undefined,
+          initialRevision: Number(c.req.query('resourceVersion') ?? 0) || 0,
+        });
+      }
+      const list = await service.list(def, namespace, query);
+      return json(c, { apiVersion: apiVersionOf(def), kind: `${def.kind}List`, metadata: { resourceVersion: list.resourceVersion }, items: list.items });
+    }
+    if (method === 'POST') {
+      if (def.namespaced && namespace === undefined) throw notAllowed();
+      const created = await service.create(def, namespace, await readObject(c));
+      return json(c, created, 201);
+    }
+    throw notAllowed();
+  }
+
+  if (def.namespaced && namespace === undefined) throw new BadRequestError(`${def.resource} are namespaced: the path must name a namespace`);
+  switch (method) {
+    case 'GET':
+      return json(c, await service.get(def, namespace, name));
+    case 'PUT':
+      return json(c, await service.replace(def, namespace, name, await readObject(c), { subresource }));
+    case 'PATCH':
+      return json(c, await service.patch(def, namespace, name, await readObject(c), { subresource }));
+    case 'DELETE': {
+      if (subresource) throw notAllowed();
+      const deleted: KubeObject = await service.delete(def, namespace, name, await readDeleteOptions(c));
+      return json(c, deleted);
+    }
+    default:
+      throw notAllowed();
+  }
+}
+
+/** Renders any thrown error as a Kubernetes Status body with its HTTP code. */
+export function statusResponse(c: Context, err: unknown): Response {
+  const apiError = toApiError(err);
+  return json(c, apiError.toStatus(), apiError.code);
+}
+
+export type { ResourceTarget };

@@ -1,0 +1,130 @@
+// The API server: a Hono app (auth, health, discovery, resources) and its HTTP listener.
+import { serve, type ServerType } from '@hono/node-server';
+import { Hono, type Context } from 'hono';
+import { namespaceKind } from '../../core/api/namespace.js';
+import { AlreadyExistsError, NotFoundError, UnauthorizedError } from '../../core/errors.js';
+import type { Store } from '../../core/store/store.js';
+import { versionInfo } from '../../core/version.js';
+import type { Authenticator, UserInfo } from './auth.js';
+import { apiGroupList, apiResourceList, coreVersions } from './discovery.js';
+import { ObjectService, SYSTEM_NAMESPACES } from './object-service.js';
+import { handleResource, statusResponse } from './resource-routes.js';
+
+export interface ApiAppOptions {
+  store: Store;
+  authenticator: Authenticator;
+  /** Idle watches get a BOOKMARK this often (Kubernetes guarantees at least once a minute). */
+  bookmarkIntervalMs?: number;
+  now?: () => Date;
+}
+
+export interface ApiApp {
+  app: Hono<{ Variables: { user: UserInfo } }>;
+  service: ObjectService;
+}
+
+const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
+
+/** Builds the app without listening, so tests can drive it with `app.request()`. */
+export function createApiApp(options: ApiAppOptions): ApiApp {
+  const service = new ObjectService({ store: options.store, now: options.now });
+  const bookmarkIntervalMs = options.bookmarkIntervalMs ?? 30_000;
+  const app = new Hono<{ Variables: { user: UserInfo } }>();
+
+  app.onError((err, c) => statusResponse(c, err));
+  app.notFound((c) => statusResponse(c, new NotFoundError('the server could not find the requested resource')));
+
+  app.get('/healthz', (c) => c.text('ok'));
+  app.get('/livez', (c) => c.text('ok'));
+  app.get('/readyz', async (c) => {
+    try {
+      await withTimeout(options.store.currentRevision(), 2000);
+      return c.text('ok');
+    } catch {
+      return c.text('store unreachable', 503);
+    }
+  });
+  app.get('/version', (c) => c.json(versionInfo()));
+
+  app.use('*', async (c, next) => {
+    if (PUBLIC_PATHS.has(c.req.path)) return next();
+    const header = c.req.header('authorization') ?? '';
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    const user = match ? await options.authenticator.authenticate(match[1]!) : undefined;
+    if (!user) return statusResponse(c, new UnauthorizedError());
+    c.set('user', user);
+    return next();
+  });
+
+  app.get('/api', (c) => c.json(coreVersions()));
+  app.get('/apis', (c) => c.json(apiGroupList()));
+  const discovery = (c: Context, group: string, version: string) => {
+    const list = apiResourceList(group, version);
+    if (!list) throw new NotFoundError('the server could not find the requested resource');
+    return c.json(list);
+  };
+  app.get('/api/:version', (c) => discovery(c, '', c.req.param('version')));
+  app.get('/apis/:group/:version', (c) => discovery(c, c.req.param('group'), c.req.param('version')));
+
+  const resources = (c: Context) => handleResource(c, { service, bookmarkIntervalMs });
+  app.all('/api/*', resources);
+  app.all('/apis/*', resources);
+
+  return { app, service };
+}
+
+/** Creates the namespaces that always exist (idempotent). */
+export async function ensureSystemNamespaces(service: ObjectService): Promise<void> {
+  for (const name of SYSTEM_NAMESPACES) {
+    try {
+      await service.create(namespaceKind, undefined, { metadata: { name } });
+    } catch (err) {
+      if (!(err instanceof AlreadyExistsError)) throw err;
+    }
+  }
+}
+
+export interface StartApiServerOptions extends ApiAppOptions {
+  address: string;
+  port: number;
+  signal: AbortSignal;
+}
+
+export interface RunningApiServer {
+  url: string;
+  port: number;
+  service: ObjectService;
+  /** Resolves once the listener has closed after the signal aborted. */
+  closed: Promise<void>;
+}
+
+/** Listens on address:port; rejects with an error whose `code` is EADDRINUSE when the port is taken. */
+export async function startApiServer(options: StartApiServerOptions): Promise<RunningApiServer> {
+  const { app, service } = createApiApp(options);
+  await ensureSystemNamespaces(service);
+  const server = await new Promise<ServerType>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, hostname: options.address, port: options.port }, () => resolve(s));
+    s.once('error', reject);
+  });
+  // Keep-alive connections from watchers would hold close() forever: end them on shutdown.
+  const closed = new Promise<void>((resolve) => {
+    const stop = () => {
+      server.close(() => resolve());
+      (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+    };
+    if (options.signal.aborted) stop();
+    else options.signal.addEventListener('abort', stop, { once: true });
+  });
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : options.port;
+  const host = options.address === '0.0.0.0' || options.address === '::' ? '127.0.0.1' : options.address;
+  return { url: `http://${host}:${port}`, port, service, closed };
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<T>((_, reject) => { timer = setTimeout(() => reject(new Error('timeout')), ms); }),
+  ]);
+}
