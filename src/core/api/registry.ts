@@ -1,10 +1,26 @@
 // The kind registry: every API kind, one line each, and lookups by name, path and apiVersion.
 import { apiVersionOf, type KindDefinition } from './kind.js';
 import { namespaceKind } from './namespace.js';
+import { deploymentKind } from './deployment.js';
+import { endpointsKind } from './endpoints.js';
+import { eventKind } from './event.js';
+import { horizontalPodAutoscalerKind } from './horizontalpodautoscaler.js';
+import { nodeKind } from './node.js';
+import { podKind } from './pod.js';
+import { replicaSetKind } from './replicaset.js';
+import { serviceKind } from './service.js';
 
 /** Adding a kind: write its schema file, then add one line here. */
 export const kinds: readonly KindDefinition[] = [
   namespaceKind,
+  nodeKind,
+  podKind,
+  serviceKind,
+  endpointsKind,
+  eventKind,
+  replicaSetKind,
+  deploymentKind,
+  horizontalPodAutoscalerKind,
 ];
 
 /** Finds a kind by what a user types: kind, plural, singular or short name (case-insensitive), optionally `name.group`. */

@@ -81,7 +81,7 @@ describe('API server', () => {
   });
 
   it('answers 401 without a valid token, and health endpoints without one', async () => {
-    for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: 'Basic abc' }]) {
+    for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: 'Basic abc' }] as Record<string, string>[]) {
       const res = await h.api.app.request(PODS, { headers });
       assert.equal(res.status, 401);
       const body = await res.json() as any;

@@ -78,7 +78,6 @@ export async function watchResponse(c: Context, options: WatchResponseOptions): 
           object: { kind: options.def.kind, apiVersion: apiVersionOf(options.def), metadata: { resourceVersion: String(lastRevision) } },
         }));
       }, options.bookmarkIntervalMs);
-      bookmarkTimer.unref();
       if (options.timeoutMs) timeoutTimer = setTimeout(close, options.timeoutMs);
       abort.signal.addEventListener('abort', close, { once: true });
 

@@ -1,0 +1,103 @@
+// Node (v1): a worker machine; spec for scheduling (taints, pod CIDR), status reported by the kubelet.
+import * as v from 'valibot';
+import type { KindDefinition } from './kind.js';
+import { conditionSchema, kindSchema } from './meta.js';
+import { intSchema } from './pod.js';
+import { resourceListSchema } from './quantity.js';
+
+const timestamp = v.pipe(v.string(), v.isoTimestamp('must be an RFC 3339 timestamp'));
+
+export const taintSchema = v.strictObject({
+  key: v.pipe(v.string(), v.minLength(1, 'must not be empty')),
+  value: v.optional(v.string()),
+  effect: v.picklist(['NoSchedule', 'PreferNoSchedule', 'NoExecute']),
+  timeAdded: v.optional(v.nullable(timestamp)),
+});
+export type Taint = v.InferOutput<typeof taintSchema>;
+
+export const nodeSpecSchema = v.strictObject({
+  podCIDR: v.optional(v.string()),
+  podCIDRs: v.optional(v.array(v.string())),
+  providerID: v.optional(v.string()),
+  unschedulable: v.optional(v.boolean()),
+  taints: v.optional(v.array(taintSchema)),
+});
+export type NodeSpec = v.InferOutput<typeof nodeSpecSchema>;
+
+export const nodeStatusSchema = v.strictObject({
+  capacity: v.optional(resourceListSchema),
+  allocatable: v.optional(resourceListSchema),
+  phase: v.optional(v.picklist(['Pending', 'Running', 'Terminated'])),
+  conditions: v.optional(v.array(conditionSchema)),
+  addresses: v.optional(v.array(v.strictObject({
+    type: v.picklist(['Hostname', 'InternalIP', 'ExternalIP', 'InternalDNS', 'ExternalDNS']),
+    address: v.string(),
+  }))),
+  daemonEndpoints: v.optional(v.strictObject({
+    kubeletEndpoint: v.optional(v.strictObject({ Port: intSchema({ min: 0, max: 65535 }) })),
+  })),
+  nodeInfo: v.optional(v.strictObject({
+    machineID: v.optional(v.string()),
+    systemUUID: v.optional(v.string()),
+    bootID: v.optional(v.string()),
+    kernelVersion: v.optional(v.string()),
+    osImage: v.optional(v.string()),
+    containerRuntimeVersion: v.optional(v.string()),
+    kubeletVersion: v.optional(v.string()),
+    kubeProxyVersion: v.optional(v.string()),
+    operatingSystem: v.optional(v.string()),
+    architecture: v.optional(v.string()),
+  })),
+  images: v.optional(v.array(v.strictObject({ names: v.optional(v.array(v.string())), sizeBytes: v.optional(v.number()) }))),
+});
+export type NodeStatus = v.InferOutput<typeof nodeStatusSchema>;
+
+export const nodeSchema = kindSchema('v1', 'Node', {
+  spec: v.optional(nodeSpecSchema, {}),
+  status: v.optional(nodeStatusSchema, {}),
+});
+export type Node = v.InferOutput<typeof nodeSchema>;
+
+/** kubectl's node STATUS: Ready, NotReady or Unknown from the Ready condition, plus SchedulingDisabled. */
+export function nodeDisplayStatus(node: Node): string {
+  const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+  const base = ready?.status === 'True' ? 'Ready' : ready?.status === 'False' ? 'NotReady' : 'Unknown';
+  return node.spec?.unschedulable ? `${base},SchedulingDisabled` : base;
+}
+
+const ROLE_PREFIX = 'node-role.kubernetes.io/';
+
+/** Roles from `node-role.kubernetes.io/<role>` labels (and the older `kubernetes.io/role`). */
+export function nodeRoles(node: Node): string {
+  const labels = node.metadata.labels ?? {};
+  const roles = new Set<string>();
+  for (const [k, val] of Object.entries(labels)) {
+    if (k.startsWith(ROLE_PREFIX) && k.length > ROLE_PREFIX.length) roles.add(k.slice(ROLE_PREFIX.length));
+    else if (k === 'kubernetes.io/role' && val) roles.add(val);
+  }
+  return roles.size ? [...roles].sort().join(',') : '<none>';
+}
+
+const info = (o: unknown) => (o as Node).status?.nodeInfo;
+
+export const nodeKind: KindDefinition = {
+  kind: 'Node',
+  group: '',
+  version: 'v1',
+  resource: 'nodes',
+  singular: 'node',
+  shortNames: ['no'],
+  namespaced: false,
+  schema: nodeSchema,
+  statusSubresource: true,
+  fieldSelectors: ['spec.unschedulable'],
+  columns: [
+    { name: 'STATUS', value: (o) => nodeDisplayStatus(o as Node) },
+    { name: 'ROLES', value: (o) => nodeRoles(o as Node) },
+    { name: 'VERSION', value: (o) => info(o)?.kubeletVersion || '' },
+    { name: 'INTERNAL-IP', wide: true, value: (o) => (o as Node).status?.addresses?.find((a) => a.type === 'InternalIP')?.address ?? '<none>' },
+    { name: 'OS-IMAGE', wide: true, value: (o) => info(o)?.osImage || '<unknown>' },
+    { name: 'KERNEL-VERSION', wide: true, value: (o) => info(o)?.kernelVersion || '<unknown>' },
+    { name: 'CONTAINER-RUNTIME', wide: true, value: (o) => info(o)?.containerRuntimeVersion || '<unknown>' },
+  ],
+};
