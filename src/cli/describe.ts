@@ -1,0 +1,295 @@
+// `minik8s describe KIND NAME`: a readable key/value view of an object (Pods in detail) and its Events.
+import type { KindDefinition } from '../core/api/kind.js';
+import type { KubeObject } from '../core/api/meta.js';
+import { ApiError } from '../core/errors.js';
+import type { ApiClient } from './api-client.js';
+import { ConnectionError, formatError } from './cli-error.js';
+import type { CliContext } from './context.js';
+import { ageSince, alignColumns } from './printers.js';
+import { parseResourceArgs } from './resolve-kind.js';
+import { LAST_APPLIED_ANNOTATION } from './three-way-patch.js';
+
+export interface DescribeArgs {
+  resources: string[];
+  selector?: string;
+  allNamespaces?: boolean;
+}
+
+/** Describe reads kinds whose schemas live elsewhere and may be half filled: it reads them loosely. */
+type Loose = any;
+
+interface Line {
+  indent: number;
+  key: string;
+  /** Undefined: a section header (`Containers:`); several: continuation lines aligned under the first. */
+  values?: string[];
+}
+
+/**
+ * Collects `Key: value` lines and aligns each run of sibling keys, like the tabwriter
+ * kubectl's describe uses (values start two columns after the longest key of the run).
+ */
+export class DescribeWriter {
+  private readonly lines: Line[] = [];
+
+  field(indent: number, key: string, value: string | string[] | undefined | null): void {
+    const values = Array.isArray(value) ? (value.length ? value : ['<none>']) : [value === undefined || value === null || value === '' ? '<none>' : value];
+    this.lines.push({ indent, key, values });
+  }
+
+  section(indent: number, key: string): void {
+    this.lines.push({ indent, key });
+  }
+
+  /** Pre-formatted lines (tables) at an indent. */
+  raw(indent: number, text: string): void {
+    for (const line of text.replace(/\n$/, '').split('\n')) this.lines.push({ indent: -1, key: ' '.repeat(indent * 2) + line });
+  }
+
+  render(): string {
+    let out = '';
+    let i = 0;
+    while (i < this.lines.length) {
+      const line = this.lines[i]!;
+      if (!line.values) {
+        out += line.indent < 0 ? `${line.key}\n` : `${' '.repeat(line.indent * 2)}${line.key}:\n`;
+        i++;
+        continue;
+      }
+      let end = i;
+      while (end < this.lines.length && this.lines[end]!.values && this.lines[end]!.indent === line.indent) end++;
+      const width = Math.max(...this.lines.slice(i, end).map((l) => l.key.length + 1)) + 2;
+      const pad = ' '.repeat(line.indent * 2);
+      for (const l of this.lines.slice(i, end)) {
+        const [first, ...rest] = l.values!;
+        out += `${pad}${`${l.key}:`.padEnd(width)}${first}\n`;
+        for (const more of rest) out += `${pad}${' '.repeat(width)}${more}\n`;
+      }
+      i = end;
+    }
+    return out;
+  }
+}
+
+/** RFC 1123 with numeric zone, as kubectl prints times: `Mon, 02 Jan 2006 15:04:05 +0000`. */
+export function describeTime(timestamp: string | undefined | null): string | undefined {
+  if (!timestamp) return undefined;
+  const d = new Date(timestamp);
+  if (Number.isNaN(d.getTime())) return timestamp;
+  return d.toUTCString().replace(/GMT$/, '+0000');
+}
+
+function keyValues(map: Record<string, string> | undefined, skip: readonly string[] = []): string[] {
+  return Object.keys(map ?? {}).filter((k) => !skip.includes(k)).sort().map((k) => `${k}=${map![k]}`);
+}
+
+function scalar(v: unknown): string {
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+/** Spec and status of kinds without a dedicated layout: nested maps as indented sections. */
+function describeValue(w: DescribeWriter, indent: number, key: string, value: unknown): void {
+  if (value === null || value === undefined) return;
+  if (Array.isArray(value)) {
+    if (value.every((v) => typeof v !== 'object' || v === null)) {
+      w.field(indent, key, value.map(scalar).join(', '));
+      return;
+    }
+    w.section(indent, key);
+    // Named items (containers, ports) are headed by their name, as kubectl does; others by index.
+    value.forEach((item, idx) => {
+      const name = (item as { name?: unknown } | null)?.name;
+      describeValue(w, indent + 1, typeof name === 'string' ? name : `[${idx}]`, item);
+    });
+    return;
+  }
+  if (typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>);
+    if (entries.length === 0) {
+      w.field(indent, key, '<none>');
+      return;
+    }
+    w.section(indent, key);
+    for (const [k, v] of entries) describeValue(w, indent + 1, k, v);
+    return;
+  }
+  w.field(indent, key, scalar(value));
+}
+
+function capitalize(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+function describeMeta(w: DescribeWriter, def: KindDefinition, obj: KubeObject): void {
+  w.field(0, 'Name', obj.metadata.name);
+  if (def.namespaced) w.field(0, 'Namespace', obj.metadata.namespace);
+  w.field(0, 'Labels', keyValues(obj.metadata.labels));
+  // The last-applied configuration is a copy of the manifest: noise here, as kubectl agrees.
+  w.field(0, 'Annotations', keyValues(obj.metadata.annotations, [LAST_APPLIED_ANNOTATION]));
+}
+
+function containerState(state: Loose): { text: string; details: [string, string | undefined][] } {
+  if (!state || typeof state !== 'object') return { text: 'Waiting', details: [] };
+  if (state.running) return { text: 'Running', details: [['Started', describeTime(state.running.startedAt)]] };
+  if (state.terminated) {
+    const t = state.terminated;
+    return {
+      text: 'Terminated',
+      details: [['Reason', t.reason], ['Exit Code', t.exitCode === undefined ? undefined : String(t.exitCode)], ['Started', describeTime(t.startedAt)], ['Finished', describeTime(t.finishedAt)]],
+    };
+  }
+  if (state.waiting) return { text: 'Waiting', details: [['Reason', state.waiting.reason]] };
+  return { text: 'Waiting', details: [] };
+}
+
+function describePod(w: DescribeWriter, obj: KubeObject): void {
+  const pod = obj as Loose;
+  const spec = pod.spec ?? {};
+  const status = pod.status ?? {};
+  describeMetaPod(w, pod, spec, status);
+  const statuses: Loose[] = status.containerStatuses ?? [];
+  w.section(0, 'Containers');
+  for (const c of (spec.containers ?? []) as Loose[]) {
+    const cs = statuses.find((s) => s.name === c.name) ?? {};
+    w.section(1, c.name);
+    w.field(2, 'Container ID', cs.containerID);
+    w.field(2, 'Image', c.image);
+    if (c.command?.length) w.field(2, 'Command', c.command);
+    if (c.args?.length) w.field(2, 'Args', c.args);
+    const ports = ((c.ports ?? []) as Loose[]).map((p) => `${p.containerPort}/${p.protocol ?? 'TCP'}${p.name ? ` (${p.name})` : ''}`);
+    w.field(2, ports.length > 1 ? 'Ports' : 'Port', ports.length ? ports.join(', ') : '<none>');
+    const state = containerState(cs.state);
+    w.field(2, 'State', state.text);
+    for (const [k, v] of state.details) if (v !== undefined) w.field(3, k, v);
+    w.field(2, 'Ready', cs.ready === undefined ? 'False' : capitalize(String(cs.ready)));
+    w.field(2, 'Restart Count', String(cs.restartCount ?? 0));
+    for (const [label, list] of [['Limits', c.resources?.limits], ['Requests', c.resources?.requests]] as const) {
+      if (list && Object.keys(list).length) {
+        w.section(2, label);
+        for (const k of Object.keys(list).sort()) w.field(3, k, String(list[k]));
+      }
+    }
+    if (c.env?.length) {
+      w.section(2, 'Environment');
+      for (const e of c.env as Loose[]) w.field(3, e.name, e.value ?? JSON.stringify(e.valueFrom ?? ''));
+    } else {
+      w.field(2, 'Environment', '<none>');
+    }
+  }
+  const conditions: Loose[] = status.conditions ?? [];
+  if (conditions.length) {
+    w.section(0, 'Conditions');
+    w.raw(1, alignColumns([['Type', 'Status'], ...conditions.map((c) => [String(c.type), String(c.status)])]));
+  }
+}
+
+function describeMetaPod(w: DescribeWriter, pod: Loose, spec: Loose, status: Loose): void {
+  describeMeta(w, { namespaced: true } as KindDefinition, pod);
+  const node = spec.nodeName ? (status.hostIP ? `${spec.nodeName}/${status.hostIP}` : spec.nodeName) : '<none>';
+  // kubectl's order puts Node and Start Time before Labels; ours keeps metadata together for all kinds.
+  w.field(0, 'Node', node);
+  w.field(0, 'Start Time', describeTime(status.startTime));
+  w.field(0, 'Status', pod.metadata?.deletionTimestamp ? 'Terminating' : status.phase ?? 'Pending');
+  if (status.reason) w.field(0, 'Reason', status.reason);
+  if (status.message) w.field(0, 'Message', status.message);
+  w.field(0, 'IP', status.podIP);
+  const owner = ((pod.metadata?.ownerReferences ?? []) as Loose[]).find((r) => r.controller);
+  if (owner) w.field(0, 'Controlled By', `${owner.kind}/${owner.name}`);
+}
+
+function describeGeneric(w: DescribeWriter, def: KindDefinition, obj: KubeObject): void {
+  describeMeta(w, def, obj);
+  w.field(0, 'CreationTimestamp', describeTime(obj.metadata.creationTimestamp));
+  const owner = (obj.metadata.ownerReferences ?? []).find((r) => r.controller);
+  if (owner) w.field(0, 'Controlled By', `${owner.kind}/${owner.name}`);
+  for (const [key, value] of Object.entries(obj)) {
+    if (key === 'apiVersion' || key === 'kind' || key === 'metadata') continue;
+    describeValue(w, 0, capitalize(key), value);
+  }
+}
+
+/** kubectl's Age cell for events: `5m`, or `3m (x4 over 10m)` for repeated ones. */
+export function eventAge(event: Loose, now: Date): string {
+  const last = event.lastTimestamp ?? event.eventTime ?? event.metadata?.creationTimestamp;
+  const first = event.firstTimestamp ?? last;
+  const count = Number(event.count ?? 1);
+  const age = ageSince(last, now);
+  return count > 1 ? `${age} (x${count} over ${ageSince(first, now)})` : age;
+}
+
+/** Renders an Events section (table or `<none>`). */
+export function renderEvents(events: readonly Loose[], now: Date): string {
+  if (events.length === 0) return 'Events:  <none>\n';
+  const sorted = [...events].sort((a, b) => String(a.lastTimestamp ?? a.eventTime ?? '').localeCompare(String(b.lastTimestamp ?? b.eventTime ?? '')));
+  const rows = [
+    ['Type', 'Reason', 'Age', 'From', 'Message'],
+    ['----', '------', '----', '----', '-------'],
+    ...sorted.map((e) => [
+      String(e.type ?? 'Normal'),
+      String(e.reason ?? ''),
+      eventAge(e, now),
+      [e.source?.component ?? e.reportingComponent, e.source?.host].filter(Boolean).join(', '),
+      String(e.message ?? '').trim(),
+    ]),
+  ];
+  return `Events:\n${alignColumns(rows).split('\n').filter(Boolean).map((l) => `  ${l}`).join('\n')}\n`;
+}
+
+async function fetchEvents(client: ApiClient, def: KindDefinition, obj: KubeObject): Promise<Loose[]> {
+  const name = obj.metadata.name ?? '';
+  const namespace = obj.metadata.namespace;
+  const path = def.namespaced && namespace ? `/api/v1/namespaces/${encodeURIComponent(namespace)}/events` : '/api/v1/events';
+  try {
+    const list = (await client.request('GET', path, {
+      query: { fieldSelector: `involvedObject.name=${name},involvedObject.kind=${def.kind}` },
+    })) as { items?: Loose[] } | undefined;
+    // Filter here too, in case the server ignored a selector it does not index.
+    return (list?.items ?? []).filter((e) => e.involvedObject?.name === name && e.involvedObject?.kind === def.kind);
+  } catch (err) {
+    // No Event kind on this server yet, or a selector it refuses: describe still shows the object.
+    if (err instanceof ApiError) return [];
+    throw err;
+  }
+}
+
+/** The full text for one object. */
+export function renderObject(def: KindDefinition, obj: KubeObject): string {
+  const w = new DescribeWriter();
+  if (def.kind === 'Pod') describePod(w, obj);
+  else describeGeneric(w, def, obj);
+  return w.render();
+}
+
+export async function runDescribe(ctx: CliContext, args: DescribeArgs): Promise<number> {
+  const { targets } = parseResourceArgs(args.resources);
+  const client = ctx.client();
+  let failed = false;
+  const blocks: string[] = [];
+  for (const { def, names } of targets) {
+    const namespace = def.namespaced && !args.allNamespaces ? ctx.namespace : undefined;
+    let objects: KubeObject[] = [];
+    if (names.length) {
+      for (const name of names) {
+        try {
+          objects.push(await client.get(def, { namespace, name }));
+        } catch (err) {
+          if (err instanceof ConnectionError) throw err;
+          failed = true;
+          ctx.err(formatError(err));
+        }
+      }
+    } else {
+      objects = (await client.list(def, { namespace, labelSelector: args.selector })).items;
+    }
+    for (const obj of objects) {
+      const text = renderObject(def, obj) + renderEvents(await fetchEvents(client, def, obj), ctx.now());
+      blocks.push(text);
+    }
+  }
+  if (blocks.length === 0 && !failed) {
+    ctx.err(targets.every((t) => t.def.namespaced) && !args.allNamespaces ? `No resources found in ${ctx.namespace} namespace.\n` : 'No resources found\n');
+  }
+  // kubectl separates several objects with a blank line.
+  ctx.out(blocks.join('\n\n'));
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,258 @@
+// The CLI: global flags, the command table (each command module loaded only when run), and error reporting.
+import { loadClientConfig } from '../core/client-config.js';
+import { ApiClient } from './api-client.js';
+import { formatError } from './cli-error.js';
+import type { CliContext } from './context.js';
+
+/** Where the CLI looks when neither flags, environment nor ~/.minik8s/config name a server. */
+export const DEFAULT_SERVER = 'http://127.0.0.1:6443';
+
+export const COMMANDS = ['api-resources', 'apply', 'create', 'delete', 'describe', 'get', 'version'] as const;
+
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  stdin: NodeJS.ReadableStream;
+  env: NodeJS.ProcessEnv;
+  now(): Date;
+  signal?: AbortSignal;
+}
+
+interface GlobalFlags {
+  server?: string;
+  token?: string;
+  namespace?: string;
+}
+
+/** Thrown from yargs' fail hook: a usage mistake, printed with a pointer to --help. */
+class UsageError extends Error {}
+
+/** Builds the per-run context; the client (and config file read) only when a command asks. */
+function contextFor(io: CliIo, flags: GlobalFlags, clients: ApiClient[]): CliContext {
+  let client: ApiClient | undefined;
+  return {
+    namespace: flags.namespace || 'default',
+    namespaceExplicit: Boolean(flags.namespace),
+    client() {
+      if (!client) {
+        const config = loadClientConfig({ server: flags.server, token: flags.token, env: io.env });
+        client = new ApiClient({ server: config.server || DEFAULT_SERVER, token: config.token });
+        clients.push(client);
+      }
+      return client;
+    },
+    out: io.stdout,
+    err: io.stderr,
+    stdin: io.stdin,
+    now: io.now,
+    signal: io.signal,
+  };
+}
+
+/** Levenshtein distance, for "Did you mean this?" on mistyped commands. */
+function distance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
+const GLOBAL_VALUE_FLAGS = new Set(['--server', '--token', '-n', '--namespace']);
+
+/** Reads one global flag at argv[i] into `flags`; returns how many arguments it used (0: not a global flag). */
+function readGlobalFlag(argv: readonly string[], i: number, flags: GlobalFlags): number {
+  const arg = argv[i]!;
+  const eq = /^(--server|--token|--namespace|-n)=(.*)$/.exec(arg);
+  let name: string;
+  let value: string;
+  let used: number;
+  if (eq) [name, value, used] = [eq[1]!, eq[2]!, 1];
+  else if (GLOBAL_VALUE_FLAGS.has(arg) && i + 1 < argv.length) [name, value, used] = [arg, argv[i + 1]!, 2];
+  else return 0;
+  if (name === '--server') flags.server = value;
+  else if (name === '--token') flags.token = value;
+  else flags.namespace = value;
+  return used;
+}
+
+/**
+ * Splits leading global flags from the command word without loading yargs: lets `version`
+ * skip yargs entirely (it costs ~100 ms to load) and gives kubectl's unknown-command error.
+ * Returns undefined when the arguments are anything but plain global flags before a word.
+ */
+export function scanCommand(argv: readonly string[]): { flags: GlobalFlags; command: string; rest: string[] } | undefined {
+  const flags: GlobalFlags = {};
+  for (let i = 0; i < argv.length;) {
+    const used = readGlobalFlag(argv, i, flags);
+    if (used) {
+      i += used;
+      continue;
+    }
+    if (argv[i]!.startsWith('-')) return undefined;
+    return { flags, command: argv[i]!, rest: argv.slice(i + 1) };
+  }
+  return undefined;
+}
+
+/** `minik8s version [--client] [-o json]` plus global flags, nothing else: handled without yargs. */
+export function fastVersionArgs(rest: readonly string[], flags: GlobalFlags): { client: boolean; output?: string } | undefined {
+  const out: { client: boolean; output?: string } = { client: false };
+  for (let i = 0; i < rest.length; i++) {
+    const used = readGlobalFlag(rest, i, flags);
+    if (used) {
+      i += used - 1;
+      continue;
+    }
+    const arg = rest[i]!;
+    if (arg === '--client' || arg === '--client=true') out.client = true;
+    else if ((arg === '-o' || arg === '--output') && i + 1 < rest.length) out.output = rest[++i];
+    else if (/^(-o|--output)=/.test(arg)) out.output = arg.slice(arg.indexOf('=') + 1);
+    else return undefined;
+  }
+  return out;
+}
+
+function unknownCommand(command: string): string {
+  const near = COMMANDS.filter((c) => distance(c, command) <= 2 || c.startsWith(command));
+  const hint = near.length ? `\n\nDid you mean this?\n${near.map((c) => `\t${c}`).join('\n')}` : '';
+  return `error: unknown command "${command}" for "minik8s"${hint}\n`;
+}
+
+/** Runs one CLI invocation; resolves with the exit code and never throws. */
+export async function runCli(argv: readonly string[], ioOverrides: Partial<CliIo> = {}): Promise<number> {
+  const io: CliIo = {
+    stdout: (text) => void process.stdout.write(text),
+    stderr: (text) => void process.stderr.write(text),
+    stdin: process.stdin,
+    env: process.env,
+    now: () => new Date(),
+    ...ioOverrides,
+  };
+  const clients: ApiClient[] = [];
+  try {
+    const scanned = scanCommand(argv);
+    if (scanned && !(COMMANDS as readonly string[]).includes(scanned.command) && scanned.command !== 'help') {
+      io.stderr(unknownCommand(scanned.command));
+      return 1;
+    }
+    if (scanned?.command === 'version') {
+      const fast = fastVersionArgs(scanned.rest, scanned.flags);
+      if (fast) return await (await import('./version.js')).runVersion(contextFor(io, scanned.flags, clients), fast);
+    }
+    return await runWithYargs(argv, io, clients);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr(`error: ${err.message}\nSee 'minik8s --help' for usage.\n`);
+    } else {
+      io.stderr(formatError(err, io.env));
+    }
+    return 1;
+  } finally {
+    for (const client of clients) client.close();
+  }
+}
+
+/** yargs-parser reads a lone `-` as a positional, so `-f -` (stdin) is rewritten to `--filename=-` first. */
+export function joinStdinFilename(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if ((argv[i] === '-f' || argv[i] === '--filename') && argv[i + 1] === '-') {
+      out.push('--filename=-');
+      i++;
+    } else {
+      out.push(argv[i]!);
+    }
+  }
+  return out;
+}
+
+async function runWithYargs(argv: readonly string[], io: CliIo, clients: ApiClient[]): Promise<number> {
+  const { default: yargs } = await import('yargs');
+  let exitCode = 0;
+  /** Wraps a lazily imported command so its exit code becomes ours. */
+  const run = <A>(load: () => Promise<(ctx: CliContext, args: A) => Promise<number>>, toArgs: (raw: Record<string, unknown>) => A) =>
+    async (raw: Record<string, unknown>) => {
+      const ctx = contextFor(io, { server: raw.server as string | undefined, token: raw.token as string | undefined, namespace: raw.namespace as string | undefined }, clients);
+      exitCode = await (await load())(ctx, toArgs(raw));
+    };
+  const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : v === undefined ? [] : [String(v)]);
+  const str = (v: unknown): string | undefined => (v === undefined ? undefined : String(v));
+  const filenameOption = { alias: 'filename', type: 'string', array: true, requiresArg: true, describe: 'a manifest file, a directory of them, or - for stdin' } as const;
+  const recursiveOption = { alias: 'recursive', type: 'boolean', describe: 'with -f DIR, also read subdirectories' } as const;
+
+  const parser = yargs(joinStdinFilename(argv))
+    .scriptName('minik8s')
+    .usage('minik8s controls a minik8s cluster (and, with --role, runs one).\n\nUsage: minik8s <command> [flags]')
+    .exitProcess(false)
+    .strict()
+    .version(false)
+    .help('help')
+    .alias('h', 'help')
+    .wrap(null)
+    .parserConfiguration({ 'parse-numbers': false, 'parse-positional-numbers': false })
+    .option('server', { type: 'string', global: true, requiresArg: true, describe: 'API server URL (default: $MINIK8S_SERVER, ~/.minik8s/config)' })
+    .option('token', { type: 'string', global: true, requiresArg: true, describe: 'bearer token (default: $MINIK8S_TOKEN, ~/.minik8s/config)' })
+    .option('namespace', { alias: 'n', type: 'string', global: true, requiresArg: true, describe: 'namespace for this request' })
+    .command('apply', 'Create or update objects from manifests', (y) => y
+      .option('f', filenameOption)
+      .option('R', recursiveOption),
+    run(async () => (await import('./apply.js')).runApply, (a) => ({ filename: strings(a.f), recursive: Boolean(a.R) })))
+    .command('create', 'Create objects from manifests', (y) => y
+      .option('f', filenameOption)
+      .option('R', recursiveOption),
+    run(async () => (await import('./create.js')).runCreate, (a) => ({ filename: strings(a.f), recursive: Boolean(a.R) })))
+    .command('get [resources..]', 'Display one or many objects', (y) => y
+      .positional('resources', { type: 'string', array: true, describe: 'TYPE[,TYPE...] [NAME...] or TYPE/NAME...' })
+      .option('o', { alias: 'output', type: 'string', requiresArg: true, describe: 'wide, yaml, json or name' })
+      .option('l', { alias: 'selector', type: 'string', requiresArg: true, describe: 'label selector, e.g. app=web,tier!=db' })
+      .option('field-selector', { type: 'string', requiresArg: true, describe: 'field selector, e.g. spec.nodeName=node1' })
+      .option('A', { alias: 'all-namespaces', type: 'boolean', describe: 'list across all namespaces' })
+      .option('w', { alias: 'watch', type: 'boolean', describe: 'after listing, watch for changes' })
+      .option('show-labels', { type: 'boolean', describe: 'add a LABELS column' })
+      .option('no-headers', { type: 'boolean', describe: 'omit the header row' }),
+    run(async () => (await import('./get.js')).runGet, (a) => ({
+      resources: strings(a.resources), output: str(a.o), selector: str(a.l), fieldSelector: str(a['field-selector']),
+      allNamespaces: Boolean(a.A), watch: Boolean(a.w), showLabels: Boolean(a['show-labels']), noHeaders: Boolean(a['no-headers']),
+    })))
+    .command('describe [resources..]', 'Show details of objects and their events', (y) => y
+      .positional('resources', { type: 'string', array: true, describe: 'TYPE [NAME...] or TYPE/NAME...' })
+      .option('l', { alias: 'selector', type: 'string', requiresArg: true, describe: 'label selector' })
+      .option('A', { alias: 'all-namespaces', type: 'boolean', describe: 'across all namespaces' }),
+    run(async () => (await import('./describe.js')).runDescribe, (a) => ({ resources: strings(a.resources), selector: str(a.l), allNamespaces: Boolean(a.A) })))
+    .command('delete [resources..]', 'Delete objects by type and name, selector, or manifest', (y) => y
+      .positional('resources', { type: 'string', array: true, describe: 'TYPE NAME... or TYPE/NAME...' })
+      .option('f', filenameOption)
+      .option('R', recursiveOption)
+      .option('l', { alias: 'selector', type: 'string', requiresArg: true, describe: 'delete the objects matching this label selector' })
+      .option('all', { type: 'boolean', describe: 'delete every object of the type in the namespace' })
+      .option('cascade', { type: 'string', requiresArg: true, describe: 'background (default), foreground or orphan' })
+      .option('ignore-not-found', { type: 'boolean', describe: 'treat missing objects as deleted' }),
+    run(async () => (await import('./delete.js')).runDelete, (a) => ({
+      resources: strings(a.resources), filename: strings(a.f), recursive: Boolean(a.R), selector: str(a.l),
+      all: Boolean(a.all), cascade: str(a.cascade), ignoreNotFound: Boolean(a['ignore-not-found']),
+    })))
+    .command('version', 'Print the client and server versions', (y) => y
+      .option('client', { type: 'boolean', describe: 'only the client version' })
+      .option('o', { alias: 'output', type: 'string', requiresArg: true, describe: 'json' }),
+    run(async () => (await import('./version.js')).runVersion, (a) => ({ client: Boolean(a.client), output: str(a.o) })))
+    .command('api-resources', 'List the resource types the cluster serves', (y) => y
+      .option('namespaced', { type: 'boolean', describe: 'true: only namespaced types; false: only cluster-scoped ones' })
+      .option('o', { alias: 'output', type: 'string', requiresArg: true, describe: 'wide or name' }),
+    run(async () => (await import('./api-resources.js')).runApiResources, (a) => ({ namespaced: a.namespaced as boolean | undefined, output: str(a.o) })))
+    .command('help', false, () => {}, () => { parser.showHelp('log'); })
+    .fail((message, err) => {
+      // Errors from command handlers pass through untouched; yargs' own complaints are usage errors.
+      if (err) throw err;
+      throw new UsageError(message);
+    });
+
+  if (argv.length === 0) {
+    parser.showHelp('log');
+    return 0;
+  }
+  await parser.parseAsync();
+  return exitCode;
+}
