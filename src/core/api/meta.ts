@@ -24,7 +24,18 @@ export const labelName = v.pipe(
 const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
 
-export const labelsSchema = v.record(
+/**
+ * A record that refuses lists: valibot's record alone accepts arrays (their indexes read as
+ * keys), but a map in a manifest written as a list is a mistake the user must hear about.
+ */
+export function mapSchema<K extends v.GenericSchema<string, string | number | symbol>, V extends v.GenericSchema>(key: K, value: V) {
+  return v.pipe(
+    v.custom<Record<string, unknown>>((x) => typeof x === 'object' && x !== null && !Array.isArray(x), 'Invalid type: expected a map of keys to values'),
+    v.record(key, value),
+  );
+}
+
+export const labelsSchema = mapSchema(
   v.pipe(v.string(), v.maxLength(317), v.regex(LABEL_KEY, 'invalid label key: a qualified name must consist of alphanumeric characters, -, _ or ., with an optional DNS subdomain prefix and /')),
   v.pipe(v.string(), v.maxLength(63, 'must be no more than 63 characters'), v.regex(LABEL_VALUE, "a valid label value must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character")),
 );
@@ -33,7 +44,7 @@ export const labelsSchema = v.record(
 export const MAX_ANNOTATIONS_BYTES = 256 * 1024;
 
 export const annotationsSchema = v.pipe(
-  v.record(
+  mapSchema(
     v.pipe(v.string(), v.maxLength(317), v.regex(LABEL_KEY, 'invalid annotation key')),
     v.string(),
   ),

@@ -1,5 +1,6 @@
 // Kubernetes resource quantities ('500m', '1.5Gi', '1e3'): parsing to numbers, formatting back, and the schema kinds use.
 import * as v from 'valibot';
+import { mapSchema } from './meta.js';
 
 /** The regular expression Kubernetes quotes in its own error message. */
 export const QUANTITY_PATTERN = '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$';
@@ -123,7 +124,7 @@ export const quantitySchema = v.union(
 const RESOURCE_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 
 /** A map of resource name to non-negative quantity (requests, limits, capacity, allocatable). */
-export const resourceListSchema = v.record(
+export const resourceListSchema = mapSchema(
   v.pipe(v.string(), v.regex(RESOURCE_NAME, 'must be a standard resource name such as cpu or memory, or a qualified name')),
   v.pipe(quantitySchema, v.check((q) => !isQuantity(q) || parseQuantity(q) >= 0, 'must be greater than or equal to 0')),
 );

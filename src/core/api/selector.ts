@@ -1,5 +1,6 @@
 // Label selectors (string form and LabelSelector objects, one representation) and field selectors.
 import * as v from 'valibot';
+import { mapSchema } from './meta.js';
 import { withChecks, type FieldProblem } from './validate.js';
 
 export type SelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';
@@ -254,7 +255,7 @@ export const labelSelectorRequirementSchema = withChecks(
 
 /** Kubernetes' LabelSelector: matchLabels and matchExpressions, ANDed. */
 export const labelSelectorSchema = v.strictObject({
-  matchLabels: v.optional(v.record(labelKeySchema, labelValueSchema)),
+  matchLabels: v.optional(mapSchema(labelKeySchema, labelValueSchema)),
   matchExpressions: v.optional(v.array(labelSelectorRequirementSchema)),
 });
 export type LabelSelector = v.InferOutput<typeof labelSelectorSchema>;
