@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Takes a fresh Debian 12 machine (as root) to a running minik8s master; safe to run again.
+# Usage: sudo ./scripts/setup.sh [extra minik8s master flags, e.g. --port 7443]
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+DATA_DIR="${MINIK8S_DATA_DIR:-/var/lib/minik8s}"
+PORT="${MINIK8S_PORT:-6443}"
+LOG_DIR=/var/log/minik8s
+LOG="$LOG_DIR/master.log"
+PIDFILE=/run/minik8s/master.pid
+
+step() { printf '==> %s\n' "$*"; }
+die() { printf 'setup: %s\n' "$*" >&2; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || die "run as root: sudo $0"
+export DEBIAN_FRONTEND=noninteractive
+
+step "checking Node.js (20 or newer)"
+command -v node >/dev/null || die "node is not installed: install Node.js 20 or newer, then run this again"
+node_major="$(node -p 'process.versions.node.split(".")[0]')"
+[ "$node_major" -ge 20 ] || die "Node.js $(node --version) is too old: minik8s needs 20 or newer"
+command -v npm >/dev/null || die "npm is not installed: install it with Node.js 20, then run this again"
+
+step "installing etcd (etcd-server, etcd-client) and util-linux"
+missing=()
+for pkg in etcd-server etcd-client util-linux; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  apt-get update -q
+  apt-get install -y -q "${missing[@]}"
+else
+  echo "    already installed"
+fi
+# Debian's package starts its own etcd on 2379 where systemd runs; minik8s runs its own etcd instead.
+if command -v systemctl >/dev/null && systemctl is-enabled --quiet etcd 2>/dev/null; then
+  step "disabling the distribution's etcd service (minik8s manages its own etcd)"
+  systemctl disable --now etcd || true
+fi
+
+step "installing Node.js dependencies (npm ci)"
+npm ci --no-audit --no-fund
+
+step "building"
+npm run build
+
+step "linking the minik8s command onto PATH (npm link)"
+npm link --no-audit --no-fund
+command -v minik8s >/dev/null || die "npm link did not put minik8s on PATH (npm prefix: $(npm prefix -g))"
+
+ready() {
+  node -e "fetch('http://127.0.0.1:${PORT}/readyz', { signal: AbortSignal.timeout(2000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
+}
+
+mkdir -p "$LOG_DIR" "$(dirname "$PIDFILE")"
+pid=""
+[ -f "$PIDFILE" ] && pid="$(cat "$PIDFILE")"
+if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q 'role=master'; then
+  step "the master is already running (PID $pid)"
+else
+  step "starting minik8s --role=master (log: $LOG)"
+  nohup minik8s --role=master --data-dir "$DATA_DIR" --port "$PORT" "$@" >>"$LOG" 2>&1 </dev/null &
+  pid=$!
+  echo "$pid" >"$PIDFILE"
+fi
+
+step "waiting for the API server to be ready on port $PORT"
+for _ in $(seq 1 120); do
+  if ready; then
+    printf '\nminik8s master is running (PID %s).\n  API:         http://127.0.0.1:%s\n  admin token: %s/admin-token\n  CLI config:  %s/.minik8s/config\n  log:         %s\n  stop it:     kill %s\n' \
+      "$pid" "$PORT" "$DATA_DIR" "$HOME" "$LOG" "$pid"
+    exit 0
+  fi
+  if ! kill -0 "$pid" 2>/dev/null; then
+    rm -f "$PIDFILE"
+    echo "setup: the master exited; the end of $LOG:" >&2
+    tail -n 20 "$LOG" >&2
+    exit 1
+  fi
+  sleep 0.5
+done
+die "the master did not become ready within 60 s; see $LOG"

@@ -1,0 +1,81 @@
+// `minik8s --role=...` (or `minik8s master`): parses the daemon flags, starts the roles, and turns startup errors into exit codes.
+import yargs from 'yargs';
+import { toDaemonConfig, UsageError, type DaemonConfig } from './daemon-config.js';
+import { startMaster } from './master.js';
+import { StartupError } from './startup-error.js';
+
+export const EXIT_OK = 0;
+export const EXIT_FAILED = 1;
+export const EXIT_USAGE = 2;
+
+function parser(argv: string[]) {
+  return yargs(argv)
+    .scriptName('minik8s')
+    .usage('Usage: minik8s --role=master [flags]   (or: minik8s master [flags])')
+    .exitProcess(false)
+    .strictOptions()
+    .version(false)
+    .help(true)
+    .wrap(null)
+    .option('role', { type: 'string', requiresArg: true, describe: 'roles to run: master, worker, or master,worker' })
+    .option('data-dir', { type: 'string', requiresArg: true, default: '/var/lib/minik8s', describe: 'state directory (etcd data, admin token, logs)' })
+    .option('address', { type: 'string', requiresArg: true, default: '0.0.0.0', describe: 'address the API server listens on' })
+    .option('port', { type: 'string', requiresArg: true, default: '6443', describe: 'API server port' })
+    .option('etcd-endpoints', { type: 'string', requiresArg: true, describe: 'comma-separated etcd client URLs; when given, no etcd is started' })
+    .option('etcd-port', { type: 'string', requiresArg: true, default: '2379', describe: 'client port of the managed etcd (peer port: the next one)' })
+    .option('write-config', { type: 'boolean', default: true, describe: 'write ~/.minik8s/config for the CLI (--no-write-config to skip)' })
+    .fail((message, err) => {
+      throw err ?? new UsageError(message);
+    });
+}
+
+/** Parses argv into a config, or returns the exit code when there is nothing to run (help, bad flags). */
+async function parse(argv: string[]): Promise<DaemonConfig | number> {
+  let raw: Awaited<ReturnType<ReturnType<typeof parser>['parseAsync']>>;
+  try {
+    raw = await parser(argv).parseAsync();
+  } catch (err) {
+    process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\nrun "minik8s --role=master --help" for the flags\n`);
+    return EXIT_USAGE;
+  }
+  if (raw.help) return EXIT_OK;
+  try {
+    return toDaemonConfig({
+      positionals: raw._.map(String),
+      role: raw.role,
+      dataDir: raw['data-dir'],
+      address: raw.address,
+      port: raw.port,
+      etcdEndpoints: raw['etcd-endpoints'],
+      etcdPort: raw['etcd-port'],
+      writeConfig: raw['write-config'],
+    });
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`error: ${err.message}\n`);
+    return EXIT_USAGE;
+  }
+}
+
+/** Runs the daemon until `signal` aborts; resolves with the process exit code. */
+export async function runDaemon(argv: string[], signal: AbortSignal): Promise<number> {
+  const config = await parse(argv);
+  if (typeof config === 'number') return config;
+  if (config.roles.includes('worker')) {
+    process.stderr.write('error: the worker role is not implemented yet; run --role=master\n');
+    return EXIT_FAILED;
+  }
+  try {
+    await startMaster(config.master, signal);
+    return EXIT_OK;
+  } catch (err) {
+    if (err instanceof StartupError) {
+      process.stderr.write(`error: ${err.message}\n`);
+    } else {
+      // Not one of ours: still no stack unless asked for.
+      const detail = process.env.MINIK8S_DEBUG && err instanceof Error ? `\n${err.stack}` : '';
+      process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}${detail}\n`);
+    }
+    return EXIT_FAILED;
+  }
+}
