@@ -139,13 +139,9 @@ export class EtcdStore implements Store {
       wake = undefined;
       w?.();
     };
-    let watcher: Watcher;
-    try {
-      watcher = await this.#client.watch().prefix(prefix).startRevision(String(options.afterRevision + 1)).withPreviousKV().create();
-    } catch (err) {
-      if (isCompaction(err)) throw new GoneError(`too old resource version: ${options.afterRevision + 1}`, { cause: err });
-      unavailable(err);
-    }
+    // Handlers go on before the watcher connects: etcd may cancel it in the same batch as "created".
+    const watcher: Watcher = this.#client.watch().prefix(prefix).startRevision(String(options.afterRevision + 1)).withPreviousKV().watcher();
+    let lastRevision = options.afterRevision;
     watcher.on('data', (res: IWatchResponse) => {
       for (const ev of res.events) {
         const kv = ev.kv;
@@ -166,15 +162,21 @@ export class EtcdStore implements Store {
       notify();
     });
     watcher.on('error', (err: unknown) => {
-      failure = isCompaction(err) ? new GoneError('too old resource version: the watch fell behind a compaction', { cause: err }) : err;
-      notify();
+      // etcd 3.4 cancels a watch on a compacted revision without saying why: ask whether
+      // the next revision we need still exists to tell "Gone" from other failures.
+      void this.#compacted(prefix, lastRevision + 1).then((gone) => {
+        failure = gone || isCompaction(err) ? new GoneError(`too old resource version: ${lastRevision + 1}`, { cause: err }) : err;
+        notify();
+      });
     });
     const onAbort = () => notify();
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       for (;;) {
         while (queue.length) {
-          yield queue.shift()!;
+          const event = queue.shift()!;
+          lastRevision = event.revision;
+          yield event;
           if (signal?.aborted) return;
         }
         if (failure) throw failure;
@@ -184,6 +186,16 @@ export class EtcdStore implements Store {
     } finally {
       signal?.removeEventListener('abort', onAbort);
       await watcher.cancel().catch(() => {});
+    }
+  }
+
+  /** True if `revision` has been compacted away (a read at it is refused). */
+  async #compacted(prefix: string, revision: number): Promise<boolean> {
+    try {
+      await this.#client.kv.range({ key: Buffer.from(prefix), revision: String(revision), count_only: true });
+      return false;
+    } catch (err) {
+      return isCompaction(err);
     }
   }
 

@@ -1,7 +1,8 @@
 // The Store interface every module shares (DESIGN section 4): CAS writes and gap-free watches.
 
 /**
- * Values are JSON-serialisable objects. The store never inspects them; the API server
+ * Values are JSON-serialisable objects, and every read hands out the caller's own copy
+ * (callers may stamp fields on it). The store never inspects them; the API server
  * writes `metadata.resourceVersion` from the revision on the way out.
  *
  * Revisions are cluster-wide and strictly increasing (etcd's revision). Every write

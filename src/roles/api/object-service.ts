@@ -55,6 +55,11 @@ export interface ObjectList {
   resourceVersion: string;
 }
 
+/** A read-only view of namespaces kept current by a watch (an informer's cache). */
+export interface NamespaceLookup {
+  get(name: string): KubeObject | undefined;
+}
+
 export interface ObjectServiceOptions {
   store: Store;
   now?: () => Date;
@@ -104,10 +109,20 @@ function passes(filter: Filter, obj: KubeObject): boolean {
 export class ObjectService {
   readonly #store: Store;
   readonly #now: () => Date;
+  #namespaces: NamespaceLookup | undefined;
 
   constructor(options: ObjectServiceOptions) {
     this.#store = options.store;
     this.#now = options.now ?? (() => new Date());
+  }
+
+  /**
+   * Lets creates check their namespace in a watched cache instead of reading etcd each time
+   * (half the round trips of a create). A namespace missing from the cache is still read from
+   * the store, so one created a moment ago is never refused.
+   */
+  useNamespaceCache(lookup: NamespaceLookup): void {
+    this.#namespaces = lookup;
   }
 
   get store(): Store {
@@ -124,7 +139,10 @@ export class ObjectService {
     const result = await this.#store.list<KubeObject>(storePrefix(def, namespace));
     const items: KubeObject[] = [];
     for (const entry of result.items) {
-      if (passes(filter, entry.value)) items.push(withResourceVersion(entry.value, entry.revision));
+      if (!passes(filter, entry.value)) continue;
+      // Store reads hand out fresh copies, so stamping in place is safe and spares 10,000 object copies.
+      entry.value.metadata.resourceVersion = String(entry.revision);
+      items.push(entry.value);
     }
     return { items, resourceVersion: String(result.revision) };
   }
@@ -306,14 +324,16 @@ export class ObjectService {
   }
 
   async #checkNamespaceOpen(namespace: string): Promise<void> {
-    let ns: StoreEntry<KubeObject>;
-    try {
-      ns = await this.#store.get<KubeObject>(storeKey(namespaceKind, namespace));
-    } catch (err) {
-      if (err instanceof NotFoundError) throw this.#notFound(namespaceKind, namespace, err);
-      throw err;
+    let ns = this.#namespaces?.get(namespace);
+    if (!ns) {
+      try {
+        ns = (await this.#store.get<KubeObject>(storeKey(namespaceKind, namespace))).value;
+      } catch (err) {
+        if (err instanceof NotFoundError) throw this.#notFound(namespaceKind, namespace, err);
+        throw err;
+      }
     }
-    if (ns.value.metadata.deletionTimestamp) {
+    if (ns.metadata.deletionTimestamp) {
       throw new ForbiddenError(`unable to create new content in namespace ${namespace} because it is being terminated`, { kind: 'namespaces', name: namespace });
     }
   }

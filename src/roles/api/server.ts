@@ -2,6 +2,7 @@
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { namespaceKind } from '../../core/api/namespace.js';
+import { Informer } from '../../core/controller/informer.js';
 import { AlreadyExistsError, NotFoundError, UnauthorizedError } from '../../core/errors.js';
 import type { Store } from '../../core/store/store.js';
 import { versionInfo } from '../../core/version.js';
@@ -102,6 +103,10 @@ export interface RunningApiServer {
 export async function startApiServer(options: StartApiServerOptions): Promise<RunningApiServer> {
   const { app, service } = createApiApp(options);
   await ensureSystemNamespaces(service);
+  const namespaces = new Informer({ source: service.listWatcher(namespaceKind), name: 'api-namespaces' });
+  void namespaces.start(options.signal);
+  await namespaces.whenSynced();
+  service.useNamespaceCache(namespaces);
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: options.address, port: options.port }, () => resolve(s));
     s.once('error', reject);

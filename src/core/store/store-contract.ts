@@ -1,0 +1,169 @@
+// The one contract suite every Store implementation must pass (memory and etcd run it).
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { AlreadyExistsError, ConflictError, GoneError, NotFoundError } from '../errors.js';
+import type { Store, StoreWatchEvent } from './store.js';
+
+export interface OpenedStore {
+  store: Store;
+  cleanup(): Promise<void>;
+}
+
+/** Collects `n` events from a watch, failing after a deadline instead of hanging. */
+async function take<T>(iterable: AsyncIterable<StoreWatchEvent<T>>, n: number, timeoutMs = 10_000): Promise<StoreWatchEvent<T>[]> {
+  const out: StoreWatchEvent<T>[] = [];
+  if (n === 0) return out;
+  const iterator = iterable[Symbol.asyncIterator]();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`watch delivered ${out.length} of ${n} events in ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    while (out.length < n) {
+      const next = await Promise.race([iterator.next(), deadline]);
+      if (next.done) break;
+      out.push(next.value);
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  return out;
+}
+
+export function runStoreContract(name: string, open: () => Promise<OpenedStore>): void {
+  describe(`Store contract: ${name}`, () => {
+    let opened: OpenedStore;
+    let store: Store;
+    let n = 0;
+    /** A fresh key prefix per test, so tests never see each other's keys. */
+    const fresh = () => `/contract/${Date.now()}-${process.pid}-${n++}/`;
+
+    before(async () => {
+      opened = await open();
+      store = opened.store;
+    });
+    after(async () => {
+      await opened?.cleanup();
+    });
+
+    it('creates, gets, updates and deletes', async () => {
+      const p = fresh();
+      const r1 = await store.create(`${p}a`, { v: 1 });
+      const got = await store.get<{ v: number }>(`${p}a`);
+      assert.deepEqual(got, { key: `${p}a`, value: { v: 1 }, revision: r1 });
+      const r2 = await store.update(`${p}a`, { v: 2 }, r1);
+      assert.ok(r2 > r1);
+      assert.equal((await store.get<{ v: number }>(`${p}a`)).value.v, 2);
+      const del = await store.delete<{ v: number }>(`${p}a`, r2);
+      assert.ok(del.revision > r2);
+      assert.deepEqual(del.value, { v: 2 });
+      await assert.rejects(store.get(`${p}a`), NotFoundError);
+    });
+
+    it('refuses a second create of a key with AlreadyExists', async () => {
+      const p = fresh();
+      await store.create(`${p}a`, {});
+      await assert.rejects(store.create(`${p}a`, {}), AlreadyExistsError);
+    });
+
+    it('answers NotFound for get, update and delete of an absent key', async () => {
+      const p = fresh();
+      await assert.rejects(store.get(`${p}x`), NotFoundError);
+      await assert.rejects(store.update(`${p}x`, {}, 1), NotFoundError);
+      await assert.rejects(store.delete(`${p}x`), NotFoundError);
+      await assert.rejects(store.delete(`${p}x`, 1), NotFoundError);
+    });
+
+    it('answers Conflict for a stale revision on update and delete', async () => {
+      const p = fresh();
+      const r1 = await store.create(`${p}a`, { v: 1 });
+      await store.update(`${p}a`, { v: 2 }, r1);
+      await assert.rejects(store.update(`${p}a`, { v: 3 }, r1), ConflictError);
+      await assert.rejects(store.delete(`${p}a`, r1), ConflictError);
+      assert.equal((await store.get<{ v: number }>(`${p}a`)).value.v, 2);
+    });
+
+    it('lists by prefix, ordered by key, at the revision of the latest write', async () => {
+      const p = fresh();
+      await store.create(`${p}b/2`, { k: 'b2' });
+      await store.create(`${p}b/1`, { k: 'b1' });
+      await store.create(`${p}bc/1`, { k: 'bc1' });
+      const last = await store.create(`${p}a/1`, { k: 'a1' });
+      const list = await store.list<{ k: string }>(`${p}b/`);
+      assert.deepEqual(list.items.map((i) => i.value.k), ['b1', 'b2'], 'no sibling prefix leaks in');
+      assert.ok(list.revision >= last);
+      assert.equal(await store.currentRevision() >= last, true);
+    });
+
+    it('hands out copies: mutating a returned value does not change the store', async () => {
+      const p = fresh();
+      const value = { nested: { v: 1 } };
+      await store.create(`${p}a`, value);
+      value.nested.v = 99;
+      const got = await store.get<{ nested: { v: number } }>(`${p}a`);
+      got.value.nested.v = 42;
+      (await store.list<{ nested: { v: number } }>(p)).items[0]!.value.nested.v = 7;
+      assert.equal((await store.get<{ nested: { v: number } }>(`${p}a`)).value.nested.v, 1);
+    });
+
+    it('watches from a revision: every later event, in order, without gaps, then live ones', async () => {
+      const p = fresh();
+      const start = await store.create(`${p}a`, { v: 1 });
+      const r2 = await store.update(`${p}a`, { v: 2 }, start);
+      await store.create(`${p}b`, { v: 1 });
+      await store.create(`/elsewhere${p}c`, { v: 1 });
+      await store.delete(`${p}a`, r2);
+      const controller = new AbortController();
+      const watch = store.watch<{ v: number }>(p, { afterRevision: start, signal: controller.signal });
+      const iterator = watch[Symbol.asyncIterator]();
+      const first = await take({ [Symbol.asyncIterator]: () => iterator }, 3);
+      assert.deepEqual(first.map((e) => `${e.type} ${e.key.slice(p.length)} ${e.value.v}`), ['MODIFIED a 2', 'ADDED b 1', 'DELETED a 2']);
+      for (let i = 1; i < first.length; i++) assert.ok(first[i]!.revision > first[i - 1]!.revision);
+      const live = await store.create(`${p}d`, { v: 4 });
+      const [next] = await take({ [Symbol.asyncIterator]: () => iterator }, 1);
+      assert.equal(next!.type, 'ADDED');
+      assert.equal(next!.revision, live);
+      controller.abort();
+      const end = await iterator.next();
+      assert.equal(end.done, true, 'the watch ends once its signal aborts');
+    });
+
+    it('answers Gone for a watch from a compacted revision', async () => {
+      const p = fresh();
+      const r1 = await store.create(`${p}a`, { v: 1 });
+      const r2 = await store.update(`${p}a`, { v: 2 }, r1);
+      await store.update(`${p}a`, { v: 3 }, r2);
+      await store.compact(await store.currentRevision());
+      const controller = new AbortController();
+      await assert.rejects(take(store.watch(p, { afterRevision: r1 - 1, signal: controller.signal }), 1), GoneError);
+      controller.abort();
+    });
+
+    it('lets exactly one of many concurrent writers win per revision', async () => {
+      const p = fresh();
+      const r = await store.create(`${p}k`, { winner: -1 });
+      const results = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => store.update(`${p}k`, { winner: i }, r)));
+      const won = results.filter((x) => x.status === 'fulfilled');
+      assert.equal(won.length, 1);
+      for (const x of results) if (x.status === 'rejected') assert.ok(x.reason instanceof ConflictError);
+    });
+
+    it('counts exactly with concurrent read-modify-write retries', async () => {
+      const p = fresh();
+      await store.create(`${p}n`, { n: 0 });
+      const increment = async () => {
+        for (;;) {
+          const cur = await store.get<{ n: number }>(`${p}n`);
+          try {
+            return await store.update(`${p}n`, { n: cur.value.n + 1 }, cur.revision);
+          } catch (err) {
+            if (!(err instanceof ConflictError)) throw err;
+          }
+        }
+      };
+      const revisions = await Promise.all(Array.from({ length: 20 }, increment));
+      assert.equal((await store.get<{ n: number }>(`${p}n`)).value.n, 20);
+      assert.equal(new Set(revisions).size, 20, 'every successful write has its own revision');
+    });
+  });
+}
