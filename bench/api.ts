@@ -105,7 +105,9 @@ async function startMaster() {
   const port = await freePort();
   let etcdPort = await freePort();
   while (etcdPort + 1 === port) etcdPort = await freePort();
-  const child = spawn(process.execPath, [binary, '--role=master', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port), '--etcd-port', String(etcdPort)], {
+  // BENCH_MASTER_NODE_ARGS passes flags to the master's node (e.g. --cpu-prof to profile it).
+  const nodeArgs = (process.env.BENCH_MASTER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, binary, '--role=master', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port), '--etcd-port', String(etcdPort)], {
     env: { ...process.env, HOME: home },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -31,6 +31,31 @@ export async function readBodyText(req: Request, maxBytes = MAX_BODY_BYTES): Pro
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/**
+ * Reads at most MAX_BODY_BYTES from a Node request stream. The server uses this for requests
+ * that arrive over a socket: going through the web Request's body stream costs a Request
+ * object, a ReadableStream and transfers per request, a fifth of the CPU of a create.
+ */
+export async function readIncomingText(incoming: NodeJS.ReadableStream & { headers: Record<string, string | string[] | undefined> }, maxBytes = MAX_BODY_BYTES): Promise<string> {
+  const declared = Number(incoming.headers['content-length'] ?? '');
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    incoming.resume();
+    throw tooLarge(maxBytes);
+  }
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of incoming) {
+    const buf = chunk as Buffer;
+    total += buf.byteLength;
+    if (total > maxBytes) {
+      incoming.resume();
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 function tooLarge(maxBytes: number): RequestEntityTooLargeError {
   return new RequestEntityTooLargeError(`the request body is larger than the limit of ${maxBytes} bytes`);
 }

@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import { apiVersionOf } from '../../core/api/kind.js';
 import type { KubeObject } from '../../core/api/meta.js';
 import { BadRequestError, MethodNotAllowedError, toApiError } from '../../core/errors.js';
-import { parseJsonObject, readBodyText } from './body.js';
+import { parseJsonObject, readBodyText, readIncomingText } from './body.js';
 import type { DeleteOptions, ObjectService } from './object-service.js';
 import { parseResourcePath, type ResourceTarget } from './paths.js';
 import { watchResponse } from './watch-stream.js';
@@ -18,8 +18,14 @@ function json(c: Context, body: unknown, status = 200): Response {
   return c.body(JSON.stringify(body), status as 200, { 'content-type': 'application/json' });
 }
 
+/** The request body as text: from the Node socket when there is one, else from the web Request (tests). */
+function readText(c: Context): Promise<string> {
+  const incoming = (c.env as { incoming?: Parameters<typeof readIncomingText>[0] } | undefined)?.incoming;
+  return incoming ? readIncomingText(incoming) : readBodyText(c.req.raw);
+}
+
 async function readObject(c: Context): Promise<Record<string, unknown>> {
-  const text = await readBodyText(c.req.raw);
+  const text = await readText(c);
   return parseJsonObject(text, c.req.header('content-type'));
 }
 
@@ -29,7 +35,7 @@ function isTrue(v: string | undefined): boolean {
 
 async function readDeleteOptions(c: Context): Promise<DeleteOptions> {
   const options: DeleteOptions = {};
-  const text = await readBodyText(c.req.raw);
+  const text = await readText(c);
   if (text.trim() !== '') {
     const body = parseJsonObject(text, c.req.header('content-type'));
     if (body.preconditions !== undefined) {
