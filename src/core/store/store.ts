@@ -27,6 +27,13 @@ export interface ListResult<T = unknown> {
   revision: number;
 }
 
+/** A stored value as the JSON text it was written as (for answering lists without re-serialising). */
+export interface RawEntry {
+  key: string;
+  json: string;
+  revision: number;
+}
+
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
 export interface StoreWatchEvent<T = unknown> {
@@ -53,6 +60,8 @@ export interface Store {
   get<T = unknown>(key: string): Promise<StoreEntry<T>>;
   /** Every key starting with `prefix`, read at one revision. */
   list<T = unknown>(prefix: string): Promise<ListResult<T>>;
+  /** Like list, but values stay JSON text: a large list can be answered without parsing it. */
+  listRaw(prefix: string): Promise<{ items: RawEntry[]; revision: number }>;
   /** Fails with AlreadyExistsError if the key exists. Returns the new revision. */
   create(key: string, value: unknown): Promise<number>;
   /** Compare-and-swap on the key's current revision. Returns the new revision. */

@@ -106,6 +106,20 @@ function passes(filter: Filter, obj: KubeObject): boolean {
   return true;
 }
 
+/** Stored objects begin `{"apiVersion":…,"kind":…,"metadata":{` (the schemas emit that order). */
+const STORED_HEAD = /^\{"apiVersion":"[^"\\]*","kind":"[^"\\]*","metadata":\{/;
+
+/** Adds metadata.resourceVersion to an object's JSON text without parsing it (parses if the shape is unexpected). */
+export function stampJson(json: string, revision: number): string {
+  const m = STORED_HEAD.exec(json);
+  if (!m) {
+    const obj = JSON.parse(json) as KubeObject;
+    return JSON.stringify(withResourceVersion(obj, revision));
+  }
+  const rest = json.slice(m[0].length);
+  return `${m[0]}"resourceVersion":"${revision}"${rest.startsWith('}') ? '' : ','}${rest}`;
+}
+
 export class ObjectService {
   readonly #store: Store;
   readonly #now: () => Date;
@@ -145,6 +159,21 @@ export class ObjectService {
       items.push(entry.value);
     }
     return { items, resourceVersion: String(result.revision) };
+  }
+
+  /**
+   * A list as the JSON text of a `{Kind}List`. Without selectors the stored JSON of each object
+   * is spliced in as is (with its resourceVersion added), so a list of 10,000 objects is never
+   * parsed and re-serialised.
+   */
+  async listJson(def: KindDefinition, namespace: string | undefined, options: ListOptions = {}): Promise<string> {
+    const head = (rv: string) => `{"apiVersion":${JSON.stringify(apiVersionOf(def))},"kind":${JSON.stringify(`${def.kind}List`)},"metadata":{"resourceVersion":"${rv}"},"items":[`;
+    if (options.labelSelector || options.fieldSelector) {
+      const list = await this.list(def, namespace, options);
+      return `${head(list.resourceVersion)}${list.items.map((i) => JSON.stringify(i)).join(',')}]}`;
+    }
+    const raw = await this.#store.listRaw(storePrefix(def, namespace));
+    return `${head(String(raw.revision))}${raw.items.map((i) => stampJson(i.json, i.revision)).join(',')}]}`;
   }
 
   async create(def: KindDefinition, namespace: string | undefined, body: Record<string, unknown>): Promise<KubeObject> {

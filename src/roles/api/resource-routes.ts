@@ -81,8 +81,7 @@ export async function handleResource(c: Context, options: ResourceRoutesOptions)
           initialRevision: Number(c.req.query('resourceVersion') ?? 0) || 0,
         });
       }
-      const list = await service.list(def, namespace, query);
-      return json(c, { apiVersion: apiVersionOf(def), kind: `${def.kind}List`, metadata: { resourceVersion: list.resourceVersion }, items: list.items });
+      return c.body(await service.listJson(def, namespace, query), 200, { 'content-type': 'application/json' });
     }
     if (method === 'POST') {
       if (def.namespaced && namespace === undefined) throw notAllowed();
