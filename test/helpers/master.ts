@@ -73,6 +73,8 @@ export async function startMaster(options: { extraArgs?: string[] } = {}): Promi
     const exited = () => child.exitCode !== null || child.signalCode !== null;
     await waitFor(async () => {
       if (exited()) throw new Error(`master exited early:\n${output}`);
+      // The banner comes after the admin token and CLI config are written.
+      if (!output.includes('master ready')) return false;
       const res = await fetch(`${url}/readyz`);
       return res.status === 200;
     }, { timeoutMs: 30_000, description: `master at ${url} to be ready` }).catch((err) => {

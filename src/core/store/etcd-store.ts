@@ -1,7 +1,7 @@
 // The etcd Store: one transaction per write (CAS on mod revision), lists at one revision, watches from a revision.
 import { Etcd3, type IKeyValue, type IWatchResponse, type Watcher } from 'etcd3';
 import { AlreadyExistsError, ConflictError, GoneError, NotFoundError, ServiceUnavailableError } from '../errors.js';
-import type { ListResult, Store, StoreEntry, StoreWatchEvent, WatchOptions } from './store.js';
+import type { ListResult, RawEntry, Store, StoreEntry, StoreWatchEvent, WatchOptions } from './store.js';
 
 export interface EtcdStoreOptions {
   /** `127.0.0.1:2379` or `http://127.0.0.1:2379`. */
@@ -14,8 +14,14 @@ const TARGET_MOD = 2;
 const TARGET_VERSION = 0;
 const RESULT_EQUAL = 0;
 
-/** Keys fetched per range call when listing; pages are read at one fixed revision. */
-const PAGE_SIZE = 2000;
+/**
+ * Keys fetched per range call when listing. Pages are read at one fixed revision, so a long
+ * list is one consistent snapshot without one huge gRPC message.
+ */
+const PAGE_SIZE = 5000;
+
+/** A key nobody writes: reading it is the cheapest way to learn the store's revision. */
+const PROBE_KEY = '/minik8s/revision-probe';
 
 /** The key just past every key with this prefix (etcd's range_end for a prefix). */
 function prefixEnd(prefix: Buffer): Buffer {
@@ -29,8 +35,32 @@ function prefixEnd(prefix: Buffer): Buffer {
   return Buffer.from([0]);
 }
 
+/** etcd's range for a key prefix; the empty prefix means every key. */
+function prefixRange(prefix: string): { key: Buffer; end: Buffer } {
+  if (prefix === '') return { key: Buffer.from([0]), end: Buffer.from([0]) };
+  const key = Buffer.from(prefix);
+  return { key, end: prefixEnd(key) };
+}
+
 function decode<T>(kv: IKeyValue): StoreEntry<T> {
   return { key: kv.key.toString('utf8'), value: JSON.parse(kv.value.toString('utf8')) as T, revision: Number(kv.mod_revision) };
+}
+
+/** A put whose key was created by this very write is an ADDED; a delete carries the value it removed. */
+function toWatchEvent<T>(type: 'Put' | 'Delete', kv: IKeyValue, prev: IKeyValue | undefined): StoreWatchEvent<T> {
+  const key = kv.key.toString('utf8');
+  const revision = Number(kv.mod_revision);
+  if (type === 'Delete') {
+    // Without prev_kv (compacted before the watch read it) there is no last value to give.
+    const value = prev ? (JSON.parse(prev.value.toString('utf8')) as T) : (undefined as T);
+    return { type: 'DELETED', key, value, revision };
+  }
+  return {
+    type: kv.create_revision === kv.mod_revision ? 'ADDED' : 'MODIFIED',
+    key,
+    value: JSON.parse(kv.value.toString('utf8')) as T,
+    revision,
+  };
 }
 
 /** etcd reports a compacted start revision as a cancelled watch with this reason. */
@@ -48,6 +78,13 @@ function unavailable(err: unknown): never {
 
 export class EtcdStore implements Store {
   readonly #client: Etcd3;
+  /**
+   * Open watches, ended by close(). The watcher is kept too: a consumer that stops reading
+   * without calling return() leaves its generator suspended, and a watcher left registered
+   * makes etcd3 reconnect it forever once the client is closed.
+   */
+  readonly #watches = new Map<AbortController, { cancel(): Promise<void> }>();
+  #closed = false;
 
   constructor(options: EtcdStoreOptions) {
     this.#client = new Etcd3({
@@ -66,22 +103,48 @@ export class EtcdStore implements Store {
   }
 
   async list<T>(prefix: string): Promise<ListResult<T>> {
-    const start = Buffer.from(prefix);
-    const end = prefixEnd(start);
     const items: StoreEntry<T>[] = [];
+    const revision = await this.#range(prefix, (kv) => items.push(decode<T>(kv)), () => { items.length = 0; });
+    return { items, revision };
+  }
+
+  async listRaw(prefix: string): Promise<{ items: RawEntry[]; revision: number }> {
+    const items: RawEntry[] = [];
+    const revision = await this.#range(prefix, (kv) => items.push({ key: kv.key.toString('utf8'), json: kv.value.toString('utf8'), revision: Number(kv.mod_revision) }), () => { items.length = 0; });
+    return { items, revision };
+  }
+
+  /**
+   * Reads every key under a prefix in pages, all at the revision of the first page. `each`
+   * must only collect: a compaction between pages restarts the read from the beginning.
+   */
+  async #range(prefix: string, each: (kv: IKeyValue) => void, reset: () => void): Promise<number> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#rangeOnce(prefix, each);
+      } catch (err) {
+        if (!isCompaction(err) || attempt >= 3) unavailable(err);
+        reset();
+      }
+    }
+  }
+
+  async #rangeOnce(prefix: string, each: (kv: IKeyValue) => void): Promise<number> {
+    const { key, end } = prefixRange(prefix);
     let revision = 0;
-    let from = start;
+    let from = key;
     for (;;) {
       const res = await this.#client.kv.range({
         key: from, range_end: end, limit: String(PAGE_SIZE), ...(revision ? { revision: String(revision) } : {}),
-      }).catch(unavailable);
+      });
+      // Every later page is read at the first page's revision: one snapshot.
       if (!revision) revision = Number(res.header.revision);
-      for (const kv of res.kvs) items.push(decode<T>(kv));
+      for (const kv of res.kvs) each(kv);
       if (!res.more || res.kvs.length === 0) break;
       // Next page: the key just after the last one returned.
       from = Buffer.concat([res.kvs[res.kvs.length - 1]!.key, Buffer.from([0])]);
     }
-    return { items, revision };
+    return revision;
   }
 
   async create(key: string, value: unknown): Promise<number> {
@@ -128,71 +191,84 @@ export class EtcdStore implements Store {
     throw new ConflictError(`key "${key}" is at revision ${current.mod_revision}, not ${expectedRevision}`);
   }
 
-  async *watch<T>(prefix: string, options: WatchOptions): AsyncIterable<StoreWatchEvent<T>> {
-    const { signal } = options;
-    if (signal?.aborted) return;
+  watch<T>(prefix: string, options: WatchOptions): AsyncIterable<StoreWatchEvent<T>> {
+    return this.#watch<T>(prefix, options);
+  }
+
+  async *#watch<T>(prefix: string, options: WatchOptions): AsyncGenerator<StoreWatchEvent<T>> {
+    if (this.#closed) throw new ServiceUnavailableError('the etcd store is closed');
+    // One controller per watch so that close() can end every open watch.
+    const local = new AbortController();
+    const signal = options.signal ? AbortSignal.any([options.signal, local.signal]) : local.signal;
+    if (signal.aborted) return;
+
     const queue: StoreWatchEvent<T>[] = [];
     let failure: unknown;
+    /** Set once etcd has cancelled the watcher itself: cancelling it again would wait forever. */
+    let cancelledByServer = false;
     let wake: (() => void) | undefined;
     const notify = () => {
       const w = wake;
       wake = undefined;
       w?.();
     };
+    /** The revision of the last event received from etcd (queued, maybe not yet yielded). */
+    let received = options.afterRevision;
     // Handlers go on before the watcher connects: etcd may cancel it in the same batch as "created".
-    const watcher: Watcher = this.#client.watch().prefix(prefix).startRevision(String(options.afterRevision + 1)).withPreviousKV().watcher();
-    let lastRevision = options.afterRevision;
+    const watcher: Watcher = this.#client.watch().prefix(prefix).startRevision(String(received + 1)).withPreviousKV().watcher();
     watcher.on('data', (res: IWatchResponse) => {
       for (const ev of res.events) {
-        const kv = ev.kv;
-        if (ev.type === 'Delete') {
-          const prev = ev.prev_kv;
-          // Without the previous value there is nothing meaningful to hand out (compacted prev): skip the value, keep the key.
-          const value = prev ? (JSON.parse(prev.value.toString('utf8')) as T) : (undefined as T);
-          queue.push({ type: 'DELETED', key: kv.key.toString('utf8'), value, revision: Number(kv.mod_revision) });
-        } else {
-          queue.push({
-            type: kv.create_revision === kv.mod_revision ? 'ADDED' : 'MODIFIED',
-            key: kv.key.toString('utf8'),
-            value: JSON.parse(kv.value.toString('utf8')) as T,
-            revision: Number(kv.mod_revision),
-          });
-        }
+        queue.push(toWatchEvent<T>(ev.type, ev.kv, ev.prev_kv));
+        received = Number(ev.kv.mod_revision);
       }
-      notify();
+      if (res.events.length) notify();
+    });
+    watcher.on('disconnected', () => {
+      // etcd3 resumes a dropped watch from the revision in the last response header, which
+      // skips history still being replayed when the stream broke. Resume from what we have.
+      watcher.request.start_revision = String(received + 1);
     });
     watcher.on('error', (err: unknown) => {
-      // etcd 3.4 cancels a watch on a compacted revision without saying why: ask whether
-      // the next revision we need still exists to tell "Gone" from other failures.
-      void this.#compacted(prefix, lastRevision + 1).then((gone) => {
-        failure = gone || isCompaction(err) ? new GoneError(`too old resource version: ${lastRevision + 1}`, { cause: err }) : err;
+      cancelledByServer = true;
+      // etcd 3.4 cancels a watch on a compacted revision without a reason: ask whether the
+      // next revision we need can still be read to tell "Gone" from other failures.
+      void this.#compacted(received + 1).then((gone) => {
+        failure = gone || isCompaction(err)
+          ? new GoneError(`too old resource version: ${received + 1} (it has been compacted)`, { cause: err })
+          : new ServiceUnavailableError(`etcd ended the watch on "${prefix}": ${(err as Error)?.message ?? err}`, { cause: err });
         notify();
       });
     });
-    const onAbort = () => notify();
-    signal?.addEventListener('abort', onAbort, { once: true });
+    signal.addEventListener('abort', notify, { once: true });
+    let cancelling: Promise<void> | undefined;
+    const cancel = () => {
+      // Once only, and never after etcd cancelled it itself: that would wait forever.
+      cancelling ??= cancelledByServer ? Promise.resolve() : watcher.cancel().catch(() => {});
+      return cancelling;
+    };
+    this.#watches.set(local, { cancel });
     try {
       for (;;) {
         while (queue.length) {
-          const event = queue.shift()!;
-          lastRevision = event.revision;
-          yield event;
-          if (signal?.aborted) return;
+          yield queue.shift()!;
+          if (signal.aborted) return;
         }
         if (failure) throw failure;
-        if (signal?.aborted) return;
+        if (signal.aborted) return;
         await new Promise<void>((resolve) => { wake = resolve; });
       }
     } finally {
-      signal?.removeEventListener('abort', onAbort);
-      await watcher.cancel().catch(() => {});
+      signal.removeEventListener('abort', notify);
+      this.#watches.delete(local);
+      // Not awaited: the consumer should not wait for etcd's acknowledgement to stop.
+      void cancel();
     }
   }
 
   /** True if `revision` has been compacted away (a read at it is refused). */
-  async #compacted(prefix: string, revision: number): Promise<boolean> {
+  async #compacted(revision: number): Promise<boolean> {
     try {
-      await this.#client.kv.range({ key: Buffer.from(prefix), revision: String(revision), count_only: true });
+      await this.#client.kv.range({ key: Buffer.from(PROBE_KEY), revision: String(revision), count_only: true });
       return false;
     } catch (err) {
       return isCompaction(err);
@@ -201,7 +277,7 @@ export class EtcdStore implements Store {
 
   async currentRevision(): Promise<number> {
     // Any read answers with the store's revision in its header; a missing key is the cheapest read.
-    const res = await this.#client.kv.range({ key: Buffer.from('/minik8s/revision-probe'), count_only: true }).catch(unavailable);
+    const res = await this.#client.kv.range({ key: Buffer.from(PROBE_KEY), count_only: true }).catch(unavailable);
     return Number(res.header.revision);
   }
 
@@ -210,6 +286,18 @@ export class EtcdStore implements Store {
   }
 
   async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const cancels: Promise<void>[] = [];
+    for (const [controller, watch] of this.#watches) {
+      controller.abort();
+      cancels.push(watch.cancel());
+    }
+    this.#watches.clear();
+    // etcd acknowledges cancels within a round trip; do not let a dead connection hold close() up.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(cancels), new Promise((resolve) => { timer = setTimeout(resolve, 1000); })]);
+    clearTimeout(timer);
     this.#client.close();
   }
 }

@@ -1,39 +1,106 @@
 // An in-memory Store with etcd's semantics (revisions, CAS, history for watches), for tests and simulations.
 import { AlreadyExistsError, ConflictError, GoneError, NotFoundError } from '../errors.js';
-import type { ListResult, Store, StoreEntry, StoreWatchEvent, WatchOptions } from './store.js';
+import type { ListResult, RawEntry, Store, StoreEntry, StoreWatchEvent, WatchEventType, WatchOptions } from './store.js';
 
-interface Record_ { value: string; revision: number; createRevision: number }
+/**
+ * Values are kept as JSON text: serialising on the way in refuses what etcd could not store
+ * either, and parsing on the way out gives every caller its own copy.
+ */
+interface StoredValue {
+  json: string;
+  revision: number;
+}
+
+interface StoredEvent {
+  type: WatchEventType;
+  key: string;
+  json: string;
+  revision: number;
+}
+
+/** Index of the first element of sorted `keys` that is >= `key`. */
+function lowerBound(keys: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Index of the first event with revision > `revision` (history is ordered by revision). */
+function firstAfter(history: readonly StoredEvent[], revision: number): number {
+  let lo = 0;
+  let hi = history.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (history[mid]!.revision <= revision) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function toEvent<T>(e: StoredEvent): StoreWatchEvent<T> {
+  return { type: e.type, key: e.key, value: JSON.parse(e.json) as T, revision: e.revision };
+}
 
 export class MemoryStore implements Store {
-  readonly #data = new Map<string, Record_>();
-  readonly #history: StoreWatchEvent<string>[] = [];
-  readonly #listeners = new Set<() => void>();
+  readonly #data = new Map<string, StoredValue>();
+  /** Every key, sorted, so that prefix lists are a binary search and a scan rather than a sort. */
+  readonly #keys: string[] = [];
+  /** Every event since the last compaction, ordered by revision. */
+  #history: StoredEvent[] = [];
+  /** Watchers waiting for the next write. */
+  #waiters = new Set<() => void>();
   #revision = 0;
+  /** etcd's compact revision: history before it is gone. */
   #compacted = 0;
+  #closed = false;
 
   async get<T>(key: string): Promise<StoreEntry<T>> {
     const r = this.#data.get(key);
     if (!r) throw new NotFoundError(`key "${key}" not found`);
-    return { key, value: JSON.parse(r.value) as T, revision: r.revision };
+    return { key, value: JSON.parse(r.json) as T, revision: r.revision };
   }
 
   async list<T>(prefix: string): Promise<ListResult<T>> {
     const items: StoreEntry<T>[] = [];
-    for (const [key, r] of this.#data) if (key.startsWith(prefix)) items.push({ key, value: JSON.parse(r.value) as T, revision: r.revision });
-    items.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    for (let i = lowerBound(this.#keys, prefix); i < this.#keys.length; i++) {
+      const key = this.#keys[i]!;
+      if (!key.startsWith(prefix)) break;
+      const r = this.#data.get(key)!;
+      items.push({ key, value: JSON.parse(r.json) as T, revision: r.revision });
+    }
+    return { items, revision: this.#revision };
+  }
+
+  async listRaw(prefix: string): Promise<{ items: RawEntry[]; revision: number }> {
+    const items: RawEntry[] = [];
+    for (let i = lowerBound(this.#keys, prefix); i < this.#keys.length; i++) {
+      const key = this.#keys[i]!;
+      if (!key.startsWith(prefix)) break;
+      const r = this.#data.get(key)!;
+      items.push({ key, json: r.json, revision: r.revision });
+    }
     return { items, revision: this.#revision };
   }
 
   async create(key: string, value: unknown): Promise<number> {
     if (this.#data.has(key)) throw new AlreadyExistsError(`key "${key}" already exists`);
-    return this.#put(key, JSON.stringify(value), 'ADDED');
+    const json = JSON.stringify(value);
+    this.#keys.splice(lowerBound(this.#keys, key), 0, key);
+    return this.#write('ADDED', key, json);
   }
 
   async update(key: string, value: unknown, expectedRevision: number): Promise<number> {
     const r = this.#data.get(key);
     if (!r) throw new NotFoundError(`key "${key}" not found`);
-    if (r.revision !== expectedRevision) throw new ConflictError(`key "${key}" is at revision ${r.revision}, not ${expectedRevision}`);
-    return this.#put(key, JSON.stringify(value), 'MODIFIED');
+    if (r.revision !== expectedRevision) {
+      throw new ConflictError(`key "${key}" is at revision ${r.revision}, not ${expectedRevision}`);
+    }
+    return this.#write('MODIFIED', key, JSON.stringify(value));
   }
 
   async delete<T>(key: string, expectedRevision?: number): Promise<{ revision: number; value: T }> {
@@ -42,40 +109,41 @@ export class MemoryStore implements Store {
     if (expectedRevision !== undefined && r.revision !== expectedRevision) {
       throw new ConflictError(`key "${key}" is at revision ${r.revision}, not ${expectedRevision}`);
     }
-    this.#data.delete(key);
-    const revision = ++this.#revision;
-    this.#record({ type: 'DELETED', key, value: r.value, revision });
-    return { revision, value: JSON.parse(r.value) as T };
+    this.#keys.splice(lowerBound(this.#keys, key), 1);
+    const revision = this.#write('DELETED', key, r.json);
+    return { revision, value: JSON.parse(r.json) as T };
   }
 
-  async *watch<T>(prefix: string, options: WatchOptions): AsyncIterable<StoreWatchEvent<T>> {
-    let after = options.afterRevision;
-    if (after + 1 < this.#compacted) throw new GoneError(`revision ${after + 1} has been compacted (oldest is ${this.#compacted})`);
-    const signal = options.signal;
+  watch<T>(prefix: string, options: WatchOptions): AsyncIterable<StoreWatchEvent<T>> {
+    return this.#watch<T>(prefix, options);
+  }
+
+  async *#watch<T>(prefix: string, options: WatchOptions): AsyncGenerator<StoreWatchEvent<T>> {
+    const { signal } = options;
+    /** The last revision this watcher has looked at (delivered or skipped as not matching). */
+    let cursor = options.afterRevision;
     for (;;) {
-      if (signal?.aborted) return;
-      const start = this.#history.findIndex((e) => e.revision > after);
-      if (start >= 0) {
-        if (this.#history[start]!.revision > after + 1 && after + 1 < this.#compacted) {
-          throw new GoneError(`revision ${after + 1} has been compacted`);
-        }
-        for (let i = start; i < this.#history.length; i++) {
-          const e = this.#history[i]!;
-          after = e.revision;
-          if (e.key.startsWith(prefix)) yield { ...e, value: JSON.parse(e.value) as T };
-          if (signal?.aborted) return;
+      if (signal?.aborted || this.#closed) return;
+      if (cursor + 1 < this.#compacted) {
+        throw new GoneError(`revision ${cursor + 1} has been compacted (the oldest kept is ${this.#compacted})`);
+      }
+      // Take a snapshot of what is there now: writes during our yields land in the next round.
+      const history = this.#history;
+      const end = history.length;
+      let i = firstAfter(history, cursor);
+      if (i < end) {
+        for (; i < end; i++) {
+          const e = history[i]!;
+          cursor = e.revision;
+          if (!e.key.startsWith(prefix)) continue;
+          yield toEvent<T>(e);
+          if (signal?.aborted || this.#closed) return;
+          // A compaction while we were suspended replaced the array: find our place again.
+          if (history !== this.#history) break;
         }
         continue;
       }
-      await new Promise<void>((resolve) => {
-        const wake = () => {
-          this.#listeners.delete(wake);
-          signal?.removeEventListener('abort', wake);
-          resolve();
-        };
-        this.#listeners.add(wake);
-        signal?.addEventListener('abort', wake, { once: true });
-      });
+      await this.#nextWrite(signal);
     }
   }
 
@@ -84,24 +152,43 @@ export class MemoryStore implements Store {
   }
 
   async compact(revision: number): Promise<void> {
-    this.#compacted = Math.max(this.#compacted, revision);
-    while (this.#history.length && this.#history[0]!.revision < revision) this.#history.shift();
+    if (revision <= this.#compacted) return;
+    this.#compacted = Math.min(revision, this.#revision);
+    // A new array rather than an in-place splice: running watchers hold the old one as a snapshot.
+    this.#history = this.#history.slice(firstAfter(this.#history, this.#compacted - 1));
+    this.#wakeAll();
   }
 
   async close(): Promise<void> {
-    for (const wake of [...this.#listeners]) wake();
+    this.#closed = true;
+    this.#wakeAll();
   }
 
-  #put(key: string, value: string, type: 'ADDED' | 'MODIFIED'): number {
+  #write(type: WatchEventType, key: string, json: string): number {
     const revision = ++this.#revision;
-    const old = this.#data.get(key);
-    this.#data.set(key, { value, revision, createRevision: old?.createRevision ?? revision });
-    this.#record({ type, key, value, revision });
+    if (type === 'DELETED') this.#data.delete(key);
+    else this.#data.set(key, { json, revision });
+    this.#history.push({ type, key, json, revision });
+    this.#wakeAll();
     return revision;
   }
 
-  #record(event: StoreWatchEvent<string>): void {
-    this.#history.push(event);
-    for (const wake of [...this.#listeners]) wake();
+  #nextWrite(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const wake = () => {
+        this.#waiters.delete(wake);
+        signal?.removeEventListener('abort', wake);
+        resolve();
+      };
+      this.#waiters.add(wake);
+      signal?.addEventListener('abort', wake, { once: true });
+    });
+  }
+
+  #wakeAll(): void {
+    const waiters = this.#waiters;
+    if (waiters.size === 0) return;
+    this.#waiters = new Set();
+    for (const wake of waiters) wake();
   }
 }

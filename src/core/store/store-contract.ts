@@ -139,13 +139,90 @@ export function runStoreContract(name: string, open: () => Promise<OpenedStore>)
       controller.abort();
     });
 
+    it('deletes without an expected revision, and refuses to update what was deleted', async () => {
+      const p = fresh();
+      const r1 = await store.create(`${p}a`, { v: 1 });
+      const del = await store.delete<{ v: number }>(`${p}a`);
+      assert.deepEqual(del.value, { v: 1 });
+      await assert.rejects(store.update(`${p}a`, { v: 2 }, r1), NotFoundError);
+      const again = await store.create(`${p}a`, { v: 3 });
+      assert.ok(again > del.revision, 'a re-created key gets a new revision');
+    });
+
+    it('gives every write a strictly greater revision, and lists at a revision between writes', async () => {
+      const p = fresh();
+      const revisions: number[] = [];
+      revisions.push(await store.create(`${p}a`, { v: 1 }));
+      revisions.push(await store.update(`${p}a`, { v: 2 }, revisions[0]!));
+      revisions.push(await store.create(`${p}b`, { v: 1 }));
+      revisions.push((await store.delete(`${p}b`)).revision);
+      for (let i = 1; i < revisions.length; i++) assert.ok(revisions[i]! > revisions[i - 1]!, `${revisions}`);
+      const list = await store.list(p);
+      assert.ok(list.revision >= revisions.at(-1)!, 'a list sees every write that finished before it');
+      assert.ok(list.revision <= await store.currentRevision());
+      assert.deepEqual(list.items.map((i) => [i.key.slice(p.length), i.revision]), [['a', revisions[1]]]);
+      assert.deepEqual((await store.list(`${p}nothing/`)).items, []);
+    });
+
+    it('lists raw JSON text with the same entries as list', async () => {
+      const p = fresh();
+      await store.create(`${p}b`, { v: 'b' });
+      await store.create(`${p}a`, { v: 'a' });
+      await store.create(`${p}ab`, { v: 'ab' });
+      const raw = await store.listRaw(`${p}a`);
+      assert.deepEqual(raw.items.map((i) => [i.key.slice(p.length), JSON.parse(i.json)]), [['a', { v: 'a' }], ['ab', { v: 'ab' }]]);
+      const list = await store.list(`${p}a`);
+      assert.deepEqual(raw.items.map((i) => i.revision), list.items.map((i) => i.revision));
+    });
+
+    it('watches only its prefix, hands out copies, and keeps watches apart', async () => {
+      const p = fresh();
+      const from = await store.currentRevision();
+      const controller = new AbortController();
+      const narrow = store.watch<{ v: number }>(`${p}a/`, { afterRevision: from, signal: controller.signal });
+      const wide = store.watch<{ v: number }>(p, { afterRevision: from, signal: controller.signal });
+      await store.create(`${p}ab`, { v: 1 });
+      await store.create(`${p}a/1`, { v: 2 });
+      const [event] = await take(narrow, 1);
+      assert.equal(event!.key, `${p}a/1`, 'a sibling prefix does not leak into the watch');
+      event!.value.v = 99;
+      assert.equal((await store.get<{ v: number }>(`${p}a/1`)).value.v, 2);
+      const both = await take(wide, 2);
+      assert.deepEqual(both.map((e) => e.key.slice(p.length)), ['ab', 'a/1']);
+      controller.abort();
+    });
+
+    it('ends a watch that is waiting for events when its signal aborts', async () => {
+      const p = fresh();
+      const controller = new AbortController();
+      const iterator = store.watch(p, { afterRevision: await store.currentRevision(), signal: controller.signal })[Symbol.asyncIterator]();
+      const pending = iterator.next();
+      controller.abort();
+      const end = await Promise.race([pending, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 5000).unref())]);
+      assert.notEqual(end, 'hung', 'the watch ended within 5 s of the abort');
+      assert.equal((end as IteratorResult<unknown>).done, true);
+    });
+
+    it('keeps the compaction revision itself watchable', async () => {
+      const p = fresh();
+      const r1 = await store.create(`${p}a`, { v: 1 });
+      const r2 = await store.update(`${p}a`, { v: 2 }, r1);
+      await store.compact(r2);
+      const controller = new AbortController();
+      const [event] = await take(store.watch<{ v: number }>(p, { afterRevision: r2 - 1, signal: controller.signal }), 1);
+      controller.abort();
+      assert.deepEqual([event!.type, event!.revision, event!.value.v], ['MODIFIED', r2, 2]);
+    });
+
     it('lets exactly one of many concurrent writers win per revision', async () => {
       const p = fresh();
       const r = await store.create(`${p}k`, { winner: -1 });
       const results = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => store.update(`${p}k`, { winner: i }, r)));
       const won = results.filter((x) => x.status === 'fulfilled');
       assert.equal(won.length, 1);
-      for (const x of results) if (x.status === 'rejected') assert.ok(x.reason instanceof ConflictError);
+      for (const x of results) if (x.status === 'rejected') assert.ok(x.reason instanceof ConflictError, String(x.reason));
+      const winner = (won[0] as PromiseFulfilledResult<number>).value;
+      assert.equal((await store.get(`${p}k`)).revision, winner);
     });
 
     it('counts exactly with concurrent read-modify-write retries', async () => {
@@ -161,9 +238,9 @@ export function runStoreContract(name: string, open: () => Promise<OpenedStore>)
           }
         }
       };
-      const revisions = await Promise.all(Array.from({ length: 20 }, increment));
-      assert.equal((await store.get<{ n: number }>(`${p}n`)).value.n, 20);
-      assert.equal(new Set(revisions).size, 20, 'every successful write has its own revision');
+      const revisions = await Promise.all(Array.from({ length: 30 }, increment));
+      assert.equal((await store.get<{ n: number }>(`${p}n`)).value.n, 30);
+      assert.equal(new Set(revisions).size, 30, 'every successful write has its own revision');
     });
   });
 }

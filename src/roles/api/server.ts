@@ -103,18 +103,19 @@ export interface RunningApiServer {
 export async function startApiServer(options: StartApiServerOptions): Promise<RunningApiServer> {
   const { app, service } = createApiApp(options);
   await ensureSystemNamespaces(service);
-  const namespaces = new Informer({ source: service.listWatcher(namespaceKind), name: 'api-namespaces' });
-  void namespaces.start(options.signal);
-  await namespaces.whenSynced();
-  service.useNamespaceCache(namespaces);
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: options.address, port: options.port }, () => resolve(s));
     s.once('error', reject);
   });
+  // Only once listening: a failed start must leave nothing running that would keep the process alive.
+  const namespaces = new Informer({ source: service.listWatcher(namespaceKind), name: 'api-namespaces' });
+  const informerDone = namespaces.start(options.signal);
+  await namespaces.whenSynced();
+  service.useNamespaceCache(namespaces);
   // Keep-alive connections from watchers would hold close() forever: end them on shutdown.
   const closed = new Promise<void>((resolve) => {
     const stop = () => {
-      server.close(() => resolve());
+      server.close(() => void informerDone.then(() => resolve()));
       (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
     };
     if (options.signal.aborted) stop();

@@ -1,4 +1,5 @@
 // Opens the master's store: etcd through EtcdStore, checked reachable within a deadline, with the watch cache in front.
+import { CachedStore } from '../../core/store/cached-store.js';
 import { EtcdStore } from '../../core/store/etcd-store.js';
 import type { Store } from '../../core/store/store.js';
 import { StartupError } from '../startup-error.js';
@@ -27,5 +28,6 @@ export async function openStore(options: { endpoints: string[]; timeoutMs?: numb
       await new Promise((r) => setTimeout(r, 200));
     }
   }
-  return etcd;
+  // Lists and watches are served from the watch cache; writes and gets go to etcd.
+  return CachedStore.open(etcd);
 }

@@ -1,0 +1,406 @@
+// A watch cache in front of another Store (as Kubernetes' sits in front of etcd): consistent lists and fanned-out watches from memory.
+import { GoneError } from '../errors.js';
+import type { ListResult, RawEntry, Store, StoreEntry, StoreWatchEvent, WatchEventType, WatchOptions } from './store.js';
+
+export interface CachedStoreOptions {
+  /** Keys under this prefix are cached; lists and watches elsewhere go to the inner store. Default `/registry/`. */
+  prefix?: string;
+  /** Recent events kept for watches; a watcher further behind than this gets Gone. Default 10,000. */
+  historySize?: number;
+  /** How long a list waits for the cache to catch up with the inner store before asking it instead. Default 1,000 ms. */
+  syncTimeoutMs?: number;
+  /** Pause before re-watching the inner store after a failure. Default 200 ms. */
+  retryDelayMs?: number;
+}
+
+/** A cached value as JSON text: cheap to keep, and parsing it gives each reader its own copy. */
+interface CachedValue {
+  json: string;
+  revision: number;
+}
+
+interface CachedEvent {
+  type: WatchEventType;
+  key: string;
+  json: string;
+  revision: number;
+}
+
+/** Index of the first element of sorted `keys` that is >= `key`. */
+function lowerBound(keys: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** A fixed-capacity buffer of events ordered by revision; the oldest falls out when it is full. */
+class EventRing {
+  readonly #slots: (CachedEvent | undefined)[];
+  #start = 0;
+  #size = 0;
+
+  constructor(capacity: number) {
+    this.#slots = new Array(capacity);
+  }
+
+  /** Adds an event; returns the one pushed out, if any. */
+  push(event: CachedEvent): CachedEvent | undefined {
+    const capacity = this.#slots.length;
+    if (this.#size < capacity) {
+      this.#slots[(this.#start + this.#size++) % capacity] = event;
+      return undefined;
+    }
+    const evicted = this.#slots[this.#start];
+    this.#slots[this.#start] = event;
+    this.#start = (this.#start + 1) % capacity;
+    return evicted;
+  }
+
+  /** Drops events with revision < `revision`; returns the revision of the last one dropped. */
+  dropBefore(revision: number): number | undefined {
+    let dropped: number | undefined;
+    while (this.#size > 0 && this.#at(0).revision < revision) {
+      dropped = this.#at(0).revision;
+      this.#slots[this.#start] = undefined;
+      this.#start = (this.#start + 1) % this.#slots.length;
+      this.#size--;
+    }
+    return dropped;
+  }
+
+  clear(): void {
+    this.#slots.fill(undefined);
+    this.#start = 0;
+    this.#size = 0;
+  }
+
+  /** Every event with revision > `revision`, oldest first. */
+  after(revision: number): CachedEvent[] {
+    let lo = 0;
+    let hi = this.#size;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.#at(mid).revision <= revision) lo = mid + 1;
+      else hi = mid;
+    }
+    const out: CachedEvent[] = [];
+    for (let i = lo; i < this.#size; i++) out.push(this.#at(i));
+    return out;
+  }
+
+  #at(i: number): CachedEvent {
+    return this.#slots[(this.#start + i) % this.#slots.length]!;
+  }
+}
+
+/** Someone waiting for the cache to reach a revision. */
+interface RevisionWaiter {
+  revision: number;
+  resolve(reached: boolean): void;
+}
+
+/**
+ * Writes and `get` go straight to the inner store (strongly consistent). Lists under the
+ * prefix are answered from memory once the cache has caught up with the inner store's
+ * current revision, so they are as fresh as a list from the inner store. Watches are served
+ * from one ring of recent events shared by every watcher: there is one inner watch however
+ * many watchers there are, and a watcher that falls more than `historySize` events behind
+ * (or whose history the cache had to drop) ends with GoneError and must relist.
+ *
+ * The cache owns the inner store: close() closes it too.
+ */
+export class CachedStore implements Store {
+  readonly #inner: Store;
+  readonly #prefix: string;
+  readonly #syncTimeoutMs: number;
+  readonly #retryDelayMs: number;
+  readonly #ring: EventRing;
+
+  readonly #items = new Map<string, CachedValue>();
+  /** Cached keys, sorted, so that a prefix list is a binary search and a scan. */
+  #keys: string[] = [];
+  /** The last inner-store revision applied (events outside the prefix count too). */
+  #revision = 0;
+  /** Every cached-prefix event with revision > #floor is in the ring (or not yet applied). */
+  #floor = 0;
+  /** Bumped on every relist: watchers from an older epoch may have missed events and get Gone. */
+  #epoch = 0;
+  #synced = false;
+
+  /** Watchers blocked until the next applied event (or close). */
+  #wakers = new Set<() => void>();
+  #revisionWaiters: RevisionWaiter[] = [];
+  readonly #stop = new AbortController();
+  #loop: Promise<void> | undefined;
+
+  constructor(inner: Store, options: CachedStoreOptions = {}) {
+    this.#inner = inner;
+    this.#prefix = options.prefix ?? '/registry/';
+    this.#syncTimeoutMs = options.syncTimeoutMs ?? 1000;
+    this.#retryDelayMs = options.retryDelayMs ?? 200;
+    const historySize = options.historySize ?? 10_000;
+    if (!(historySize >= 1)) throw new RangeError(`historySize must be at least 1, not ${historySize}`);
+    this.#ring = new EventRing(historySize);
+  }
+
+  /** Creates a cache over `inner` and waits until it holds the inner store's contents. */
+  static async open(inner: Store, options: CachedStoreOptions = {}): Promise<CachedStore> {
+    const cache = new CachedStore(inner, options);
+    await cache.start();
+    return cache;
+  }
+
+  /** The last revision the cache has applied. */
+  get revision(): number {
+    return this.#revision;
+  }
+
+  /** Loads the cache (one list) and starts following the inner store; resolves once loaded. */
+  async start(): Promise<void> {
+    if (this.#loop) throw new Error('the cache has already been started');
+    await this.#relist();
+    this.#loop = this.#follow();
+  }
+
+  get<T>(key: string): Promise<StoreEntry<T>> {
+    return this.#inner.get<T>(key);
+  }
+
+  async list<T>(prefix: string): Promise<ListResult<T>> {
+    if (!(await this.#readyFor(prefix))) return this.#inner.list<T>(prefix);
+    const items: StoreEntry<T>[] = [];
+    this.#scan(prefix, (key, v) => items.push({ key, value: JSON.parse(v.json) as T, revision: v.revision }));
+    return { items, revision: this.#revision };
+  }
+
+  async listRaw(prefix: string): Promise<{ items: RawEntry[]; revision: number }> {
+    if (!(await this.#readyFor(prefix))) return this.#inner.listRaw(prefix);
+    const items: RawEntry[] = [];
+    this.#scan(prefix, (key, v) => items.push({ key, json: v.json, revision: v.revision }));
+    return { items, revision: this.#revision };
+  }
+
+  create(key: string, value: unknown): Promise<number> {
+    return this.#inner.create(key, value);
+  }
+
+  update(key: string, value: unknown, expectedRevision: number): Promise<number> {
+    return this.#inner.update(key, value, expectedRevision);
+  }
+
+  delete<T>(key: string, expectedRevision?: number): Promise<{ revision: number; value: T }> {
+    return this.#inner.delete<T>(key, expectedRevision);
+  }
+
+  watch<T>(prefix: string, options: WatchOptions): AsyncIterable<StoreWatchEvent<T>> {
+    // Decided now, not at the first next(): a watcher's place in the history is where it was
+    // asked for, so one that is slow to start reading can still find it has fallen behind.
+    // History the cache does not hold (older than the ring, or outside the prefix) comes from
+    // the inner store, which answers Gone if it has been compacted.
+    if (!this.#synced || !prefix.startsWith(this.#prefix) || options.afterRevision < this.#floor) {
+      return this.#inner.watch<T>(prefix, options);
+    }
+    return this.#serve<T>(prefix, options, this.#epoch);
+  }
+
+  currentRevision(): Promise<number> {
+    return this.#inner.currentRevision();
+  }
+
+  /** Compacts the inner store and drops the cache's own history before `revision` too. */
+  async compact(revision: number): Promise<void> {
+    await this.#inner.compact(revision);
+    const dropped = this.#ring.dropBefore(revision);
+    // Nothing before `revision` can be served any more, even events the ring never held.
+    this.#floor = Math.max(this.#floor, dropped ?? 0, Math.min(revision, this.#revision + 1) - 1);
+    this.#wakeWatchers();
+  }
+
+  async close(): Promise<void> {
+    if (this.#stop.signal.aborted) return;
+    this.#stop.abort();
+    this.#wakeWatchers();
+    for (const w of this.#revisionWaiters) w.resolve(false);
+    this.#revisionWaiters = [];
+    await this.#loop;
+    await this.#inner.close();
+  }
+
+  // ---- reading from memory ----
+
+  /** True once the cache may answer a list of `prefix`: it covers it and has caught up with the inner store. */
+  async #readyFor(prefix: string): Promise<boolean> {
+    if (!this.#synced || !prefix.startsWith(this.#prefix)) return false;
+    // A list must see every write that finished before it started: wait for the cache to
+    // reach the inner store's revision as of now.
+    const target = await this.#inner.currentRevision();
+    return this.#waitForRevision(target);
+  }
+
+  #scan(prefix: string, each: (key: string, value: CachedValue) => void): void {
+    const keys = this.#keys;
+    for (let i = lowerBound(keys, prefix); i < keys.length; i++) {
+      const key = keys[i]!;
+      if (!key.startsWith(prefix)) break;
+      each(key, this.#items.get(key)!);
+    }
+  }
+
+  #waitForRevision(revision: number): Promise<boolean> {
+    if (this.#synced && this.#revision >= revision) return Promise.resolve(true);
+    if (this.#stop.signal.aborted) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        this.#revisionWaiters = this.#revisionWaiters.filter((w) => w !== waiter);
+        resolve(false);
+      }, this.#syncTimeoutMs);
+      const waiter: RevisionWaiter = {
+        revision,
+        resolve: (reached) => {
+          clearTimeout(timer);
+          resolve(reached);
+        },
+      };
+      this.#revisionWaiters.push(waiter);
+    });
+  }
+
+  /** A watch served from the ring; `epoch` is the cache generation it was asked in. */
+  async *#serve<T>(prefix: string, options: WatchOptions, epoch: number): AsyncGenerator<StoreWatchEvent<T>> {
+    const { signal } = options;
+    /** The last revision this watcher has looked at in the ring. */
+    let cursor = options.afterRevision;
+    const stopped = () => signal?.aborted || this.#stop.signal.aborted;
+    for (;;) {
+      if (stopped()) return;
+      if (epoch !== this.#epoch || cursor < this.#floor) {
+        throw new GoneError(`too old resource version: ${cursor + 1} (the watch fell behind the cache's history)`);
+      }
+      const batch = this.#ring.after(cursor);
+      if (batch.length === 0) {
+        await this.#nextEvent(signal);
+        continue;
+      }
+      cursor = batch[batch.length - 1]!.revision;
+      for (const e of batch) {
+        if (!e.key.startsWith(prefix)) continue;
+        yield { type: e.type, key: e.key, value: JSON.parse(e.json) as T, revision: e.revision };
+        if (stopped()) return;
+      }
+    }
+  }
+
+  #nextEvent(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const wake = () => {
+        this.#wakers.delete(wake);
+        signal?.removeEventListener('abort', wake);
+        resolve();
+      };
+      this.#wakers.add(wake);
+      signal?.addEventListener('abort', wake, { once: true });
+    });
+  }
+
+  #wakeWatchers(): void {
+    const wakers = this.#wakers;
+    if (wakers.size === 0) return;
+    this.#wakers = new Set();
+    for (const wake of wakers) wake();
+  }
+
+  // ---- following the inner store ----
+
+  /** Replaces the cache's contents with a fresh list; watchers that may have missed events get Gone. */
+  async #relist(): Promise<void> {
+    const list = await this.#inner.listRaw(this.#prefix);
+    this.#items.clear();
+    for (const item of list.items) this.#items.set(item.key, { json: item.json, revision: item.revision });
+    // The inner store lists in key order already.
+    this.#keys = list.items.map((i) => i.key);
+    this.#ring.clear();
+    this.#revision = list.revision;
+    this.#floor = list.revision;
+    this.#epoch++;
+    this.#synced = true;
+    this.#wakeWatchers();
+    this.#resolveRevisionWaiters();
+  }
+
+  /**
+   * Follows the whole inner key space, not only the prefix: events elsewhere carry no data
+   * for us but advance the revision, which is what lets a list know the cache is current.
+   */
+  async #follow(): Promise<void> {
+    const signal = this.#stop.signal;
+    while (!signal.aborted) {
+      try {
+        for await (const event of this.#inner.watch('', { afterRevision: this.#revision, signal })) {
+          this.#apply(event);
+        }
+        // An inner watch that ends on its own (its store closing, say) is retried, not spun on.
+        await this.#pause();
+      } catch (err) {
+        if (signal.aborted) break;
+        if (err instanceof GoneError) {
+          // The inner store no longer has the events since our revision: start over.
+          this.#synced = false;
+          try {
+            await this.#relist();
+          } catch {
+            await this.#pause();
+          }
+          continue;
+        }
+        await this.#pause();
+      }
+    }
+  }
+
+  #apply(event: StoreWatchEvent): void {
+    if (event.revision <= this.#revision) return;
+    this.#revision = event.revision;
+    if (event.key.startsWith(this.#prefix)) {
+      const json = JSON.stringify(event.value);
+      if (event.type === 'DELETED') {
+        if (this.#items.delete(event.key)) this.#keys.splice(lowerBound(this.#keys, event.key), 1);
+      } else {
+        if (!this.#items.has(event.key)) this.#keys.splice(lowerBound(this.#keys, event.key), 0, event.key);
+        this.#items.set(event.key, { json, revision: event.revision });
+      }
+      const evicted = this.#ring.push({ type: event.type, key: event.key, json, revision: event.revision });
+      if (evicted) this.#floor = evicted.revision;
+      this.#wakeWatchers();
+    }
+    this.#resolveRevisionWaiters();
+  }
+
+  #resolveRevisionWaiters(): void {
+    if (this.#revisionWaiters.length === 0) return;
+    const still: RevisionWaiter[] = [];
+    for (const w of this.#revisionWaiters) {
+      if (w.revision <= this.#revision) w.resolve(true);
+      else still.push(w);
+    }
+    this.#revisionWaiters = still;
+  }
+
+  /** Waits `retryDelayMs` before trying the inner store again (ends early on close). */
+  #pause(): Promise<void> {
+    const signal = this.#stop.signal;
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, this.#retryDelayMs);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+}
