@@ -1,7 +1,7 @@
 // `minik8s apply -f`: creates what is missing and three-way-patches what exists, remembering what it applied.
 import type { KubeObject } from '../core/api/meta.js';
 import { NotFoundError } from '../core/errors.js';
-import type { ApiClient } from './api-client.js';
+import type { ApiClient } from '../core/client/api-client.js';
 import { CliError, ConnectionError, formatError } from './cli-error.js';
 import type { CliContext } from './context.js';
 import { manifestNamespace, readManifests, type Manifest } from './manifests.js';

@@ -1,5 +1,8 @@
 // Client-side CLI errors and the one function that renders any error the way kubectl prints it.
+import { ConnectionError } from '../core/client/client-errors.js';
 import { ApiError } from '../core/errors.js';
+
+export { ConnectionError };
 
 /** A client-side failure; printed as `error: <message>`. */
 export class CliError extends Error {
@@ -9,13 +12,6 @@ export class CliError extends Error {
   }
 }
 
-/** The server could not be reached at all; kubectl prints these messages without a prefix. */
-export class ConnectionError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'ConnectionError';
-  }
-}
 
 /** Renders an error as one or more stderr lines, without a stack (set MINIK8S_DEBUG to get one). */
 export function formatError(err: unknown, env: NodeJS.ProcessEnv = process.env): string {

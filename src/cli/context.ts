@@ -1,5 +1,5 @@
 // What every command gets from main: the API client, the namespace in effect, and where to write.
-import type { ApiClient } from './api-client.js';
+import type { ApiClient } from '../core/client/api-client.js';
 
 export interface CliContext {
   /** `-n`, else `default`. */

@@ -2,7 +2,7 @@
 import type { KindDefinition } from '../core/api/kind.js';
 import type { KubeObject } from '../core/api/meta.js';
 import { ApiError } from '../core/errors.js';
-import type { ApiClient } from './api-client.js';
+import type { ApiClient } from '../core/client/api-client.js';
 import { ConnectionError, formatError } from './cli-error.js';
 import type { CliContext } from './context.js';
 import { ageSince, alignColumns } from './printers.js';

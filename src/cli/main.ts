@@ -1,6 +1,6 @@
 // The CLI: global flags, the command table (each command module loaded only when run), and error reporting.
 import { loadClientConfig } from '../core/client-config.js';
-import { ApiClient } from './api-client.js';
+import { ApiClient } from '../core/client/api-client.js';
 import { formatError } from './cli-error.js';
 import type { CliContext } from './context.js';
 

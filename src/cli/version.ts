@@ -1,6 +1,6 @@
 // `minik8s version`: the client's version, then the server's (or why it could not be asked).
 import { VERSION } from '../core/version.js';
-import type { VersionInfo } from './api-client.js';
+import type { VersionInfo } from '../core/client/api-client.js';
 import { formatError } from './cli-error.js';
 import type { CliContext } from './context.js';
 

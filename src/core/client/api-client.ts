@@ -1,9 +1,9 @@
 // A small HTTP client for the API server: CRUD, list and watch keyed by KindDefinition, errors as typed ApiErrors.
 import http from 'node:http';
-import type { KindDefinition } from '../core/api/kind.js';
-import type { KubeObject } from '../core/api/meta.js';
-import { errorFromStatus, type ApiError, type Status } from '../core/errors.js';
-import { CliError, ConnectionError } from './cli-error.js';
+import type { KindDefinition } from '../api/kind.js';
+import type { KubeObject } from '../api/meta.js';
+import { errorFromStatus, type ApiError, type Status } from '../errors.js';
+import { ClientError, ConnectionError } from './client-errors.js';
 
 // Built on node:http rather than fetch: in Node 20 the first fetch() loads undici, which
 // costs about 45 ms per process, a quarter of the CLI's startup budget.
@@ -117,9 +117,9 @@ export class ApiClient {
       // A bare host:port means plain HTTP here (our API server does not speak TLS).
       url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(options.server) ? options.server : `http://${options.server}`);
     } catch {
-      throw new CliError(`invalid server URL "${options.server}"`);
+      throw new ClientError(`invalid server URL "${options.server}"`);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CliError(`invalid server URL "${options.server}": the scheme must be http or https`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ClientError(`invalid server URL "${options.server}": the scheme must be http or https`);
     this.server = url;
     this.token = options.token;
     this.timeoutMs = options.timeoutMs;
@@ -212,7 +212,7 @@ export class ApiClient {
     try {
       return JSON.parse(text);
     } catch {
-      throw new CliError(`the server sent a response that is not JSON for ${method} ${path}`);
+      throw new ClientError(`the server sent a response that is not JSON for ${method} ${path}`);
     }
   }
 
@@ -270,7 +270,7 @@ export async function* parseWatchLines(chunks: AsyncIterable<Buffer | string>): 
     try {
       event = JSON.parse(line) as typeof event;
     } catch {
-      throw new CliError(`the server sent a watch event that is not JSON: ${line.slice(0, 200)}`);
+      throw new ClientError(`the server sent a watch event that is not JSON: ${line.slice(0, 200)}`);
     }
     if (event.type === 'ERROR') {
       const status = (event.object ?? {}) as Partial<Status>;

@@ -4,10 +4,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { collectionPath, kinds, objectPath } from '../core/api/registry.js';
-import { AlreadyExistsError, GoneError, InvalidError, NotFoundError, UnauthorizedError } from '../core/errors.js';
+import { collectionPath, kinds, objectPath } from '../api/registry.js';
+import { AlreadyExistsError, GoneError, InvalidError, NotFoundError, UnauthorizedError } from '../errors.js';
 import { ApiClient, kindCollectionPath, kindObjectPath, parseWatchLines, type WatchEvent } from './api-client.js';
-import { resolveKind } from './resolve-kind.js';
+import { resolveKind } from '../../cli/resolve-kind.js';
 
 type Handler = (req: http.IncomingMessage, body: string, res: http.ServerResponse) => void;
 
