@@ -13,6 +13,7 @@ import {
 import type { ListWatcher } from '../../core/controller/informer.js';
 import type { Store, StoreEntry } from '../../core/store/store.js';
 import { applyMergePatch } from './merge-patch.js';
+import { podGracePeriod } from './pod-deletion.js';
 import {
   markDeleting, prepareCreate, prepareStatusUpdate, prepareUpdate, qualifiedResource, readyToRemove,
   reconcileIdentity, sameObject, withResourceVersion,
@@ -34,6 +35,8 @@ export interface WriteOptions {
 export interface DeleteOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
   propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
+  /** Pods on a node: how long the kubelet gives the containers; 0 removes the object at once. */
+  gracePeriodSeconds?: number;
 }
 
 export interface WatchOptions extends ListOptions {
@@ -226,13 +229,15 @@ export class ObjectService {
         throw this.#conflict(def, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`);
       }
       try {
-        const pending = Boolean(current.metadata.finalizers?.length) || def === namespaceKind;
+        const grace = podGracePeriod(current, options.gracePeriodSeconds);
+        const pending = Boolean(current.metadata.finalizers?.length) || def === namespaceKind || grace > 0;
         if (!pending) {
           await this.#store.delete(entry.key, entry.revision);
           return current;
         }
-        if (current.metadata.deletionTimestamp) return current;
-        const marked = markDeleting(entry.value, this.#now());
+        const shorter = grace < (current.metadata.deletionGracePeriodSeconds ?? Infinity);
+        if (current.metadata.deletionTimestamp && !shorter) return current;
+        const marked = markDeleting(entry.value, this.#now(), grace);
         const revision = await this.#store.update(entry.key, marked, entry.revision);
         return withResourceVersion(marked as KubeObject, revision);
       } catch (err) {

@@ -138,13 +138,17 @@ export function readyToRemove(obj: KubeObject): boolean {
   return obj.kind !== 'Namespace' || !specFinalizers?.length;
 }
 
-/** Marks an object for deletion (finalizers pending): sets deletionTimestamp once. */
-export function markDeleting(obj: KubeObject, now: Date): Record<string, unknown> {
+/**
+ * Marks an object for deletion (finalizers or a pod's graceful termination pending). As in
+ * Kubernetes, deletionTimestamp is when the grace period ends; a later delete may shorten it.
+ */
+export function markDeleting(obj: KubeObject, now: Date, gracePeriodSeconds = 0): Record<string, unknown> {
   const { resourceVersion: _rv, ...meta } = obj.metadata;
   const metadata: ObjectMeta = { ...meta };
-  if (!metadata.deletionTimestamp) {
-    metadata.deletionTimestamp = timestamp(now);
-    metadata.deletionGracePeriodSeconds = 0;
+  const shorter = gracePeriodSeconds < (metadata.deletionGracePeriodSeconds ?? Infinity);
+  if (!metadata.deletionTimestamp || shorter) {
+    metadata.deletionTimestamp = timestamp(new Date(now.getTime() + gracePeriodSeconds * 1000));
+    metadata.deletionGracePeriodSeconds = gracePeriodSeconds;
   }
   const out: Record<string, unknown> = { ...obj, metadata };
   if (obj.kind === 'Namespace' && !obj.metadata.deletionTimestamp) {

@@ -1,0 +1,199 @@
+// One pod's sync: read the runtime, plan, act through the provider, report status and events. The kubelet's core shell.
+import type { Pod, PodStatus } from '../../core/api/pod.js';
+import { ContainerStartError, type PodProvider, type PodRef, type RuntimePod } from '../../runtime/provider.js';
+import type { EventRecorder } from './event-recorder.js';
+import { backoffKey, planPod, SANDBOX, type ProbeVerdict, type StartFailure, type Waiting } from './pod-actions.js';
+import { computePodStatus, sameStatus, type ProbeStatus } from './pod-status.js';
+import { RestartBackoff } from './restart-backoff.js';
+
+/** What the sync needs from the API server; a fake in unit tests. */
+export interface PodApi {
+  /** Writes the pod's status; resolves undefined when the pod is gone. */
+  updateStatus(pod: Pod, status: PodStatus): Promise<void>;
+  /** The final delete once the containers are gone (grace period 0, guarded by uid). */
+  deletePod(pod: Pod): Promise<void>;
+}
+
+/** What the sync needs from the probers; the ProbeManager in production, a table in unit tests. */
+export interface Probes {
+  sync(pod: Pod, runtime: RuntimePod | undefined): void;
+  verdict(containerID: string): ProbeVerdict;
+  status(containerID: string): ProbeStatus;
+  forgetPod(uid: string): void;
+}
+
+export interface PodSyncOptions {
+  provider: PodProvider;
+  api: PodApi;
+  events: Pick<EventRecorder, 'record' | 'forgetPod'>;
+  probes: Probes;
+  nodeIP: string;
+  podCIDR?: string;
+  now?: () => number;
+  backoff?: RestartBackoff;
+  log?: (message: string) => void;
+}
+
+export interface SyncResult {
+  requeueAfterMs?: number;
+}
+
+/** Kubernetes' floor for the grace period of a pod it must kill without knowing better. */
+export const MIN_GRACE_SECONDS = 2;
+
+export function podRef(pod: Pod): PodRef {
+  return { uid: pod.metadata.uid!, namespace: pod.metadata.namespace!, name: pod.metadata.name! };
+}
+
+const fieldPath = (container: string) => `spec.containers{${container}}`;
+
+export class PodSync {
+  readonly #o: PodSyncOptions;
+  readonly #now: () => number;
+  readonly #backoff: RestartBackoff;
+  /** Start failures by pod uid, then container name (SANDBOX for the pause container). */
+  readonly #failures = new Map<string, Map<string, StartFailure>>();
+
+  constructor(options: PodSyncOptions) {
+    this.#o = options;
+    this.#now = options.now ?? Date.now;
+    this.#backoff = options.backoff ?? new RestartBackoff();
+  }
+
+  #failuresOf(uid: string): Map<string, StartFailure> {
+    let f = this.#failures.get(uid);
+    if (!f) this.#failures.set(uid, (f = new Map()));
+    return f;
+  }
+
+  #forget(uid: string): void {
+    this.#failures.delete(uid);
+    this.#backoff.forget(`${uid}/`);
+    this.#o.probes.forgetPod(uid);
+    this.#o.events.forgetPod(uid);
+  }
+
+  /** Brings one pod bound to this node one step closer to its spec, then reports its status. */
+  async sync(pod: Pod): Promise<SyncResult> {
+    if (pod.metadata.deletionTimestamp) {
+      await this.#terminate(pod);
+      return {};
+    }
+    const { provider, events, probes } = this.#o;
+    const uid = pod.metadata.uid!;
+    let runtime = await provider.getPod(uid);
+    probes.sync(pod, runtime);
+    const now = this.#now();
+    const failures = this.#failuresOf(uid);
+    const plan = planPod({ pod, runtime, now, backoff: this.#backoff, failures, probes: (id) => probes.verdict(id) });
+    const overrides = new Map<string, Waiting>();
+
+    for (const action of plan.actions) {
+      if (action.type === 'killPod') {
+        events.record({ pod, type: 'Normal', reason: 'SandboxChanged', message: 'Pod sandbox changed, it will be killed and re-created.' });
+        await provider.deletePod(podRef(pod), { gracePeriodSeconds: pod.spec.terminationGracePeriodSeconds ?? 30 });
+        probes.forgetPod(uid);
+      } else if (action.type === 'createSandbox') {
+        try {
+          runtime = await provider.createPod(pod, { podCIDR: this.#o.podCIDR });
+          failures.delete(SANDBOX);
+        } catch (err) {
+          const failure = this.#startFailed(pod, SANDBOX, err, now);
+          events.record({ pod, type: 'Warning', reason: 'FailedCreatePodSandBox', message: `Failed to create pod sandbox: ${failure.message}` });
+          for (const c of pod.spec.containers) overrides.set(c.name, { reason: failure.reason, message: failure.message });
+          break;
+        }
+      } else if (action.type === 'start') {
+        await this.#start(pod, action.container, action.attempt, runtime, now, overrides);
+      } else {
+        events.record({ pod, type: 'Normal', reason: 'Killing', message: action.message, fieldPath: fieldPath(action.container) });
+        await provider.updatePod(pod, { type: 'kill', container: action.container, gracePeriodSeconds: action.gracePeriodSeconds, reason: action.message });
+      }
+    }
+    if (plan.actions.length > 0) {
+      runtime = await provider.getPod(uid);
+      probes.sync(pod, runtime);
+    }
+
+    const waiting = new Map([...plan.waiting, ...overrides]);
+    for (const [name, w] of plan.waiting) {
+      if (w.reason === 'CrashLoopBackOff') {
+        events.record({ pod, type: 'Warning', reason: 'BackOff', message: 'Back-off restarting failed container', fieldPath: fieldPath(name) });
+      } else if (w.reason === 'ImagePullBackOff') {
+        const image = pod.spec.containers.find((c) => c.name === name)?.image;
+        events.record({ pod, type: 'Normal', reason: 'BackOff', message: `Back-off pulling image "${image}"`, fieldPath: fieldPath(name) });
+      }
+    }
+    const status = computePodStatus({ pod, runtime, nodeIP: this.#o.nodeIP, waiting, probes: (id) => probes.status(id), now: new Date(now) });
+    if (!sameStatus(pod.status, status)) await this.#o.api.updateStatus(pod, status);
+    return plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : {};
+  }
+
+  async #start(pod: Pod, name: string, attempt: number, runtime: RuntimePod | undefined, now: number, overrides: Map<string, Waiting>): Promise<void> {
+    const { provider, events } = this.#o;
+    const key = backoffKey(pod, name);
+    const spec = pod.spec.containers.find((c) => c.name === name)!;
+    const previous = runtime?.containers.find((c) => c.name === name);
+    if (previous?.startedAt && previous.finishedAt) this.#backoff.noteRun(key, Date.parse(previous.startedAt), Date.parse(previous.finishedAt));
+    // Every restart (not the first start) moves the backoff on, as the kubelet's doBackOff does.
+    if (previous) this.#backoff.next(key, now);
+    try {
+      const result = await provider.updatePod(pod, { type: 'start', container: name, attempt });
+      this.#failuresOf(pod.metadata.uid!).delete(name);
+      const at = fieldPath(name);
+      if (result.pulled) {
+        events.record({ pod, type: 'Normal', reason: 'Pulled', message: `Successfully pulled image "${spec.image}" in ${(result.pulled.ms / 1000).toFixed(3)}s`, fieldPath: at });
+      } else {
+        events.record({ pod, type: 'Normal', reason: 'Pulled', message: `Container image "${spec.image}" already present on machine`, fieldPath: at });
+      }
+      events.record({ pod, type: 'Normal', reason: 'Created', message: `Created container ${name}`, fieldPath: at });
+      events.record({ pod, type: 'Normal', reason: 'Started', message: `Started container ${name}`, fieldPath: at });
+    } catch (err) {
+      if (!previous) this.#backoff.next(key, now);
+      const failure = this.#startFailed(pod, name, err, now, false);
+      overrides.set(name, { reason: failure.reason, message: failure.message });
+      const message = failure.reason === 'ErrImagePull' || failure.reason === 'ErrImageNeverPull'
+        ? `Failed to pull image "${spec.image}": ${failure.message}`
+        : `Error: ${failure.message}`;
+      events.record({ pod, type: 'Warning', reason: 'Failed', message, fieldPath: fieldPath(name) });
+    }
+  }
+
+  /** Records a failed start; unexpected errors (Docker down) are rethrown so the queue retries the sync. */
+  #startFailed(pod: Pod, name: string, err: unknown, now: number, advanceBackoff = true): StartFailure {
+    if (!(err instanceof ContainerStartError)) throw err;
+    const failure: StartFailure = { reason: err.reason, message: err.message, at: now };
+    this.#failuresOf(pod.metadata.uid!).set(name, failure);
+    if (advanceBackoff) this.#backoff.next(backoffKey(pod, name), now);
+    return failure;
+  }
+
+  /** Graceful deletion: stop the containers within the grace period, then remove the pod object. */
+  async #terminate(pod: Pod): Promise<void> {
+    const { provider, events } = this.#o;
+    const uid = pod.metadata.uid!;
+    const runtime = await provider.getPod(uid);
+    if (runtime) {
+      for (const c of runtime.containers) {
+        if (c.state === 'running') events.record({ pod, type: 'Normal', reason: 'Killing', message: `Stopping container ${c.name}`, fieldPath: fieldPath(c.name) });
+      }
+      const grace = pod.metadata.deletionGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30;
+      await provider.deletePod(podRef(pod), { gracePeriodSeconds: grace });
+    }
+    this.#forget(uid);
+    await this.#o.api.deletePod(pod);
+  }
+
+  /** Removes what runs for pods the API no longer has (deleted while this kubelet was away). */
+  async removeOrphans(known: ReadonlySet<string>): Promise<string[]> {
+    const removed: string[] = [];
+    for (const rp of await this.#o.provider.listPods()) {
+      if (known.has(rp.uid)) continue;
+      this.#o.log?.(`kubelet: removing containers of pod ${rp.namespace}/${rp.name} (${rp.uid}), which no longer exists`);
+      await this.#o.provider.deletePod(rp, { gracePeriodSeconds: MIN_GRACE_SECONDS });
+      this.#forget(rp.uid);
+      removed.push(rp.uid);
+    }
+    return removed;
+  }
+}
