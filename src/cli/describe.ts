@@ -138,8 +138,17 @@ function containerState(state: Loose): { text: string; details: [string, string 
       details: [['Reason', t.reason], ['Exit Code', t.exitCode === undefined ? undefined : String(t.exitCode)], ['Started', describeTime(t.startedAt)], ['Finished', describeTime(t.finishedAt)]],
     };
   }
-  if (state.waiting) return { text: 'Waiting', details: [['Reason', state.waiting.reason]] };
+  if (state.waiting) return { text: 'Waiting', details: [['Reason', state.waiting.reason], ['Message', state.waiting.message]] };
   return { text: 'Waiting', details: [] };
+}
+
+/** kubectl's probe line: `http-get http://:8080/healthz delay=0s timeout=1s period=10s #success=1 #failure=3`. */
+export function describeProbe(p: Loose): string {
+  let handler = '<unknown>';
+  if (p.httpGet) handler = `http-get ${String(p.httpGet.scheme ?? 'HTTP').toLowerCase()}://${p.httpGet.host ?? ''}:${p.httpGet.port}${p.httpGet.path ?? '/'}`;
+  else if (p.tcpSocket) handler = `tcp-socket ${p.tcpSocket.host ?? ''}:${p.tcpSocket.port}`;
+  else if (p.exec) handler = `exec [${((p.exec.command ?? []) as string[]).join(' ')}]`;
+  return `${handler} delay=${p.initialDelaySeconds ?? 0}s timeout=${p.timeoutSeconds ?? 1}s period=${p.periodSeconds ?? 10}s #success=${p.successThreshold ?? 1} #failure=${p.failureThreshold ?? 3}`;
 }
 
 function describePod(w: DescribeWriter, obj: KubeObject): void {
@@ -161,6 +170,11 @@ function describePod(w: DescribeWriter, obj: KubeObject): void {
     const state = containerState(cs.state);
     w.field(2, 'State', state.text);
     for (const [k, v] of state.details) if (v !== undefined) w.field(3, k, v);
+    if (cs.lastState && Object.keys(cs.lastState).length) {
+      const last = containerState(cs.lastState);
+      w.field(2, 'Last State', last.text);
+      for (const [k, v] of last.details) if (v !== undefined) w.field(3, k, v);
+    }
     w.field(2, 'Ready', cs.ready === undefined ? 'False' : capitalize(String(cs.ready)));
     w.field(2, 'Restart Count', String(cs.restartCount ?? 0));
     for (const [label, list] of [['Limits', c.resources?.limits], ['Requests', c.resources?.requests]] as const) {
@@ -169,11 +183,21 @@ function describePod(w: DescribeWriter, obj: KubeObject): void {
         for (const k of Object.keys(list).sort()) w.field(3, k, String(list[k]));
       }
     }
+    for (const [label, key] of [['Liveness', 'livenessProbe'], ['Readiness', 'readinessProbe'], ['Startup', 'startupProbe']] as const) {
+      if (c[key]) w.field(2, label, describeProbe(c[key]));
+    }
     if (c.env?.length) {
       w.section(2, 'Environment');
       for (const e of c.env as Loose[]) w.field(3, e.name, e.value ?? JSON.stringify(e.valueFrom ?? ''));
     } else {
       w.field(2, 'Environment', '<none>');
+    }
+    const mounts = ((c.volumeMounts ?? []) as Loose[]).map((m) => `${m.mountPath} from ${m.name} (${m.readOnly ? 'ro' : 'rw'})`);
+    if (mounts.length) {
+      w.section(2, 'Mounts');
+      for (const m of mounts) w.raw(3, `${m}\n`);
+    } else {
+      w.field(2, 'Mounts', '<none>');
     }
   }
   const conditions: Loose[] = status.conditions ?? [];
@@ -181,6 +205,19 @@ function describePod(w: DescribeWriter, obj: KubeObject): void {
     w.section(0, 'Conditions');
     w.raw(1, alignColumns([['Type', 'Status'], ...conditions.map((c) => [String(c.type), String(c.status)])]));
   }
+  const volumes: Loose[] = spec.volumes ?? [];
+  if (volumes.length) {
+    w.section(0, 'Volumes');
+    for (const v of volumes) {
+      w.section(1, v.name);
+      if (v.emptyDir) w.field(2, 'Type', 'EmptyDir (a temporary directory that shares a pod\'s lifetime)');
+      else if (v.hostPath) {
+        w.field(2, 'Type', 'HostPath (bare host directory volume)');
+        w.field(2, 'Path', v.hostPath.path);
+      } else w.field(2, 'Type', Object.keys(v).filter((k) => k !== 'name').join(', '));
+    }
+  }
+  w.field(0, 'QoS Class', status.qosClass);
 }
 
 function describeMetaPod(w: DescribeWriter, pod: Loose, spec: Loose, status: Loose): void {
