@@ -165,4 +165,6 @@ export const LABELS = {
   attempt: 'minik8s.io/attempt',
   /** "sandbox" or "app". */
   role: 'minik8s.io/role',
+  /** The node whose kubelet made it: several simulated nodes may share one Docker engine. */
+  node: 'minik8s.io/node',
 } as const;
