@@ -7,7 +7,7 @@ import type { CliContext } from './context.js';
 /** Where the CLI looks when neither flags, environment nor ~/.minik8s/config name a server. */
 export const DEFAULT_SERVER = 'http://127.0.0.1:6443';
 
-export const COMMANDS = ['api-resources', 'apply', 'create', 'delete', 'describe', 'get', 'version'] as const;
+export const COMMANDS = ['api-resources', 'apply', 'create', 'delete', 'describe', 'exec', 'get', 'logs', 'top', 'version'] as const;
 
 export interface CliIo {
   stdout(text: string): void;
@@ -233,6 +233,33 @@ async function runWithYargs(argv: readonly string[], io: CliIo, clients: ApiClie
     run(async () => (await import('./delete.js')).runDelete, (a) => ({
       resources: strings(a.resources), filename: strings(a.f), recursive: Boolean(a.R), selector: str(a.l),
       all: Boolean(a.all), cascade: str(a.cascade), ignoreNotFound: Boolean(a['ignore-not-found']),
+    })))
+    .command('logs [pod]', 'Print the log of a container in a pod', (y) => y
+      .positional('pod', { type: 'string', describe: 'POD or pod/POD' })
+      .option('c', { alias: 'container', type: 'string', requiresArg: true, describe: 'the container (default: the only, annotated or first one)' })
+      .option('f', { alias: 'follow', type: 'boolean', describe: 'keep streaming new lines' })
+      .option('tail', { type: 'string', requiresArg: true, describe: 'only the last N lines (-1: all)' })
+      .option('p', { alias: 'previous', type: 'boolean', describe: 'the log of the previous (restarted) instance' })
+      .option('timestamps', { type: 'boolean', describe: 'prefix each line with its time' }),
+    run(async () => (await import('./logs.js')).runLogs, (a) => ({
+      pod: str(a.pod), container: str(a.c), follow: Boolean(a.f), tail: str(a.tail), previous: Boolean(a.p), timestamps: Boolean(a.timestamps),
+    })))
+    .command('exec [pod] [command..]', 'Run a command in a container: minik8s exec POD [-c C] -- CMD ARGS...', (y) => y
+      .positional('pod', { type: 'string', describe: 'POD or pod/POD' })
+      .positional('command', { type: 'string', array: true, describe: 'the command and its arguments, after --' })
+      .option('c', { alias: 'container', type: 'string', requiresArg: true, describe: 'the container (default: the only, annotated or first one)' })
+      .option('i', { alias: 'stdin', type: 'boolean', describe: 'pass stdin to the command' }),
+    run(async () => (await import('./exec.js')).runExec, (a) => ({
+      // Words after `--` land in `_` (behind the command name itself), not in the positional.
+      pod: str(a.pod), container: str(a.c), stdin: Boolean(a.i), command: [...strings(a.command), ...strings(a._).slice(1)],
+    })))
+    .command('top [resource] [name]', 'Show CPU and memory use of pods or nodes', (y) => y
+      .positional('resource', { type: 'string', describe: 'pods or nodes' })
+      .positional('name', { type: 'string', describe: 'one pod or node' })
+      .option('A', { alias: 'all-namespaces', type: 'boolean', describe: 'pods of every namespace' })
+      .option('no-headers', { type: 'boolean', describe: 'omit the header row' }),
+    run(async () => (await import('./top.js')).runTop, (a) => ({
+      resource: str(a.resource), name: str(a.name), allNamespaces: Boolean(a.A), noHeaders: Boolean(a['no-headers']),
     })))
     .command('version', 'Print the client and server versions', (y) => y
       .option('client', { type: 'boolean', describe: 'only the client version' })

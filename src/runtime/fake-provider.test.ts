@@ -1,0 +1,90 @@
+// Runs the provider contract on the fake, and checks the fake's own test controls.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Pod } from '../core/api/pod.js';
+import { FakeBackend, FakeProvider } from './fake-provider.js';
+import { runProviderContract } from './provider-contract.js';
+import { ContainerStartError } from './provider.js';
+
+const MISSING = 'contract/missing:never';
+
+runProviderContract('fake', async () => {
+  const backend = new FakeBackend();
+  const provider = new FakeProvider({ backend, missingImages: [MISSING] });
+  return {
+    provider,
+    reopen: async () => new FakeProvider({ backend, missingImages: [MISSING] }),
+    exitContainer: async (ref, container, exitCode) => provider.exitContainer(ref.uid, container, { exitCode }),
+    scriptExec: (ref, container, result) => provider.setExecResult({ uid: ref.uid, container, result }),
+    scriptLogs: (ref, container, lines) => provider.appendLog(ref.uid, container, lines.map((l) => `${l}\n`).join('')),
+    cleanup: async () => {},
+  };
+}, { image: 'busybox:1.35', missingImage: MISSING, podCIDR: '10.244.7.0/24' });
+
+function pod(name: string, containers: { name: string; image: string; imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never' }[]): Pod {
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', uid: `uid-${name}` }, spec: { containers }, status: {} } as unknown as Pod;
+}
+
+describe('FakeProvider controls', () => {
+  it('is deterministic: ids, IPs and times come from counters and the clock given', async () => {
+    const now = () => new Date('2030-01-01T00:00:00.000Z');
+    const run = async () => {
+      const p = new FakeProvider({ now });
+      const rp = await p.createPod(pod('a', [{ name: 'c', image: 'x:1' }]), { podCIDR: '10.1.2.0/24' });
+      await p.updatePod(pod('a', [{ name: 'c', image: 'x:1' }]), { type: 'start', container: 'c', attempt: 0 });
+      return { rp, after: await p.getPod('uid-a') };
+    };
+    const [first, second] = [await run(), await run()];
+    assert.deepEqual(first, second);
+    assert.equal(first.rp.sandbox.ip, '10.1.2.2');
+    assert.equal(first.after?.containers[0].startedAt, '2030-01-01T00:00:00.000Z');
+  });
+
+  it('fails the next start of a container (once) and records the calls', async () => {
+    const p = new FakeProvider();
+    const spec = pod('b', [{ name: 'c', image: 'x:1' }]);
+    await p.createPod(spec, {});
+    p.failNextStart('c', new ContainerStartError('RunContainerError', 'boom'));
+    await assert.rejects(p.updatePod(spec, { type: 'start', container: 'c', attempt: 0 }), /boom/);
+    await p.updatePod(spec, { type: 'start', container: 'c', attempt: 0 });
+    assert.deepEqual(p.calls.map((c) => c.method), ['createPod', 'updatePod', 'updatePod']);
+  });
+
+  it('reports pulls of pullable images once, and always under Always', async () => {
+    const p = new FakeProvider({ pullableImages: ['y:1'], imageRegistry: '127.0.0.1:5000' });
+    const spec = pod('c', [{ name: 'a', image: 'y:1' }, { name: 'b', image: 'y:1' }, { name: 'd', image: 'z', imagePullPolicy: 'Always' }]);
+    await p.createPod(spec, {});
+    assert.deepEqual((await p.updatePod(spec, { type: 'start', container: 'a', attempt: 0 })).pulled, { image: '127.0.0.1:5000/y:1', ms: 0 });
+    assert.equal((await p.updatePod(spec, { type: 'start', container: 'b', attempt: 0 })).pulled, undefined);
+    assert.deepEqual((await p.updatePod(spec, { type: 'start', container: 'd', attempt: 0 })).pulled, { image: '127.0.0.1:5000/z:latest', ms: 0 });
+  });
+
+  it('reports an OOM kill given to exitContainer and notifies listeners', async () => {
+    const p = new FakeProvider();
+    const spec = pod('d', [{ name: 'c', image: 'x:1' }]);
+    const seen: string[] = [];
+    p.onPodChange((uid) => seen.push(uid));
+    await p.createPod(spec, {});
+    await p.updatePod(spec, { type: 'start', container: 'c', attempt: 0 });
+    p.exitContainer('uid-d', 'c', { exitCode: 137, reason: 'OOMKilled' });
+    const c = (await p.getPod('uid-d'))!.containers[0];
+    assert.equal(c.reason, 'OOMKilled');
+    assert.equal(c.exitCode, 137);
+    await Promise.resolve();
+    assert.deepEqual(seen, ['uid-d']);
+  });
+
+  it('follows logs until the container exits', async () => {
+    const p = new FakeProvider();
+    const spec = pod('e', [{ name: 'c', image: 'x:1' }]);
+    await p.createPod(spec, {});
+    await p.updatePod(spec, { type: 'start', container: 'c', attempt: 0 });
+    p.appendLog('uid-e', 'c', 'one\n');
+    const stream = await p.logs({ uid: 'uid-e', namespace: 'default', name: 'e' }, 'c', { follow: true });
+    p.appendLog('uid-e', 'c', 'two\n');
+    p.exitContainer('uid-e', 'c', { exitCode: 0 });
+    let text = '';
+    for await (const chunk of stream) text += String(chunk);
+    assert.equal(text, 'one\ntwo\n');
+  });
+});

@@ -1,0 +1,96 @@
+// Starts a real `minik8s --role=worker` process joined to a test master, and cleans up every container it made.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Docker from 'dockerode';
+import { waitFor } from '../../src/core/wait-for.js';
+import { BINARY, freePort } from './master.js';
+
+export interface WorkerProcess {
+  nodeName: string;
+  dataDir: string;
+  kubeletPort: number;
+  child: ChildProcess;
+  output(): string;
+  /** Starts the worker again with the same name and data dir (after kill or stop). */
+  restart(): Promise<void>;
+  /** SIGKILL, no cleanup: a crashed worker leaves its containers running. */
+  kill(): Promise<void>;
+  /** SIGTERM and wait (containers keep running, as with a real kubelet). */
+  stop(): Promise<void>;
+  /** Stops the process if it runs, force-removes every container it made, and removes its data dir. */
+  destroy(): Promise<void>;
+}
+
+export interface StartWorkerOptions {
+  server: string;
+  joinToken: string;
+  nodeName?: string;
+  extraArgs?: string[];
+}
+
+export const docker = new Docker();
+
+/** Every container a node's kubelet made, found by the label the Docker provider sets. */
+export async function nodeContainers(nodeName: string): Promise<Docker.ContainerInfo[]> {
+  return docker.listContainers({ all: true, filters: { label: [`minik8s.io/node=${nodeName}`] } });
+}
+
+export async function removeNodeContainers(nodeName: string): Promise<void> {
+  for (const c of await nodeContainers(nodeName)) {
+    await docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => {});
+  }
+}
+
+export async function startWorker(options: StartWorkerOptions): Promise<WorkerProcess> {
+  const nodeName = options.nodeName ?? `test-node-${process.pid}-${Math.random().toString(36).slice(2, 7)}`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'minik8s-test-worker-'));
+  const kubeletPort = await freePort();
+  let output = '';
+  let child!: ChildProcess;
+  const exited = () => child.exitCode !== null || child.signalCode !== null;
+
+  const launch = async () => {
+    output = '';
+    child = spawn(process.execPath, [
+      BINARY, '--role=worker', '--server', options.server, '--token', options.joinToken, '--name', nodeName,
+      '--node-ip', '127.0.0.1', '--data-dir', dataDir, '--kubelet-port', String(kubeletPort), ...(options.extraArgs ?? []),
+    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout!.on('data', (d) => { output += d; });
+    child.stderr!.on('data', (d) => { output += d; });
+    await waitFor(() => {
+      if (exited()) throw new Error(`worker exited early:\n${output}`);
+      return output.includes('kubelet: node') && output.includes('syncing pods');
+    }, { timeoutMs: 30_000, description: `worker ${nodeName} to start its kubelet` }).catch((err) => {
+      if (!exited()) child.kill('SIGKILL');
+      throw new Error(`${err instanceof Error ? err.message : err}\n${output}`);
+    });
+  };
+
+  const waitExit = (signal: NodeJS.Signals) => new Promise<void>((resolve) => {
+    if (exited()) return resolve();
+    child.once('exit', () => resolve());
+    child.kill(signal);
+  });
+
+  await launch();
+  const worker: WorkerProcess = {
+    nodeName, dataDir, kubeletPort,
+    get child() { return child; },
+    output: () => output,
+    restart: launch,
+    kill: () => waitExit('SIGKILL'),
+    async stop() {
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await waitExit('SIGTERM');
+      clearTimeout(timer);
+    },
+    async destroy() {
+      await worker.stop();
+      await removeNodeContainers(nodeName);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  } as WorkerProcess;
+  return worker;
+}
