@@ -10,9 +10,11 @@ const base: RawDaemonFlags = {
 
 describe('toDaemonConfig', () => {
   it('accepts the defaults', () => {
-    assert.deepEqual(toDaemonConfig(base), {
-      roles: ['master'],
-      master: { dataDir: '/var/lib/minik8s', address: '0.0.0.0', port: 6443, etcdEndpoints: undefined, etcdPort: 2379, writeClientConfig: true },
+    const c = toDaemonConfig(base);
+    assert.deepEqual(c.roles, ['master']);
+    assert.deepEqual(c.master, {
+      dataDir: '/var/lib/minik8s', address: '0.0.0.0', port: 6443, etcdEndpoints: undefined, etcdPort: 2379, writeClientConfig: true,
+      registryPort: 5000, clusterCIDR: '10.244.0.0/16',
     });
   });
 

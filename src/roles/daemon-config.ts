@@ -1,5 +1,6 @@
-// Daemon flags -> a validated config: which roles to run and the master's settings. Pure, so it is unit tested.
+// Daemon flags -> a validated config: which roles to run, the master's and the worker's settings. Pure, so it is unit tested.
 import { isIP } from 'node:net';
+import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 
 export type Role = 'master' | 'worker';
@@ -16,11 +17,37 @@ export interface MasterConfig {
   etcdPort: number;
   /** Write ~/.minik8s/config for the local CLI. */
   writeClientConfig: boolean;
+  /** Port of the managed image registry; undefined runs none (--no-registry). */
+  registryPort?: number;
+  /** Pods' address range; each node gets a /24 of it. */
+  clusterCIDR: string;
+}
+
+export interface WorkerConfig {
+  /** The API server, e.g. http://10.0.0.1:6443; undefined when the master runs in the same process. */
+  server?: string;
+  /** The join token; traded for a node credential on the first start. */
+  joinToken?: string;
+  /** The node's name (default: the host name). */
+  name: string;
+  /** The address other nodes and the master reach this node at; undefined picks the one that routes to the server. */
+  nodeIP?: string;
+  labels: Record<string, string>;
+  taints: { key: string; value?: string; effect: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute' }[];
+  /** unix:///path or tcp://host:port (default: DOCKER_HOST or /var/run/docker.sock). */
+  dockerHost?: string;
+  /** Worker state: the node credential and emptyDir volumes live under DATA_DIR/kubelet. */
+  dataDir: string;
+  kubeletAddress: string;
+  kubeletPort: number;
+  /** The Docker network (and Linux bridge) pods attach to. */
+  bridgeName: string;
 }
 
 export interface DaemonConfig {
   roles: Role[];
   master: MasterConfig;
+  worker: WorkerConfig;
 }
 
 /** A bad flag or value: the daemon prints the message and exits with code 2. */
@@ -41,6 +68,19 @@ export interface RawDaemonFlags {
   etcdEndpoints?: string;
   etcdPort: string;
   writeConfig: boolean;
+  registry?: boolean;
+  registryPort?: string;
+  clusterCIDR?: string;
+  server?: string;
+  token?: string;
+  name?: string;
+  nodeIP?: string;
+  labels?: string;
+  taints?: string;
+  dockerHost?: string;
+  kubeletAddress?: string;
+  kubeletPort?: string;
+  bridge?: string;
 }
 
 function parsePort(flag: string, value: string, max = 65535): number {
@@ -78,6 +118,60 @@ function parseEndpoints(text: string): string[] {
   return endpoints;
 }
 
+const LABEL_KEY = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/;
+
+/** `k=v,k2=v2` -> a label map (Kubernetes' syntax for keys and values). */
+export function parseLabels(text: string): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const eq = part.indexOf('=');
+    const key = eq < 0 ? part : part.slice(0, eq);
+    const value = eq < 0 ? '' : part.slice(eq + 1);
+    if (eq < 0 || !LABEL_KEY.test(key) || key.length > 316 || !LABEL_VALUE.test(value) || value.length > 63) {
+      throw new UsageError(`--labels: "${part}" is not a label (expected key=value, e.g. disk=ssd)`);
+    }
+    labels[key] = value;
+  }
+  return labels;
+}
+
+const EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const;
+
+/** `k=v:NoSchedule,k2:NoExecute` -> taints, as `kubectl taint` spells them. */
+export function parseTaints(text: string): WorkerConfig['taints'] {
+  return text.split(',').map((s) => s.trim()).filter(Boolean).map((part) => {
+    const m = /^([^=:]+)(?:=([^:]*))?:(.+)$/.exec(part);
+    const effect = m?.[3] as (typeof EFFECTS)[number] | undefined;
+    if (!m || !LABEL_KEY.test(m[1]!) || !LABEL_VALUE.test(m[2] ?? '') || !effect || !EFFECTS.includes(effect)) {
+      throw new UsageError(`--taints: "${part}" is not a taint (expected key=value:Effect with Effect one of ${EFFECTS.join(', ')})`);
+    }
+    return m[2] === undefined ? { key: m[1]!, effect } : { key: m[1]!, value: m[2], effect };
+  });
+}
+
+/** A /16 or larger IPv4 range written as a.b.c.d/N, aligned, so that it holds /24s. */
+export function parseClusterCIDR(text: string): string {
+  const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/(\d+)$/.exec(text.trim());
+  const octets = m ? m.slice(1, 5).map(Number) : [];
+  const bits = m ? Number(m[5]) : NaN;
+  if (!m || octets.some((o) => o > 255) || bits < 8 || bits > 23) {
+    throw new UsageError(`--cluster-cidr must be an IPv4 range from /8 to /23 such as 10.244.0.0/16, not "${text}"`);
+  }
+  const addr = octets.reduce((a, o) => a * 256 + o, 0);
+  if (addr % 2 ** (32 - bits) !== 0) throw new UsageError(`--cluster-cidr "${text}" has host bits set`);
+  return text.trim();
+}
+
+/** A node name: a DNS-1123 subdomain. */
+function parseNodeName(text: string): string {
+  const name = text.trim().toLowerCase();
+  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name) || name.length > 253) {
+    throw new UsageError(`--name "${text}" is not a valid node name (lower-case letters, digits, '-' and '.')`);
+  }
+  return name;
+}
+
 /** Validates the parsed flags; throws UsageError with a message for humans. */
 export function toDaemonConfig(flags: RawDaemonFlags): DaemonConfig {
   const words = flags.positionals;
@@ -91,6 +185,29 @@ export function toDaemonConfig(flags: RawDaemonFlags): DaemonConfig {
   if (!roles) throw new UsageError('no role given: use --role=master (or "minik8s master")');
   if (!flags.dataDir.trim()) throw new UsageError('--data-dir must not be empty');
   if (isIP(flags.address) === 0) throw new UsageError(`--address must be an IP address such as 0.0.0.0 or 127.0.0.1, not "${flags.address}"`);
+  const master = roles.includes('master');
+  const worker = roles.includes('worker');
+  if (worker && !master) {
+    if (!flags.server) throw new UsageError('--role=worker needs --server URL (the master\'s API, e.g. http://10.0.0.1:6443)');
+    if (!flags.token) throw new UsageError('--role=worker needs --token JOIN_TOKEN (the master prints one; or run "minik8s token create" there)');
+  }
+  if (master && (flags.server || flags.token)) {
+    throw new UsageError('--server and --token are for --role=worker alone; a master,worker joins its own master');
+  }
+  if (flags.server) {
+    let url: URL | undefined;
+    try {
+      url = new URL(flags.server);
+    } catch { /* reported below */ }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new UsageError(`--server "${flags.server}" is not a URL such as http://10.0.0.1:6443`);
+  }
+  if (flags.nodeIP !== undefined && isIP(flags.nodeIP) !== 4) throw new UsageError(`--node-ip must be an IPv4 address, not "${flags.nodeIP}"`);
+  if (flags.kubeletAddress !== undefined && isIP(flags.kubeletAddress) === 0) throw new UsageError(`--kubelet-address must be an IP address, not "${flags.kubeletAddress}"`);
+  const bridge = flags.bridge ?? 'minik8s0';
+  if (!/^[A-Za-z0-9][-A-Za-z0-9_.]{0,14}$/.test(bridge)) throw new UsageError(`--bridge "${bridge}" must be a network interface name of at most 15 characters`);
+  if (flags.dockerHost !== undefined && !/^(unix:\/\/\/|\/|tcp:\/\/|http:\/\/)/.test(flags.dockerHost)) {
+    throw new UsageError(`--docker-host "${flags.dockerHost}" must look like unix:///var/run/docker.sock or tcp://HOST:PORT`);
+  }
   return {
     roles,
     master: {
@@ -101,6 +218,21 @@ export function toDaemonConfig(flags: RawDaemonFlags): DaemonConfig {
       // The peer port is the next one, so the client port must leave room for it.
       etcdPort: parsePort('etcd-port', flags.etcdPort, 65534),
       writeClientConfig: flags.writeConfig,
+      registryPort: flags.registry === false ? undefined : parsePort('registry-port', flags.registryPort ?? '5000'),
+      clusterCIDR: parseClusterCIDR(flags.clusterCIDR ?? '10.244.0.0/16'),
+    },
+    worker: {
+      server: flags.server,
+      joinToken: flags.token,
+      name: parseNodeName(flags.name ?? hostname()),
+      nodeIP: flags.nodeIP,
+      labels: parseLabels(flags.labels ?? ''),
+      taints: parseTaints(flags.taints ?? ''),
+      dockerHost: flags.dockerHost,
+      dataDir: resolve(flags.dataDir),
+      kubeletAddress: flags.kubeletAddress ?? '0.0.0.0',
+      kubeletPort: parsePort('kubelet-port', flags.kubeletPort ?? '10250'),
+      bridgeName: bridge,
     },
   };
 }

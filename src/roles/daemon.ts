@@ -11,7 +11,7 @@ export const EXIT_USAGE = 2;
 function parser(argv: string[]) {
   return yargs(argv)
     .scriptName('minik8s')
-    .usage('Usage: minik8s --role=master [flags]   (or: minik8s master [flags])')
+    .usage('Usage: minik8s --role=master|worker|master,worker [flags]   (or: minik8s master [flags])')
     .exitProcess(false)
     .strictOptions()
     .version(false)
@@ -24,6 +24,20 @@ function parser(argv: string[]) {
     .option('etcd-endpoints', { type: 'string', requiresArg: true, describe: 'comma-separated etcd client URLs; when given, no etcd is started' })
     .option('etcd-port', { type: 'string', requiresArg: true, default: '2379', describe: 'client port of the managed etcd (peer port: the next one)' })
     .option('write-config', { type: 'boolean', default: true, describe: 'write ~/.minik8s/config for the CLI (--no-write-config to skip)' })
+    .option('registry', { type: 'boolean', default: true, describe: 'run the image registry (--no-registry to skip)' })
+    .option('registry-port', { type: 'string', requiresArg: true, default: '5000', describe: 'port of the master\'s image registry' })
+    .option('cluster-cidr', { type: 'string', requiresArg: true, default: '10.244.0.0/16', describe: 'pod address range; each node gets a /24 of it' })
+    .group(['server', 'token', 'name', 'node-ip', 'labels', 'taints', 'docker-host', 'kubelet-address', 'kubelet-port', 'bridge'], 'Worker:')
+    .option('server', { type: 'string', requiresArg: true, describe: 'the master\'s API server URL (worker only)' })
+    .option('token', { type: 'string', requiresArg: true, describe: 'join token from the master (worker only)' })
+    .option('name', { type: 'string', requiresArg: true, describe: 'node name (default: the host name)' })
+    .option('node-ip', { type: 'string', requiresArg: true, describe: 'the node\'s address (default: the one that routes to the master)' })
+    .option('labels', { type: 'string', requiresArg: true, describe: 'node labels, k=v,...' })
+    .option('taints', { type: 'string', requiresArg: true, describe: 'node taints, k=v:NoSchedule,...' })
+    .option('docker-host', { type: 'string', requiresArg: true, describe: 'Docker engine, unix:///var/run/docker.sock or tcp://HOST:PORT' })
+    .option('kubelet-address', { type: 'string', requiresArg: true, describe: 'address the kubelet API listens on (default 0.0.0.0)' })
+    .option('kubelet-port', { type: 'string', requiresArg: true, describe: 'kubelet API port (default 10250)' })
+    .option('bridge', { type: 'string', requiresArg: true, describe: 'Docker network and Linux bridge for pods (default minik8s0)' })
     .fail((message, err) => {
       throw err ?? new UsageError(message);
     });
@@ -49,6 +63,19 @@ async function parse(argv: string[]): Promise<DaemonConfig | number> {
       etcdEndpoints: raw['etcd-endpoints'],
       etcdPort: raw['etcd-port'],
       writeConfig: raw['write-config'],
+      registry: raw.registry,
+      registryPort: raw['registry-port'],
+      clusterCIDR: raw['cluster-cidr'],
+      server: raw.server,
+      token: raw.token,
+      name: raw.name,
+      nodeIP: raw['node-ip'],
+      labels: raw.labels,
+      taints: raw.taints,
+      dockerHost: raw['docker-host'],
+      kubeletAddress: raw['kubelet-address'],
+      kubeletPort: raw['kubelet-port'],
+      bridge: raw.bridge,
     });
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
