@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Takes a fresh Debian 12 machine (as root) to a running minik8s master; safe to run again.
+# Takes a fresh Debian 12 machine (as root) to a running one-machine minik8s cluster (master and worker in one process); safe to run again.
 # Usage: sudo ./scripts/setup.sh [extra minik8s master flags, e.g. --port 7443]
 set -euo pipefail
 
@@ -39,6 +39,9 @@ if command -v systemctl >/dev/null && systemctl is-enabled --quiet etcd 2>/dev/n
   systemctl disable --now etcd || true
 fi
 
+step "installing Docker and the image tools (scripts/install-docker.sh)"
+bash scripts/install-docker.sh
+
 step "installing Node.js dependencies (npm ci)"
 npm ci --no-audit --no-fund
 
@@ -48,6 +51,9 @@ npm run build
 step "linking the minik8s command onto PATH (npm link)"
 npm link --no-audit --no-fund
 command -v minik8s >/dev/null || die "npm link did not put minik8s on PATH (npm prefix: $(npm prefix -g))"
+
+step "building the base images into the registry store (scripts/build-images.sh; cached)"
+MINIK8S_DATA_DIR="$DATA_DIR" bash scripts/build-images.sh
 
 ready() {
   node -e "fetch('http://127.0.0.1:${PORT}/readyz', { signal: AbortSignal.timeout(2000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
@@ -59,19 +65,15 @@ pid=""
 if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q 'role=master'; then
   step "the master is already running (PID $pid)"
 else
-  step "starting minik8s --role=master (log: $LOG)"
-  nohup minik8s --role=master --data-dir "$DATA_DIR" --port "$PORT" "$@" >>"$LOG" 2>&1 </dev/null &
+  step "starting minik8s --role=master,worker (log: $LOG)"
+  nohup minik8s --role=master,worker --data-dir "$DATA_DIR" --port "$PORT" "$@" >>"$LOG" 2>&1 </dev/null &
   pid=$!
   echo "$pid" >"$PIDFILE"
 fi
 
 step "waiting for the API server to be ready on port $PORT"
 for _ in $(seq 1 120); do
-  if ready; then
-    printf '\nminik8s master is running (PID %s).\n  API:         http://127.0.0.1:%s\n  admin token: %s/admin-token\n  CLI config:  %s/.minik8s/config\n  log:         %s\n  stop it:     kill %s\n' \
-      "$pid" "$PORT" "$DATA_DIR" "$HOME" "$LOG" "$pid"
-    exit 0
-  fi
+  if ready; then break; fi
   if ! kill -0 "$pid" 2>/dev/null; then
     rm -f "$PIDFILE"
     echo "setup: the master exited; the end of $LOG:" >&2
@@ -80,4 +82,18 @@ for _ in $(seq 1 120); do
   fi
   sleep 0.5
 done
-die "the master did not become ready within 60 s; see $LOG"
+ready || die "the master did not become ready within 60 s; see $LOG"
+
+# The worker half joins over loopback once the API serves; its Node turns Ready with the first heartbeat.
+step "waiting for this machine's node to be Ready"
+node_ready() { MINIK8S_SERVER="http://127.0.0.1:${PORT}" MINIK8S_TOKEN="$(cat "$DATA_DIR/admin-token")" minik8s get nodes --no-headers 2>/dev/null | awk '$2 == "Ready" { found = 1 } END { exit !found }'; }
+for _ in $(seq 1 120); do
+  if node_ready; then
+    printf '\nminik8s is running (PID %s): master and worker in one process.\n  API:         http://127.0.0.1:%s\n  admin token: %s/admin-token\n  join token:  %s/join-token\n  CLI config:  %s/.minik8s/config\n  log:         %s\n  stop it:     kill %s\n' \
+      "$pid" "$PORT" "$DATA_DIR" "$DATA_DIR" "$HOME" "$LOG" "$pid"
+    exit 0
+  fi
+  kill -0 "$pid" 2>/dev/null || { echo "setup: minik8s exited; the end of $LOG:" >&2; tail -n 20 "$LOG" >&2; exit 1; }
+  sleep 0.5
+done
+die "the node did not become Ready within 60 s; see $LOG"

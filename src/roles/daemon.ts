@@ -2,6 +2,7 @@
 import yargs from 'yargs';
 import { toDaemonConfig, UsageError, type DaemonConfig } from './daemon-config.js';
 import { startMaster } from './master.js';
+import { startWorker } from './worker.js';
 import { StartupError } from './startup-error.js';
 
 export const EXIT_OK = 0;
@@ -84,16 +85,23 @@ async function parse(argv: string[]): Promise<DaemonConfig | number> {
   }
 }
 
+/**
+ * Both roles in one process (the one-machine cluster): the worker joins its own master over
+ * loopback once the API serves, and on shutdown stops before the master, so that the kubelet
+ * never sees its API server vanish first.
+ */
+async function startMasterAndWorker(config: DaemonConfig, signal: AbortSignal): Promise<void> {
+  throw new StartupError('--role=master,worker is not wired yet');
+}
+
 /** Runs the daemon until `signal` aborts; resolves with the process exit code. */
 export async function runDaemon(argv: string[], signal: AbortSignal): Promise<number> {
   const config = await parse(argv);
   if (typeof config === 'number') return config;
-  if (config.roles.includes('worker')) {
-    process.stderr.write('error: the worker role is not implemented yet; run --role=master\n');
-    return EXIT_FAILED;
-  }
   try {
-    await startMaster(config.master, signal);
+    if (config.roles.includes('master') && config.roles.includes('worker')) await startMasterAndWorker(config, signal);
+    else if (config.roles.includes('worker')) await startWorker(config.worker, signal);
+    else await startMaster(config.master, signal);
     return EXIT_OK;
   } catch (err) {
     if (err instanceof StartupError) {

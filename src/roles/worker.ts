@@ -1,0 +1,74 @@
+// The worker role: join (or reuse the node credential), the Docker provider, the Node's registration and heartbeat, and the kubelet.
+import { join } from 'node:path';
+import { ApiClient } from '../core/client/api-client.js';
+import { DockerProvider } from '../runtime/docker-provider.js';
+import type { WorkerConfig } from './daemon-config.js';
+import { Kubelet } from './kubelet/kubelet.js';
+import { portInUseMessage, StartupError } from './startup-error.js';
+import { NodeAgent } from './worker/node-agent.js';
+import { sourceAddressFor } from './worker/node-address.js';
+import { obtainNodeCredential } from './worker/node-credential.js';
+
+export interface WorkerOptions {
+  log?: (message: string) => void;
+  /** Set when the master runs in the same process: where to join and with which token. */
+  localMaster?: { server: string; joinToken: string };
+}
+
+function hostOf(server: string): string {
+  const host = new URL(server).hostname;
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+/** Runs the worker until `signal` aborts; resolves once the kubelet has stopped (pods keep running, as with a real kubelet). */
+export async function startWorker(config: WorkerConfig, signal: AbortSignal, options: WorkerOptions = {}): Promise<void> {
+  const log = options.log ?? ((m: string) => process.stderr.write(`${m}\n`));
+  const server = options.localMaster?.server ?? config.server;
+  const joinToken = options.localMaster?.joinToken ?? config.joinToken;
+  if (!server) throw new StartupError('the worker needs --server URL');
+
+  const nodeIP = config.nodeIP ?? await sourceAddressFor(server).catch((err: Error) => {
+    throw new StartupError(`cannot find this machine's address towards ${server} (${err.message}); pass --node-ip`, { cause: err });
+  });
+  const credential = await obtainNodeCredential({ server, nodeName: config.name, joinToken, dataDir: config.dataDir, signal, log });
+  const client = new ApiClient({ server, token: credential.token, timeoutMs: 15_000 });
+  try {
+    // Unqualified image names come from the master's registry, on the host workers reach the master at.
+    const imageRegistry = `${hostOf(server)}:${credential.registryPort ?? 5000}`;
+    const provider = new DockerProvider({
+      dockerHost: config.dockerHost,
+      nodeName: credential.nodeName,
+      podCIDR: credential.podCIDR,
+      bridgeName: config.bridgeName,
+      rootDir: join(config.dataDir, 'kubelet'),
+      imageRegistry,
+      log,
+      signal,
+    });
+    const info = await provider.info().catch((err: Error) => {
+      throw new StartupError(`cannot reach the Docker engine at ${config.dockerHost ?? process.env.DOCKER_HOST ?? 'unix:///var/run/docker.sock'}: ${err.message}`, { cause: err });
+    });
+    log(`worker: node ${credential.nodeName} (${nodeIP}) on ${info.runtimeVersion}, pods on ${config.bridgeName} ${credential.podCIDR}, images from ${imageRegistry}`);
+
+    const agent = new NodeAgent({
+      client, nodeName: credential.nodeName, nodeIP, kubeletPort: config.kubeletPort, labels: config.labels, taints: config.taints,
+      controlPlane: options.localMaster !== undefined, info: () => provider.info(), log,
+    });
+    await agent.register();
+
+    const kubelet = new Kubelet({
+      client, nodeName: credential.nodeName, nodeIP, provider, podCIDR: credential.podCIDR,
+      address: config.kubeletAddress, port: config.kubeletPort, log,
+    });
+    await Promise.all([
+      kubelet.start(signal).catch((err: NodeJS.ErrnoException) => {
+        if (err?.code !== 'EADDRINUSE') throw err;
+        throw new StartupError(portInUseMessage({ port: config.kubeletPort, what: 'kubelet API', flag: '--kubelet-port' }), { cause: err });
+      }),
+      agent.start(signal),
+    ]);
+    await provider.close();
+  } finally {
+    client.close();
+  }
+}

@@ -1,0 +1,89 @@
+// Registers the kubelet's Node (labels, taints, status) and posts a heartbeat every 10 s, as the kubelet's node status loop does.
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { nodeKind, type Node, type Taint } from '../../core/api/node.js';
+import { kindObjectPath, type ApiClient } from '../../core/client/api-client.js';
+import { abortableDelay } from '../../core/controller/informer.js';
+import type { RuntimeInfo } from '../../runtime/provider.js';
+import { nodeMetaPatch, nodeStatus } from './node-status.js';
+
+/** Kubernetes' default --node-status-update-frequency. */
+export const HEARTBEAT_INTERVAL_MS = 10_000;
+
+export interface NodeAgentOptions {
+  client: ApiClient;
+  nodeName: string;
+  nodeIP: string;
+  kubeletPort: number;
+  labels: Record<string, string>;
+  taints: Taint[];
+  controlPlane?: boolean;
+  /** Runtime facts, asked again at every heartbeat (the engine may have been upgraded). */
+  info: () => Promise<RuntimeInfo>;
+  intervalMs?: number;
+  now?: () => Date;
+  log: (message: string) => void;
+}
+
+function readTrimmed(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export class NodeAgent {
+  readonly #o: NodeAgentOptions;
+  #last: Node['status'] | undefined;
+  readonly #machineID = readTrimmed('/etc/machine-id');
+  readonly #bootID = readTrimmed('/proc/sys/kernel/random/boot_id');
+
+  constructor(options: NodeAgentOptions) {
+    this.#o = options;
+  }
+
+  /** Labels, taints and a first status; throws when the master refuses (the worker cannot run without its Node). */
+  async register(): Promise<void> {
+    const { client, nodeName } = this.#o;
+    const info = await this.#o.info();
+    const node = await client.patch(nodeKind, { name: nodeName }, nodeMetaPatch({
+      nodeName, architecture: info.architecture, labels: this.#o.labels, taints: this.#o.taints, controlPlane: this.#o.controlPlane,
+    })) as Node;
+    this.#last = node.status;
+    await this.heartbeat(info);
+  }
+
+  /** Posts the node's status now. */
+  async heartbeat(info?: RuntimeInfo): Promise<void> {
+    const status = nodeStatus({
+      info: info ?? await this.#o.info(),
+      nodeIP: this.#o.nodeIP,
+      hostname: hostname(),
+      kubeletPort: this.#o.kubeletPort,
+      now: (this.#o.now ?? (() => new Date()))(),
+      previous: this.#last,
+      machineID: this.#machineID,
+      bootID: this.#bootID,
+    });
+    const node = await this.#o.client.request('PATCH', `${kindObjectPath(nodeKind, this.#o.nodeName)}/status`, {
+      body: { status },
+      contentType: 'application/merge-patch+json',
+    }) as Node;
+    this.#last = node.status;
+  }
+
+  /** Heartbeats until `signal` aborts; a failed one is logged and the next is tried on time. */
+  async start(signal: AbortSignal): Promise<void> {
+    const interval = this.#o.intervalMs ?? HEARTBEAT_INTERVAL_MS;
+    while (!signal.aborted) {
+      await abortableDelay(interval, signal);
+      if (signal.aborted) break;
+      try {
+        await this.heartbeat();
+      } catch (err) {
+        this.#o.log(`worker: node heartbeat failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  }
+}
