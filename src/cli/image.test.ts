@@ -1,54 +1,49 @@
-// Unit tests of `minik8s image import`'s pure parts: names, registry choice, tar reading, progress and error wording.
-import { describe, it } from 'node:test';
+// Unit tests of `minik8s image import`'s parts before Docker: names, registry choice, tar reading (on archives tar-stream's pack writes), file and registry errors, progress and error wording.
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { pack, type Header } from 'tar-stream';
 import { CliError } from './cli-error.js';
+import type { CliContext } from './context.js';
 import {
-  chooseRegistry, explainPushError, imageIdFromConfigPath, parseImageName, parseTarHeader, paxPath, pushProgress, TarScanner,
+  chooseRegistry, explainPushError, imageIdFromConfigPath, parseImageName, pushProgress, runImageImport, scanTar,
 } from './image.js';
 
-/** One ustar header block with a correct checksum. */
-function header(name: string, size: number, type = '0'): Buffer {
-  const b = Buffer.alloc(512);
-  b.write(name, 0, 100, 'utf8');
-  b.write('0000644\0', 100, 'latin1');
-  b.write('0000000\0', 108, 'latin1');
-  b.write('0000000\0', 116, 'latin1');
-  b.write(`${size.toString(8).padStart(11, '0')}\0`, 124, 'latin1');
-  b.write('00000000000\0', 136, 'latin1');
-  b.write(type, 156, 'latin1');
-  b.write('ustar\0', 257, 'latin1');
-  b.write('00', 263, 'latin1');
-  b.fill(0x20, 148, 156);
-  let sum = 0;
-  for (const byte of b) sum += byte;
-  b.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'latin1');
-  return b;
+/** A real tar archive, written by tar-stream's pack. */
+async function tar(...entries: (Partial<Header> & { name: string; content?: string | Buffer })[]): Promise<Buffer> {
+  const p = pack();
+  const parts: Buffer[] = [];
+  const done = (async () => {
+    for await (const chunk of p) parts.push(chunk as Buffer);
+  })();
+  for (const { content, ...header } of entries) {
+    const data = content === undefined ? undefined : Buffer.isBuffer(content) ? content : Buffer.from(content);
+    await new Promise<void>((resolve, reject) => {
+      const cb = (err?: Error | null) => (err ? reject(err) : resolve());
+      if (data === undefined) p.entry({ type: 'directory', ...header }, cb);
+      else p.entry(header, data, cb);
+    });
+  }
+  p.finalize();
+  await done;
+  return Buffer.concat(parts);
 }
 
-function entry(name: string, content: string | Buffer, type = '0'): Buffer {
-  const data = Buffer.isBuffer(content) ? content : Buffer.from(content);
-  const pad = Buffer.alloc((512 - (data.length % 512)) % 512);
-  return Buffer.concat([header(name, data.length, type), data, pad]);
+/** Feeds the archive in awkward chunk sizes, as a file stream would. */
+async function* chunks(archive: Buffer, size: number): AsyncGenerator<Buffer> {
+  for (let i = 0; i < archive.length; i += size) yield archive.subarray(i, i + size);
 }
 
-/** A pax record: its length prefix counts itself. */
-function paxRecord(key: string, value: string): string {
-  const body = ` ${key}=${value}\n`;
-  let n = body.length + 1;
-  while (String(n).length + body.length !== n) n = String(n).length + body.length;
-  return `${n}${body}`;
-}
-
-function tar(...entries: Buffer[]): Buffer {
-  return Buffer.concat([...entries, Buffer.alloc(1024)]);
-}
-
-/** Feeds the archive in awkward chunk sizes, as a stream would. */
 function scan(archive: Buffer, chunk = 333) {
-  const scanner = new TarScanner();
-  for (let i = 0; i < archive.length; i += chunk) scanner.push(archive.subarray(i, i + chunk));
-  return scanner.finish();
+  return scanTar(chunks(archive, chunk));
 }
+
+/** A CliError whose message matches. */
+const cliError = (message: RegExp) => (err: unknown) => err instanceof CliError && message.test(err.message);
 
 describe('parseImageName', () => {
   const ok: [string, ReturnType<typeof parseImageName>][] = [
@@ -99,65 +94,109 @@ describe('chooseRegistry', () => {
   });
 });
 
-describe('parseTarHeader', () => {
-  it('reads name, size and type', () => {
-    assert.deepEqual(parseTarHeader(header('bin/sh', 1234)), { name: 'bin/sh', size: 1234, type: '0' });
-    assert.deepEqual(parseTarHeader(header('etc/', 0, '5')), { name: 'etc/', size: 0, type: '5' });
-  });
-  it('says end for a zero block and invalid for a bad checksum or short block', () => {
-    assert.equal(parseTarHeader(Buffer.alloc(512)), 'end');
-    const broken = header('x', 1);
-    broken[0] = 0x79;
-    assert.equal(parseTarHeader(broken), 'invalid');
-    assert.equal(parseTarHeader(Buffer.from('PK\x03\x04 a zip file'.padEnd(512, 'z'))), 'invalid');
-    assert.equal(parseTarHeader(Buffer.alloc(100)), 'invalid');
-  });
-});
-
-describe('paxPath', () => {
-  it('finds the path record', () => {
-    assert.equal(paxRecord('path', './manifest.json'), '24 path=./manifest.json\n');
-    assert.equal(paxPath(Buffer.from(paxRecord('mtime', '1.5') + paxRecord('path', 'a/very/long/name'))), 'a/very/long/name');
-    assert.equal(paxPath(Buffer.from(paxRecord('mtime', '1.5'))), undefined);
-  });
-});
-
-describe('TarScanner', () => {
+describe('scanTar', () => {
   const manifest = [{ Config: `blobs/sha256/${'a'.repeat(64)}`, RepoTags: ['app:1'], Layers: [`blobs/sha256/${'b'.repeat(64)}`] }];
+  const layer = `blobs/sha256/${'b'.repeat(64)}`;
 
-  it('recognises a docker save tarball by its manifest.json', () => {
-    const archive = tar(entry('blobs/', '', '5'), entry(`blobs/sha256/${'b'.repeat(64)}`, Buffer.alloc(3000, 1)), entry('manifest.json', JSON.stringify(manifest)), entry('repositories', '{}'));
-    for (const chunk of [1, 100, 512, 4096]) assert.deepEqual(scan(archive, chunk), { entries: 4, manifest });
+  it('recognises a docker save tarball by its manifest.json', async () => {
+    const archive = await tar({ name: 'blobs/' }, { name: layer, content: Buffer.alloc(3000, 1) }, { name: 'manifest.json', content: JSON.stringify(manifest) }, { name: 'repositories', content: '{}' });
+    for (const chunk of [1, 100, 512, 4096, archive.length]) assert.deepEqual(await scan(archive, chunk), { entries: 4, manifest });
   });
-  it('accepts ./manifest.json as written by tar -C DIR .', () => {
-    assert.deepEqual(scan(tar(entry('./', '', '5'), entry('./manifest.json', JSON.stringify(manifest)))).manifest, manifest);
+  it('accepts ./manifest.json as written by tar -C DIR .', async () => {
+    assert.deepEqual((await scan(await tar({ name: './' }, { name: './manifest.json', content: JSON.stringify(manifest) }))).manifest, manifest);
   });
-  it('treats a tar without manifest.json as a root filesystem', () => {
-    assert.deepEqual(scan(tar(entry('bin/', '', '5'), entry('bin/sh', 'ELF'), entry('etc/passwd', 'root:x:0:0::/root:/bin/sh\n'))), { entries: 3 });
+  it('reads the name from a pax header', async () => {
+    const archive = await tar({ name: './manifest.json', pax: { comment: 'written with a pax header' }, content: JSON.stringify(manifest) });
+    assert.ok(archive.includes('PaxHeader'), 'the archive holds a pax header');
+    assert.deepEqual(await scan(archive), { entries: 1, manifest });
   });
-  it('ignores a manifest.json that is not at the top', () => {
-    assert.deepEqual(scan(tar(entry('app/manifest.json', '{"name": "web app"}'))), { entries: 1 });
+  it('treats a tar without manifest.json as a root filesystem', async () => {
+    const archive = await tar({ name: 'bin/' }, { name: 'bin/sh', content: 'ELF' }, { name: 'bin/ash', type: 'symlink', linkname: 'sh' }, { name: 'etc/passwd', content: 'root:x:0:0::/root:/bin/sh\n' });
+    assert.deepEqual(await scan(archive), { entries: 4 });
   });
-  it('follows pax and GNU long names', () => {
-    const pax = entry('PaxHeaders/x', paxRecord('path', './manifest.json'), 'x');
-    assert.deepEqual(scan(tar(pax, entry('short-name', JSON.stringify(manifest)))), { entries: 1, manifest });
-    const long = entry('././@LongLink', 'manifest.json\0', 'L');
-    assert.deepEqual(scan(tar(long, entry('trunc', JSON.stringify(manifest)))), { entries: 1, manifest });
+  it('ignores a manifest.json that is not at the top, not a file, or too big to be a manifest', async () => {
+    assert.deepEqual(await scan(await tar({ name: 'app/manifest.json', content: '{"name": "web app"}' })), { entries: 1 });
+    assert.deepEqual(await scan(await tar({ name: 'manifest.json', type: 'symlink', linkname: 'etc/x' })), { entries: 1 });
+    assert.deepEqual(await scan(await tar({ name: 'manifest.json', content: Buffer.alloc(5 * 1024 * 1024, 0x20) })), { entries: 1 });
   });
-  it('refuses what is not a tar', () => {
-    assert.throws(() => scan(Buffer.from('hello, this is a text file\n')), /not a tar archive/);
-    assert.throws(() => scan(Buffer.from('x'.repeat(2048))), /not a tar archive/);
-    assert.throws(() => scan(Buffer.alloc(0)), /an empty file/);
+  it('drains big entries fed in small chunks', async () => {
+    const archive = await tar({ name: 'big', content: Buffer.alloc(8 * 1024 * 1024, 7) }, { name: 'manifest.json', content: JSON.stringify(manifest) });
+    assert.deepEqual(await scan(archive, 1000), { entries: 2, manifest });
   });
-  it('refuses a truncated or corrupt archive', () => {
-    const archive = tar(entry('bin/sh', Buffer.alloc(2000, 1)));
-    assert.throws(() => scan(archive.subarray(0, 1000)), /truncated/);
-    const corrupt = Buffer.concat([entry('a', 'x'), Buffer.from('y'.repeat(512))]);
-    assert.throws(() => scan(corrupt), /corrupt tar archive \(bad header at byte 1024\)/);
+  it('refuses what is not a tar', async () => {
+    await assert.rejects(scan(Buffer.from('hello, this is a text file\n')), cliError(/^not a tar archive$/));
+    await assert.rejects(scan(Buffer.from('x'.repeat(2048))), cliError(/^not a tar archive$/));
+    await assert.rejects(scan(Buffer.from(`PK\x03\x04${'z'.repeat(600)}`)), cliError(/^not a tar archive$/));
+    await assert.rejects(scan(Buffer.alloc(0)), cliError(/^an empty file, not a tar archive$/));
   });
-  it('refuses a manifest.json that is not a docker save manifest', () => {
-    assert.throws(() => scan(tar(entry('manifest.json', 'not json'))), /not JSON/);
-    assert.throws(() => scan(tar(entry('manifest.json', '{"Config": 1}'))), /not a docker save manifest/);
+  it('refuses a truncated archive', async () => {
+    const archive = await tar({ name: 'bin/sh', content: Buffer.alloc(2000, 1) }, { name: 'etc/passwd', content: 'root\n' });
+    await assert.rejects(scan(archive.subarray(0, 1000)), cliError(/^a truncated tar archive$/), 'cut inside a file');
+    await assert.rejects(scan(archive.subarray(0, 512 + 2048 + 100)), cliError(/^a truncated tar archive$/), 'cut inside a header');
+  });
+  it('refuses a corrupt archive, saying where', async () => {
+    const first = await tar({ name: 'a', content: 'x' });
+    const corrupt = Buffer.concat([first.subarray(0, 1024), Buffer.from('y'.repeat(512))]);
+    await assert.rejects(scan(corrupt), cliError(/^a corrupt tar archive \(bad header at byte 1024\)$/));
+  });
+  it('refuses a manifest.json that is not a docker save manifest', async () => {
+    await assert.rejects(scan(await tar({ name: 'manifest.json', content: 'not json' })), cliError(/not JSON \(not a docker save tarball\)/));
+    await assert.rejects(scan(await tar({ name: 'manifest.json', content: '{"Config": 1}' })), cliError(/not a docker save manifest/));
+    await assert.rejects(scan(await tar({ name: 'manifest.json', content: '[{"Layers": []}]' })), cliError(/not a docker save manifest/));
+  });
+  it('says when the file cannot be read', async () => {
+    async function* failing(): AsyncGenerator<Buffer> {
+      yield Buffer.alloc(512);
+      throw new Error('EIO: i/o error, read');
+    }
+    await assert.rejects(scanTar(failing()), cliError(/^cannot read it: EIO: i\/o error, read$/));
+  });
+});
+
+describe('runImageImport before Docker', () => {
+  const dirs: string[] = [];
+  after(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+  const file = (name: string, content: Buffer | string) => {
+    const dir = mkdtempSync(join(tmpdir(), 'minik8s-image-unit-'));
+    dirs.push(dir);
+    const path = join(dir, name);
+    writeFileSync(path, content);
+    return path;
+  };
+  const ctx = (): CliContext => ({
+    namespace: 'default', namespaceExplicit: false, client: () => { throw new Error('no API server in this test'); },
+    out: () => {}, err: () => {}, stdin: process.stdin, now: () => new Date(),
+  });
+  /** A loopback port nothing listens on. */
+  const closedPort = () => new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+
+  it('refuses a file that is not a tar, naming it', async () => {
+    const path = file('notes.txt', 'just some notes\n');
+    await assert.rejects(runImageImport(ctx(), { file: path, name: 'app:1', registry: '127.0.0.1:1' }),
+      cliError(new RegExp(`^${path}: not a tar archive \\(expected a docker save tarball or a root filesystem tar\\)$`)));
+  });
+  it('reads through gzip, and refuses a gzip file that holds no tar', async () => {
+    await assert.rejects(runImageImport(ctx(), { file: file('x.tar.gz', gzipSync('not a tar at all')), name: 'app', registry: '127.0.0.1:1' }), cliError(/: not a tar archive/));
+    await assert.rejects(runImageImport(ctx(), { file: file('cut.tar.gz', gzipSync(await tar({ name: 'a', content: 'x' })).subarray(0, 20)), name: 'app', registry: '127.0.0.1:1' }),
+      cliError(/: cannot read it: unexpected end of file/));
+  });
+  it('refuses a missing file and a directory', async () => {
+    await assert.rejects(runImageImport(ctx(), { file: '/nonexistent/image.tar', name: 'app', registry: '127.0.0.1:1' }), cliError(/^\/nonexistent\/image.tar: no such file$/));
+    const dir = dirname(file('x', ''));
+    await assert.rejects(runImageImport(ctx(), { file: dir, name: 'app', registry: '127.0.0.1:1' }), cliError(/is a directory; make a tar of it first/));
+  });
+  it('says when the registry cannot be reached, after reading a good (gzipped) tar', async () => {
+    const port = await closedPort();
+    const path = file('rootfs.tar.gz', gzipSync(await tar({ name: 'bin/' }, { name: 'bin/true', content: 'ELF' })));
+    await assert.rejects(runImageImport(ctx(), { file: path, name: 'app:1', registry: `127.0.0.1:${port}` }),
+      cliError(new RegExp(`^cannot reach the image registry at http://127.0.0.1:${port}/v2/ \\(ECONNREFUSED\\)`)));
   });
 });
 

@@ -2,6 +2,7 @@
 import { createReadStream, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
+import { extract as tarExtract } from 'tar-stream';
 import { CliError } from './cli-error.js';
 import type { CliContext } from './context.js';
 
@@ -80,64 +81,6 @@ export function chooseRegistry(options: { flag?: string; fromName?: string; env?
 
 // ---------------------------------------------------------------- tar reading
 
-export interface TarHeader {
-  name: string;
-  size: number;
-  /** The type flag: '0' file, '5' directory, 'x' pax header, 'L' GNU long name, ... */
-  type: string;
-}
-
-function cString(block: Buffer, start: number, length: number): string {
-  const end = block.indexOf(0, start);
-  return block.toString('utf8', start, end < 0 || end > start + length ? start + length : end);
-}
-
-function octal(block: Buffer, start: number, length: number): number {
-  // GNU base-256 for sizes of 8 GiB and more: high bit set, big-endian binary.
-  if (block[start]! & 0x80) {
-    let n = block[start]! & 0x7f;
-    for (let i = 1; i < length; i++) n = n * 256 + block[start + i]!;
-    return n;
-  }
-  const text = cString(block, start, length).trim();
-  return text === '' ? 0 : Number.parseInt(text, 8);
-}
-
-/** Reads one 512-byte tar header block: the entry, 'end' for a zero block, 'invalid' when the checksum does not match. */
-export function parseTarHeader(block: Buffer): TarHeader | 'end' | 'invalid' {
-  if (block.length < 512) return 'invalid';
-  if (block.subarray(0, 512).every((b) => b === 0)) return 'end';
-  let sum = 0;
-  for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 0x20 : block[i]!;
-  const recorded = octal(block, 148, 8);
-  if (!Number.isFinite(recorded) || recorded !== sum) return 'invalid';
-  let name = cString(block, 0, 100);
-  if (block.toString('latin1', 257, 262) === 'ustar') {
-    const prefix = cString(block, 345, 155);
-    if (prefix) name = `${prefix}/${name}`;
-  }
-  const size = octal(block, 124, 12);
-  if (!Number.isFinite(size) || size < 0) return 'invalid';
-  return { name, size, type: String.fromCharCode(block[156]!) || '0' };
-}
-
-/** The `path` of a pax extended header, which overrides the next entry's name. */
-export function paxPath(data: Buffer): string | undefined {
-  let pos = 0;
-  let path: string | undefined;
-  while (pos < data.length) {
-    const space = data.indexOf(0x20, pos);
-    if (space < 0) break;
-    const length = Number.parseInt(data.toString('latin1', pos, space), 10);
-    if (!Number.isFinite(length) || length <= 0) break;
-    const record = data.toString('utf8', space + 1, pos + length - 1);
-    const eq = record.indexOf('=');
-    if (record.slice(0, eq) === 'path') path = record.slice(eq + 1);
-    pos += length;
-  }
-  return path;
-}
-
 export interface SaveManifestEntry {
   Config: string;
   RepoTags?: string[] | null;
@@ -153,97 +96,91 @@ export interface TarSummary {
 
 const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
 
+/** Checks a docker save manifest.json's text: an array of entries, each naming its Config. */
+function parseSaveManifest(text: string): SaveManifestEntry[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new CliError('a tar with a manifest.json that is not JSON (not a docker save tarball)');
+  }
+  if (!Array.isArray(parsed) || parsed.some((m) => typeof m?.Config !== 'string')) throw new CliError('a tar with a manifest.json that is not a docker save manifest');
+  return parsed as SaveManifestEntry[];
+}
+
 /**
- * Reads a tar stream chunk by chunk, keeping only headers (and a manifest.json): tells a docker
- * save tarball from a root filesystem tar without unpacking it, and rejects what is no tar at all.
+ * Reads a tar stream through tar-stream's extract, keeping only headers (and a small top-level
+ * manifest.json) and draining every other entry: tells a docker save tarball from a root
+ * filesystem tar without unpacking it, and rejects what is no tar at all, an empty file, a
+ * truncated or corrupt archive, and a manifest.json that is not a docker save manifest.
+ * Errors from `source` itself (a read or gunzip failure) come out as `cannot read it: ...`.
  */
-export class TarScanner {
-  #pending = Buffer.alloc(0);
-  #skip = 0;
-  #collect: { kind: 'manifest' | 'pax' | 'longname'; size: number; parts: Buffer[]; got: number } | undefined;
-  #nextName: string | undefined;
-  #offset = 0;
-  #done = false;
-  #entries = 0;
-  #manifest: Buffer | undefined;
+export async function scanTar(source: AsyncIterable<Uint8Array>): Promise<TarSummary> {
+  const extract = tarExtract();
+  let bytes = 0;
+  let entries = 0;
+  let manifestText: string | undefined;
+  /** Where the header after the last entry's data begins. */
+  let nextHeaderAt = 0;
+  let sourceError: unknown;
 
-  push(chunk: Buffer): void {
-    let data = chunk;
-    while (data.length > 0 && !this.#done) {
-      if (this.#skip > 0) {
-        const n = Math.min(this.#skip, data.length);
-        if (this.#collect) {
-          const want = Math.min(n, this.#collect.size - this.#collect.got);
-          if (want > 0) this.#collect.parts.push(data.subarray(0, want));
-          this.#collect.got += want;
+  const feed = (async () => {
+    try {
+      for await (const chunk of source) {
+        if (extract.destroyed) return;
+        bytes += chunk.length;
+        if (!extract.write(chunk)) {
+          await new Promise<void>((resolve) => {
+            const done = () => {
+              extract.off('drain', done);
+              extract.off('close', done);
+              resolve();
+            };
+            extract.on('drain', done);
+            extract.on('close', done);
+            if (extract.destroyed) done();
+          });
         }
-        this.#skip -= n;
-        this.#offset += n;
-        data = data.subarray(n);
-        if (this.#skip === 0 && this.#collect) this.#finishCollect();
-        continue;
       }
-      const need = 512 - this.#pending.length;
-      this.#pending = Buffer.concat([this.#pending, data.subarray(0, need)]);
-      data = data.subarray(need);
-      if (this.#pending.length < 512) return;
-      const header = parseTarHeader(this.#pending);
-      this.#pending = Buffer.alloc(0);
-      if (header === 'invalid') {
-        throw new CliError(this.#offset === 0 ? 'not a tar archive' : `a corrupt tar archive (bad header at byte ${this.#offset})`);
-      }
-      this.#offset += 512;
-      if (header === 'end') {
-        this.#done = true;
-        return;
-      }
-      this.#startEntry(header);
+      if (!extract.destroyed) extract.end(undefined);
+    } catch (err) {
+      sourceError = err;
+      extract.destroy(err as Error);
     }
-  }
+  })();
 
-  #startEntry(header: TarHeader): void {
-    const padded = Math.ceil(header.size / 512) * 512;
-    let name = this.#nextName ?? header.name;
-    if (header.type === 'x' || header.type === 'L') {
-      this.#collect = { kind: header.type === 'x' ? 'pax' : 'longname', size: header.size, parts: [], got: 0 };
-    } else {
-      this.#nextName = undefined;
-      this.#entries++;
-      name = name.replace(/^(\.\/)+/, '');
-      if (name === 'manifest.json' && (header.type === '0' || header.type === '\0') && header.size <= MAX_MANIFEST_BYTES) {
-        this.#collect = { kind: 'manifest', size: header.size, parts: [], got: 0 };
+  try {
+    for await (const entry of extract) {
+      entries++;
+      const { header } = entry;
+      const size = header.size;
+      // entry.offset: where its own header block begins (after any pax or GNU long-name header).
+      nextHeaderAt = entry.offset + 512 + Math.ceil(size / 512) * 512;
+      const name = header.name.replace(/^(\.\/)+/, '');
+      if (name === 'manifest.json' && header.type === 'file' && size <= MAX_MANIFEST_BYTES) {
+        const parts: Buffer[] = [];
+        for await (const chunk of entry) parts.push(chunk as Buffer);
+        manifestText = Buffer.concat(parts).toString('utf8');
+      } else {
+        // Drain it: the extractor reads on only once this entry's data is consumed.
+        entry.resume();
       }
     }
-    this.#skip = padded;
-    if (padded === 0 && this.#collect) this.#finishCollect();
+  } catch (err) {
+    await feed;
+    if (sourceError !== undefined) throw new CliError(`cannot read it: ${(sourceError as Error).message}`);
+    const message = (err as Error).message ?? String(err);
+    if (bytes === 0) throw new CliError('an empty file, not a tar archive');
+    if (entries === 0 && (bytes < 512 || !/Unexpected end of data/.test(message))) throw new CliError('not a tar archive');
+    if (/Unexpected end of data/.test(message)) throw new CliError('a truncated tar archive');
+    throw new CliError(`a corrupt tar archive (bad header at byte ${nextHeaderAt})`);
   }
-
-  #finishCollect(): void {
-    const collected = this.#collect!;
-    this.#collect = undefined;
-    const data = Buffer.concat(collected.parts);
-    if (collected.kind === 'manifest') this.#manifest = data;
-    else if (collected.kind === 'pax') this.#nextName = paxPath(data) ?? this.#nextName;
-    else this.#nextName = cString(data, 0, data.length);
-  }
-
-  /** Call after the last chunk. */
-  finish(): TarSummary {
-    if (this.#offset === 0 && this.#pending.length < 512 && !this.#done) throw new CliError(this.#pending.length === 0 ? 'an empty file, not a tar archive' : 'not a tar archive');
-    if (this.#skip > 0 || this.#pending.length > 0) throw new CliError('a truncated tar archive');
-    const summary: TarSummary = { entries: this.#entries };
-    if (this.#manifest) {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(this.#manifest.toString('utf8'));
-      } catch {
-        throw new CliError('a tar with a manifest.json that is not JSON (not a docker save tarball)');
-      }
-      if (!Array.isArray(parsed) || parsed.some((m) => typeof m?.Config !== 'string')) throw new CliError('a tar with a manifest.json that is not a docker save manifest');
-      summary.manifest = parsed as SaveManifestEntry[];
-    }
-    return summary;
-  }
+  await feed;
+  if (sourceError !== undefined) throw new CliError(`cannot read it: ${(sourceError as Error).message}`);
+  if (bytes === 0) throw new CliError('an empty file, not a tar archive');
+  const summary: TarSummary = { entries };
+  if (manifestText !== undefined) summary.manifest = parseSaveManifest(manifestText);
+  return summary;
 }
 
 /** The image ID a docker save manifest's Config path names: `blobs/sha256/HEX` (OCI layout) or `HEX.json` (older Docker). */
@@ -253,7 +190,7 @@ export function imageIdFromConfigPath(config: string): string | undefined {
   return hex ? `sha256:${hex}` : undefined;
 }
 
-/** Reads the file once through a TarScanner (gunzipping when it is gzip). */
+/** Reads the file once through scanTar (gunzipping when it is gzip). */
 async function scanFile(path: string): Promise<TarSummary> {
   const head = Buffer.alloc(2);
   const fd = await open(path, 'r');
@@ -262,17 +199,16 @@ async function scanFile(path: string): Promise<TarSummary> {
   } finally {
     await fd.close();
   }
-  const scanner = new TarScanner();
   const raw = createReadStream(path);
-  const stream = head[0] === 0x1f && head[1] === 0x8b ? raw.pipe(createGunzip()) : raw;
+  const gzip = head[0] === 0x1f && head[1] === 0x8b;
+  const stream = gzip ? raw.pipe(createGunzip()) : raw;
+  // pipe() does not pass the file's own errors on to the gunzip stream.
+  if (gzip) raw.once('error', (err) => stream.destroy(err));
   try {
-    for await (const chunk of stream) scanner.push(chunk as Buffer);
-  } catch (err) {
+    return await scanTar(stream);
+  } finally {
     raw.destroy();
-    if (err instanceof CliError) throw err;
-    throw new CliError(`cannot read it: ${(err as Error).message}`);
   }
-  return scanner.finish();
 }
 
 // ---------------------------------------------------------------- docker
