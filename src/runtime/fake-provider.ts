@@ -65,6 +65,8 @@ export interface FakeCall {
   action?: ContainerAction;
   container?: string;
   command?: string[];
+  /** deletePod: the grace period asked for, so tests can check a graceful delete honoured the pod's. */
+  gracePeriodSeconds?: number;
 }
 
 type ExecScript = ExecResult | ((command: string[]) => ExecResult);
@@ -200,8 +202,8 @@ export class FakeProvider implements PodProvider {
     return { containerID: instance.id, ...(pulled ? { pulled } : {}) };
   }
 
-  async deletePod(ref: PodRef, _options: { gracePeriodSeconds: number }): Promise<void> {
-    this.calls.push({ method: 'deletePod', uid: ref.uid });
+  async deletePod(ref: PodRef, options: { gracePeriodSeconds: number }): Promise<void> {
+    this.calls.push({ method: 'deletePod', uid: ref.uid, gracePeriodSeconds: options.gracePeriodSeconds });
     const fp = this.backend.pods.get(ref.uid);
     if (!fp) return;
     for (const i of fp.instances) if (i.state === 'running') this.#finish(i, KILLED_EXIT_CODE);

@@ -4,9 +4,10 @@ import { podKind, type Pod, type PodStatus } from '../../core/api/pod.js';
 import { kindObjectPath, type ApiClient } from '../../core/client/api-client.js';
 import { remoteListWatcher } from '../../core/client/remote-list-watcher.js';
 import { runController, WorkQueue } from '../../core/controller/controller.js';
-import { abortableDelay, Informer, objectKey } from '../../core/controller/informer.js';
+import { Informer, objectKey } from '../../core/controller/informer.js';
 import { NotFoundError } from '../../core/errors.js';
 import type { PodProvider } from '../../runtime/provider.js';
+import { sleep, systemClock, type Clock } from './clock.js';
 import { EventRecorder } from './event-recorder.js';
 import { startKubeletServer } from './kubelet-server.js';
 import { MIN_GRACE_SECONDS, PodSync, type PodApi } from './pod-sync.js';
@@ -27,6 +28,8 @@ export interface KubeletOptions {
   /** How often every pod is looked at again and orphans are swept (default 10 s). */
   resyncIntervalMs?: number;
   workers?: number;
+  /** Drives restart backoff, probe periods and the resync (default: the system clock); tests pass a ManualClock. */
+  clock?: Clock;
   log?: (message: string) => void;
 }
 
@@ -64,6 +67,7 @@ function apiFor(client: ApiClient): PodApi {
 export class Kubelet {
   readonly #o: KubeletOptions;
   #port: number | undefined;
+  #queue: WorkQueue | undefined;
 
   constructor(options: KubeletOptions) {
     this.#o = options;
@@ -74,8 +78,14 @@ export class Kubelet {
     return this.#port;
   }
 
+  /** Resolves once no pod is queued or being synced (timed requeues do not count): how tests see a sync settle. */
+  async whenIdle(): Promise<void> {
+    await this.#queue?.whenIdle();
+  }
+
   async start(signal: AbortSignal): Promise<void> {
     const { client, nodeName, provider } = this.#o;
+    const clock = this.#o.clock ?? systemClock;
     const log = this.#o.log ?? (() => {});
     const informer = new Informer<Pod>({
       source: remoteListWatcher<Pod>({ client, kind: podKind, fieldSelector: `spec.nodeName=${nodeName}` }),
@@ -83,6 +93,7 @@ export class Kubelet {
       log,
     });
     const queue = new WorkQueue();
+    this.#queue = queue;
     const keyByUid = new Map<string, string>();
     const uidByKey = new Map<string, string>();
     const enqueue = (pod: Pod) => queue.add(objectKey(pod));
@@ -96,6 +107,7 @@ export class Kubelet {
     const events = new EventRecorder({
       component: 'kubelet',
       host: nodeName,
+      now: () => clock.now(),
       log,
       sink: {
         create: async (event) => {
@@ -110,9 +122,27 @@ export class Kubelet {
       provider,
       onChange: enqueueUid,
       onFailure: (pod, container, message) => events.record({ pod, type: 'Warning', reason: 'Unhealthy', message, fieldPath: `spec.containers{${container}}` }),
+      clock,
       log,
     });
-    const sync = new PodSync({ provider, api: apiFor(client), events, probes, nodeIP: this.#o.nodeIP, podCIDR: this.#o.podCIDR, log });
+    const sync = new PodSync({ provider, api: apiFor(client), events, probes, nodeIP: this.#o.nodeIP, podCIDR: this.#o.podCIDR, now: () => clock.now(), log });
+
+    // Timed requeues (a backoff ends) run on the kubelet's clock rather than the queue's own
+    // timers; as with WorkQueue.addAfter, the latest request for a key replaces an earlier one.
+    const requeueTimers = new Map<string, () => void>();
+    const requeueAfter = (key: string, ms: number) => {
+      requeueTimers.get(key)?.();
+      requeueTimers.delete(key);
+      if (ms <= 0) return queue.add(key);
+      requeueTimers.set(key, clock.setTimer(ms, () => {
+        requeueTimers.delete(key);
+        queue.add(key);
+      }));
+    };
+    signal.addEventListener('abort', () => {
+      for (const cancel of requeueTimers.values()) cancel();
+      requeueTimers.clear();
+    }, { once: true });
 
     const reconcile = async (key: string) => {
       const pod = informer.get(key);
@@ -128,7 +158,8 @@ export class Kubelet {
       if (!pod) return;
       keyByUid.set(pod.metadata.uid!, key);
       uidByKey.set(key, pod.metadata.uid!);
-      return sync.sync(pod);
+      const result = await sync.sync(pod);
+      if (result.requeueAt !== undefined && !signal.aborted) requeueAfter(key, result.requeueAt - clock.now());
     };
 
     const server = await startKubeletServer({
@@ -148,13 +179,12 @@ export class Kubelet {
       const interval = this.#o.resyncIntervalMs ?? 10_000;
       while (!signal.aborted) {
         try {
-          const known = new Set(informer.list().map((p) => p.metadata.uid!));
-          await sync.removeOrphans(known);
+          await sync.removeOrphans(() => new Set(informer.list().map((p) => p.metadata.uid!)));
         } catch (err) {
           log(`kubelet: sweeping orphaned containers failed: ${err instanceof Error ? err.message : String(err)}`);
         }
         for (const pod of informer.list()) enqueue(pod);
-        await abortableDelay(interval, signal).catch(() => {});
+        await sleep(clock, interval, signal);
       }
     };
 

@@ -35,7 +35,11 @@ export interface PodSyncOptions {
 }
 
 export interface SyncResult {
-  requeueAfterMs?: number;
+  /**
+   * When to look at the pod again (a backoff ends), in ms since the epoch on the sync's clock:
+   * an instant rather than a delay, so time spent in the sync's own API calls does not push it later.
+   */
+  requeueAt?: number;
 }
 
 /** Kubernetes' floor for the grace period of a pod it must kill without knowing better. */
@@ -126,7 +130,7 @@ export class PodSync {
     }
     const status = computePodStatus({ pod, runtime, nodeIP: this.#o.nodeIP, waiting, probes: (id) => probes.status(id), now: new Date(now) });
     if (!sameStatus(pod.status, status)) await this.#o.api.updateStatus(pod, status);
-    return plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : {};
+    return plan.requeueAfterMs !== undefined ? { requeueAt: now + plan.requeueAfterMs } : {};
   }
 
   async #start(pod: Pod, name: string, attempt: number, runtime: RuntimePod | undefined, now: number, overrides: Map<string, Waiting>): Promise<void> {
@@ -184,11 +188,17 @@ export class PodSync {
     await this.#o.api.deletePod(pod);
   }
 
-  /** Removes what runs for pods the API no longer has (deleted while this kubelet was away). */
-  async removeOrphans(known: ReadonlySet<string>): Promise<string[]> {
+  /**
+   * Removes what runs for pods the API no longer has (deleted while this kubelet was away).
+   * `known` (the uids of the API's pods) is asked only once the runtime has answered: a pod
+   * that arrives and starts while the list is in flight would otherwise look like an orphan.
+   */
+  async removeOrphans(known: () => ReadonlySet<string>): Promise<string[]> {
     const removed: string[] = [];
-    for (const rp of await this.#o.provider.listPods()) {
-      if (known.has(rp.uid)) continue;
+    const running = await this.#o.provider.listPods();
+    const uids = known();
+    for (const rp of running) {
+      if (uids.has(rp.uid)) continue;
       this.#o.log?.(`kubelet: removing containers of pod ${rp.namespace}/${rp.name} (${rp.uid}), which no longer exists`);
       await this.#o.provider.deletePod(rp, { gracePeriodSeconds: MIN_GRACE_SECONDS });
       this.#forget(rp.uid);

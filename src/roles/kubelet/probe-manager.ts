@@ -1,6 +1,7 @@
 // Keeps one probe worker per running container and probe kind, and answers what the sync loop asks: ready, started, kill?
 import type { Container, Pod, Probe } from '../../core/api/pod.js';
 import type { PodProvider, RuntimePod } from '../../runtime/provider.js';
+import { sleep, systemClock, type Clock } from './clock.js';
 import type { ProbeVerdict } from './pod-actions.js';
 import type { ProbeStatus } from './pod-status.js';
 import { runProbe, type ProbeOutcome } from './probe.js';
@@ -47,17 +48,21 @@ export interface ProbeManagerOptions {
   onChange(podUid: string): void;
   /** A probe failed: the kubelet records an Unhealthy event. */
   onFailure(pod: Pod, container: string, message: string): void;
+  /** Times initial delays and periods (default: the system clock). */
+  clock?: Clock;
   log?: (message: string) => void;
 }
 
 /** Probe workers run on timers; their results are read synchronously by the pure planning and status code. */
 export class ProbeManager {
   readonly #options: ProbeManagerOptions;
+  readonly #clock: Clock;
   /** By container ID, then probe kind. */
   readonly #workers = new Map<string, Map<ProbeKind, Worker>>();
 
   constructor(options: ProbeManagerOptions) {
     this.#options = options;
+    this.#clock = options.clock ?? systemClock;
   }
 
   #state(containerID: string, kind: ProbeKind): ProbeState | undefined {
@@ -94,7 +99,7 @@ export class ProbeManager {
       if (this.#workers.has(rc.id)) continue;
       const workers = new Map<ProbeKind, Worker>();
       this.#workers.set(rc.id, workers);
-      const startedAt = rc.startedAt ? Date.parse(rc.startedAt) : Date.now();
+      const startedAt = rc.startedAt ? Date.parse(rc.startedAt) : this.#clock.now();
       for (const [kind, probe] of [['startup', c.startupProbe], ['liveness', c.livenessProbe], ['readiness', c.readinessProbe]] as const) {
         if (!probe) continue;
         const worker: Worker = { podUid: uid, kind, state: initialProbeState(kind), stop: new AbortController() };
@@ -130,8 +135,8 @@ export class ProbeManager {
     const signal = worker.stop.signal;
     const { provider } = this.#options;
     const ref = { uid: pod.metadata.uid!, namespace: pod.metadata.namespace!, name: pod.metadata.name! };
-    const initialDelay = Math.max(0, startedAt + (probe.initialDelaySeconds ?? 0) * 1000 - Date.now());
-    if (!(await delay(initialDelay, signal))) return;
+    const initialDelay = Math.max(0, startedAt + (probe.initialDelaySeconds ?? 0) * 1000 - this.#clock.now());
+    if (!(await sleep(this.#clock, initialDelay, signal))) return;
     for (;;) {
       // Liveness and readiness wait for the startup probe, as in Kubernetes.
       const gated = worker.kind !== 'startup' && !this.status(containerID).started;
@@ -150,22 +155,7 @@ export class ProbeManager {
         if (worker.kind === 'startup' && worker.state.result === 'success') return;
         if (worker.kind !== 'readiness' && worker.state.result === 'failure') return;
       }
-      if (!(await delay((probe.periodSeconds ?? 10) * 1000, signal))) return;
+      if (!(await sleep(this.#clock, (probe.periodSeconds ?? 10) * 1000, signal))) return;
     }
   }
-}
-
-function delay(ms: number, signal: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve(false);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
