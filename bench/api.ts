@@ -107,7 +107,8 @@ async function startMaster() {
   while (etcdPort + 1 === port) etcdPort = await freePort();
   // BENCH_MASTER_NODE_ARGS passes flags to the master's node (e.g. --cpu-prof to profile it).
   const nodeArgs = (process.env.BENCH_MASTER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, binary, '--role=master', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port), '--etcd-port', String(etcdPort)], {
+  // No image registry: the API is what is measured, and port 5000 may be taken.
+  const child = spawn(process.execPath, [...nodeArgs, binary, '--role=master', '--no-registry', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port), '--etcd-port', String(etcdPort)], {
     env: { ...process.env, HOME: home },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -10,6 +10,8 @@ import { BINARY, startMaster, type MasterProcess } from './helpers/master.js';
 const PODS = '/api/v1/namespaces/default/pods';
 const DEPLOYS = '/apis/apps/v1/namespaces/default/deployments';
 const SVCS = '/api/v1/namespaces/default/services';
+const JOIN = '/apis/minik8s.io/v1/join';
+const JOIN_TOKENS = '/apis/minik8s.io/v1/jointokens';
 
 const container = { name: 'c', image: 'busybox' };
 const goodPod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'ok' }, spec: { containers: [container] } };
@@ -158,6 +160,21 @@ const httpCases: HttpCase[] = [
   { name: 'unknown subresource', method: 'GET', path: `${PODS}/ok/bogus`, status: 404 },
   { name: 'POST to a cluster-wide list of a namespaced kind', path: '/api/v1/pods', body: goodPod, status: 405 },
   { name: 'service with a duplicate port name', path: SVCS, body: { apiVersion: 'v1', kind: 'Service', metadata: { name: 's' }, spec: { ports: [{ name: 'a', port: 80 }, { name: 'a', port: 81 }] } }, status: 422 },
+  // Joins and join tokens (as the admin, who may do both): nothing is made from a bad request.
+  ...['', '{', '[]', 'null', '"n1"', '{"nodeName":"n1"}{}'].map((body, i): HttpCase => ({ name: `malformed join #${i}`, path: JOIN, body, status: 400 })),
+  ...[undefined, '', 'UPPER', 'under_score', '-lead', 'a'.repeat(254), 'sp ace', '../up', 5, ['n1'], { a: 1 }].map(
+    (nodeName, i): HttpCase => ({ name: `join with a bad nodeName #${i}`, path: JOIN, body: { apiVersion: 'minik8s.io/v1', kind: 'JoinRequest', nodeName }, status: 422 })),
+  { name: 'join with an unknown field', path: JOIN, body: { nodeName: 'n1', podCIDR: '10.0.0.0/24' }, status: 400 },
+  { name: 'join with a wrong apiVersion', path: JOIN, body: { apiVersion: 'v1', kind: 'JoinRequest', nodeName: 'n1' }, status: 400 },
+  { name: 'join with a wrong kind', path: JOIN, body: { apiVersion: 'minik8s.io/v1', kind: 'Node', nodeName: 'n1' }, status: 400 },
+  { name: 'join as text/plain', path: JOIN, body: '{"nodeName":"n1"}', contentType: 'text/plain', status: 415 },
+  { name: 'GET of the join path', method: 'GET', path: JOIN, status: 405 },
+  ...[-1, 1.5, '1h', 1e12, null].map((ttlSeconds, i): HttpCase => ({ name: `join token with a bad ttlSeconds #${i}`, path: JOIN_TOKENS, body: { ttlSeconds }, status: 422 })),
+  { name: 'join token with a multi-line description', path: JOIN_TOKENS, body: { description: 'a\nb' }, status: 422 },
+  { name: 'join token with an unknown field', path: JOIN_TOKENS, body: { ttl: '1h' }, status: 400 },
+  { name: 'DELETE of a missing join token', method: 'DELETE', path: `${JOIN_TOKENS}/abcdef`, status: 404 },
+  { name: 'DELETE of a malformed join token ID', method: 'DELETE', path: `${JOIN_TOKENS}/..%2Fx`, status: 404 },
+  { name: 'token review without a token', path: '/apis/authentication.k8s.io/v1/tokenreviews', body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: {} }, status: 400 },
 ];
 
 interface FileCase {

@@ -100,12 +100,20 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
     const port = await freePort();
     const ePort = await etcdPort();
     const url = `http://127.0.0.1:${port}`;
-    const args = ['--role=master', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port), '--etcd-port', String(ePort)];
+    const registryPort = await freePort();
+    const args = ['--role=master', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port), '--etcd-port', String(ePort), '--registry-port', String(registryPort), '--cluster-cidr', '10.250.0.0/16'];
 
     const first = run(args, home);
     await ready(url, first);
     await waitFor(() => first.stdout().includes('minik8s master ready'), { timeoutMs: 5_000, description: 'the ready banner' });
-    assert.equal(first.stdout().trim(), `minik8s master ready: API ${url}, data ${dataDir}, admin token in ${join(dataDir, 'admin-token')}`);
+    await waitFor(() => first.stdout().includes('join a worker'), { timeoutMs: 5_000, description: 'the join command' });
+    const joinToken = readFileSync(join(dataDir, 'join-token'), 'utf8').trim();
+    assert.match(joinToken, /^[a-z0-9]{6}\.[a-z0-9]{16}$/);
+    assert.equal(statSync(join(dataDir, 'join-token')).mode & 0o777, 0o600);
+    assert.equal(first.stdout().trim(), [
+      `minik8s master ready: API ${url}, registry 127.0.0.1:${registryPort}, data ${dataDir}, admin token in ${join(dataDir, 'admin-token')}, join token in ${join(dataDir, 'join-token')}`,
+      `join a worker: minik8s --role=worker --server ${url} --token ${joinToken}`,
+    ].join('\n'));
     assert.equal(first.stdout().includes('etcdmain'), false, 'etcd output goes to its log, not stdout');
 
     assert.equal(statSync(dataDir).mode & 0o777, 0o700);
@@ -127,16 +135,20 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
     const etcdPid = Number(readFileSync(join(dataDir, 'etcd.pid'), 'utf8'));
     assert.ok(alive(etcdPid));
     assert.ok(existsSync(join(dataDir, 'etcd.log')));
+    const registryPid = Number(readFileSync(join(dataDir, 'registry.pid'), 'utf8'));
+    assert.ok(alive(registryPid));
 
     first.child.kill('SIGTERM');
     const exit = await first.exited;
     assert.equal(exit.code, 0, first.stderr());
     noStack(first.stderr());
     assert.equal(alive(etcdPid), false, 'etcd stopped with the master');
+    assert.equal(alive(registryPid), false, 'the registry stopped with the master');
 
     const second = run([...args], home);
     await ready(url, second);
     assert.equal(readFileSync(tokenFile, 'utf8').trim(), token, 'the token is reused');
+    assert.equal(readFileSync(join(dataDir, 'join-token'), 'utf8').trim(), joinToken, 'the join token is reused while valid');
     const again = await fetch(`${url}/api/v1/namespaces/default`, { headers: { authorization: `Bearer ${token}` } });
     assert.equal(again.status, 200);
     second.child.kill('SIGTERM');
@@ -147,7 +159,7 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
     const dataDir = tempDir('minik8s-boot-');
     const home = tempDir('minik8s-boot-home-');
     const port = await freePort();
-    const args = ['--role=master', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port), '--etcd-port', String(await etcdPort())];
+    const args = ['--role=master', '--no-registry', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port), '--etcd-port', String(await etcdPort())];
     const r = run(args, home);
     await ready(`http://127.0.0.1:${port}`, r);
     const etcdPid = Number(readFileSync(join(dataDir, 'etcd.pid'), 'utf8'));
@@ -160,7 +172,7 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
     const dataDir = tempDir('minik8s-boot-');
     const home = tempDir('minik8s-boot-home-');
     const port = await freePort();
-    const r = run(['master', '--no-write-config', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port), '--etcd-port', String(await etcdPort())], home);
+    const r = run(['master', '--no-write-config', '--no-registry', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port), '--etcd-port', String(await etcdPort())], home);
     await ready(`http://127.0.0.1:${port}`, r);
     assert.equal(existsSync(join(home, '.minik8s', 'config')), false);
     r.child.kill('SIGTERM');
@@ -182,7 +194,7 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
     const port = await freePort();
     const blocker = await listen(port);
     try {
-      const r = await runToExit(['--role=master', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port), '--etcd-port', String(await etcdPort())], tempDir('minik8s-boot-home-'));
+      const r = await runToExit(['--role=master', '--no-registry', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port), '--etcd-port', String(await etcdPort())], tempDir('minik8s-boot-home-'));
       assert.equal(r.code, 1, r.stderr);
       assert.equal(r.stderr, `error: port ${port} is already in use (API server); stop what uses it or pass --port\n`);
       assert.equal(existsSync(join(dataDir, 'etcd.pid')), false, 'etcd was stopped and its pidfile removed');
@@ -203,7 +215,7 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
     }
   });
 
-  it('rejects bad flags with exit code 2 and refuses the worker role for now', async () => {
+  it('rejects bad flags with exit code 2, a worker without a master included', async () => {
     const home = tempDir('minik8s-boot-home-');
     for (const [args, pattern] of [
       [['--role=master', '--port', 'abc'], /^error: --port must be a port number from 1 to 65535, not "abc"/],
@@ -221,7 +233,7 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
       noStack(r.stderr);
     }
     const worker = await runToExit(['--role=worker'], home);
-    assert.equal(worker.code, 1);
-    assert.match(worker.stderr, /^error: the worker role is not implemented yet/);
+    assert.equal(worker.code, 2);
+    assert.match(worker.stderr, /^error: --role=worker needs --server URL/);
   });
 });

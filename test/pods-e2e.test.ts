@@ -258,7 +258,7 @@ describe('pods end to end on Docker', () => {
     });
     const started = Date.now();
     try {
-      ok('delete', 'pod', '-n', NS, 'graceful');
+      ok('delete', 'pod', '-n', NS, 'graceful', '--wait=false');
       const deleting = await getPod('graceful');
       assert.ok(deleting?.metadata.deletionTimestamp, 'the pod shows a deletionTimestamp while it terminates');
       assert.equal(deleting?.metadata.deletionGracePeriodSeconds, 10);

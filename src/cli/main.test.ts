@@ -152,7 +152,7 @@ describe('minik8s CLI', () => {
     const path = manifest('pod.yaml', POD);
     await cli(['apply', '-f', path]);
     assert.deepEqual(await cli(['delete', 'pod', 'web', '--cascade=foreground']), { code: 0, out: 'pod "web" deleted\n', err: '' });
-    assert.match(api.requests.at(-1)!.url, /propagationPolicy=Foreground/);
+    assert.match(api.requests.filter((r) => r.method === 'DELETE').at(-1)!.url, /propagationPolicy=Foreground/);
     assert.deepEqual(await cli(['delete', 'pod', 'web']), { code: 1, out: '', err: 'Error from server (NotFound): pods "web" not found\n' });
     await cli(['apply', '-f', path]);
     assert.deepEqual(await cli(['delete', '-f', path]), { code: 0, out: 'pod "web" deleted\n', err: '' });

@@ -7,7 +7,7 @@ import type { CliContext } from './context.js';
 /** Where the CLI looks when neither flags, environment nor ~/.minik8s/config name a server. */
 export const DEFAULT_SERVER = 'http://127.0.0.1:6443';
 
-export const COMMANDS = ['api-resources', 'apply', 'create', 'delete', 'describe', 'exec', 'get', 'logs', 'top', 'version'] as const;
+export const COMMANDS = ['api-resources', 'apply', 'create', 'delete', 'describe', 'exec', 'get', 'image', 'logs', 'token', 'top', 'version'] as const;
 
 export interface CliIo {
   stdout(text: string): void;
@@ -229,11 +229,24 @@ async function runWithYargs(argv: readonly string[], io: CliIo, clients: ApiClie
       .option('l', { alias: 'selector', type: 'string', requiresArg: true, describe: 'delete the objects matching this label selector' })
       .option('all', { type: 'boolean', describe: 'delete every object of the type in the namespace' })
       .option('cascade', { type: 'string', requiresArg: true, describe: 'background (default), foreground or orphan' })
-      .option('ignore-not-found', { type: 'boolean', describe: 'treat missing objects as deleted' }),
+      .option('ignore-not-found', { type: 'boolean', describe: 'treat missing objects as deleted' })
+      .option('grace-period', { type: 'string', requiresArg: true, describe: 'seconds a pod gets to stop (-1: its own terminationGracePeriodSeconds)' })
+      .option('now', { type: 'boolean', describe: 'stop pods at once (a grace period of 1 s)' })
+      .option('force', { type: 'boolean', describe: 'with --grace-period=0: remove from the API without waiting for the containers to stop' })
+      .option('wait', { type: 'boolean', default: true, describe: 'wait until the objects are gone (--wait=false to return at once)' })
+      .option('timeout', { type: 'string', requiresArg: true, describe: 'how long --wait may take, e.g. 60s (default: no limit)' }),
     run(async () => (await import('./delete.js')).runDelete, (a) => ({
       resources: strings(a.resources), filename: strings(a.f), recursive: Boolean(a.R), selector: str(a.l),
       all: Boolean(a.all), cascade: str(a.cascade), ignoreNotFound: Boolean(a['ignore-not-found']),
+      gracePeriod: str(a['grace-period']), now: Boolean(a.now), force: Boolean(a.force), wait: a.wait !== false, timeout: str(a.timeout),
     })))
+    .command('image', 'Manage images in the cluster\'s registry: minik8s image import FILE.tar NAME[:TAG]', (y) => y
+      .command('import [file] [name]', 'Load a docker save tarball or a root filesystem tar and push it to the cluster\'s registry', (yy) => yy
+        .positional('file', { type: 'string', describe: 'FILE.tar (docker save output, or a tar of a root filesystem; .tar.gz too)' })
+        .positional('name', { type: 'string', describe: 'NAME[:TAG] for the image (default tag latest)' })
+        .option('registry', { type: 'string', requiresArg: true, describe: 'the registry HOST:PORT (default: the API server\'s host, port 5000; or $MINIK8S_REGISTRY)' }),
+      run(async () => (await import('./image.js')).runImageImport, (a) => ({ file: str(a.file), name: str(a.name), registry: str(a.registry) })))
+      .demandCommand(1, 'minik8s image needs a command: import'))
     .command('logs [pod]', 'Print the log of a container in a pod', (y) => y
       .positional('pod', { type: 'string', describe: 'POD or pod/POD' })
       .option('c', { alias: 'container', type: 'string', requiresArg: true, describe: 'the container (default: the only, annotated or first one)' })
@@ -261,6 +274,18 @@ async function runWithYargs(argv: readonly string[], io: CliIo, clients: ApiClie
     run(async () => (await import('./top.js')).runTop, (a) => ({
       resource: str(a.resource), name: str(a.name), allNamespaces: Boolean(a.A), noHeaders: Boolean(a['no-headers']),
     })))
+    .command('token', 'Manage join tokens: minik8s token create|list|delete', (y) => y
+      .command('create', 'Make a join token and print it (only the token)', (yy) => yy
+        .option('ttl', { type: 'string', requiresArg: true, describe: 'how long it works, e.g. 24h, 90m, 1h30m (default 24h); 0: never expires' })
+        .option('description', { type: 'string', requiresArg: true, describe: 'what the token is for' }),
+      run(async () => (await import('./token.js')).runToken, (a) => ({ action: 'create' as const, ttl: str(a.ttl), description: str(a.description) })))
+      .command('list', 'List join tokens (IDs and expiry, never secrets)', (yy) => yy
+        .option('no-headers', { type: 'boolean', describe: 'omit the header row' }),
+      run(async () => (await import('./token.js')).runToken, (a) => ({ action: 'list' as const, noHeaders: Boolean(a['no-headers']) })))
+      .command('delete [ids..]', 'Revoke join tokens by ID', (yy) => yy
+        .positional('ids', { type: 'string', array: true, describe: 'token IDs (the part before the dot)' }),
+      run(async () => (await import('./token.js')).runToken, (a) => ({ action: 'delete' as const, ids: strings(a.ids) })))
+      .demandCommand(1, 'minik8s token needs a command: create, list or delete'))
     .command('version', 'Print the client and server versions', (y) => y
       .option('client', { type: 'boolean', describe: 'only the client version' })
       .option('o', { alias: 'output', type: 'string', requiresArg: true, describe: 'json' }),

@@ -2,6 +2,7 @@
 import yargs from 'yargs';
 import { toDaemonConfig, UsageError, type DaemonConfig } from './daemon-config.js';
 import { startMaster } from './master.js';
+import { advertisedServerUrl } from './master/announce.js';
 import { startWorker } from './worker.js';
 import { StartupError } from './startup-error.js';
 
@@ -91,7 +92,35 @@ async function parse(argv: string[]): Promise<DaemonConfig | number> {
  * never sees its API server vanish first.
  */
 async function startMasterAndWorker(config: DaemonConfig, signal: AbortSignal): Promise<void> {
-  throw new StartupError('--role=master,worker is not wired yet');
+  const masterStop = new AbortController();
+  const workerStop = new AbortController();
+  let worker: Promise<void> | undefined;
+  let workerFailure: unknown;
+  const master = startMaster(config.master, masterStop.signal, {
+    onReady: (info) => {
+      worker = (async () => {
+        // Other machines reach this node where they reach the master, not at the loopback it joins over.
+        const nodeIP = config.worker.nodeIP ?? new URL(await advertisedServerUrl(config.master.address, config.master.port)).hostname;
+        await startWorker({ ...config.worker, nodeIP }, workerStop.signal, { localMaster: { server: info.url, joinToken: info.joinToken } });
+      })().catch((err: unknown) => {
+        workerFailure = err;
+        masterStop.abort();
+      });
+    },
+  });
+  const stop = () => {
+    workerStop.abort();
+    void Promise.resolve(worker).then(() => masterStop.abort());
+  };
+  if (signal.aborted) stop();
+  else signal.addEventListener('abort', stop, { once: true });
+  try {
+    await master;
+  } finally {
+    workerStop.abort();
+    await worker;
+  }
+  if (workerFailure) throw workerFailure;
 }
 
 /** Runs the daemon until `signal` aborts; resolves with the process exit code. */

@@ -1,16 +1,33 @@
-// The master role: data dir, etcd, store, admin token, CLI config, API server, started in that order and stopped in reverse.
-import { ADMIN_USER, TokenAuthenticator } from './api/auth.js';
+// The master role: data dir, etcd, store, registry, tokens and node access, API server, reconcilers, started in that order and stopped in reverse.
+import { ADMIN_USER, anyOf, TokenAuthenticator } from './api/auth.js';
+import { registerJoinRoutes } from './api/join-routes.js';
+import { registerNodeProxyRoutes } from './api/node-proxy.js';
+import { ObjectService } from './api/object-service.js';
+import { registerTokenReviewRoutes } from './api/token-review-routes.js';
 import type { MasterConfig } from './daemon-config.js';
 import { startManagedEtcd } from './etcd/managed-etcd.js';
 import { loadOrCreateAdminToken } from './master/admin-token.js';
+import { advertisedServerUrl, joinCommand, readyBanner } from './master/announce.js';
 import { prepareDataDir } from './master/data-dir.js';
+import { ensureDefaultJoinToken } from './master/join-tokens.js';
 import { listenApi } from './master/listen-api.js';
 import { writeLocalClientConfig } from './master/local-client-config.js';
+import { startNodeAccess } from './master/node-access.js';
+import { NodeCleanup } from './master/node-cleanup.js';
 import { openStore } from './master/open-store.js';
 import { NamespaceReconciler } from './reconcilers/namespace.js';
+import { startManagedRegistry } from './registry/managed-registry.js';
 import { ShutdownSequence } from './shutdown-sequence.js';
 
 export type { MasterConfig } from './daemon-config.js';
+
+/** What an in-process worker needs to join this master. */
+export interface MasterReadyInfo {
+  url: string;
+  adminToken: string;
+  joinToken: string;
+  registryPort?: number;
+}
 
 export interface MasterOptions {
   /** Where progress and warnings go (default: stderr). */
@@ -19,6 +36,8 @@ export interface MasterOptions {
   announce?: (message: string) => void;
   /** The CLI config file (default ~/.minik8s/config). */
   clientConfigPath?: string;
+  /** Called once, when the API serves and the banner is out. */
+  onReady?: (info: MasterReadyInfo) => void;
 }
 
 /** Runs the master until `signal` aborts; resolves once everything has stopped. Startup problems reject with a StartupError. */
@@ -39,15 +58,45 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     const store = await openStore({ endpoints });
     shutdown.push('store', () => store.close());
 
-    const admin = loadOrCreateAdminToken(dataDir);
-    const authenticator = new TokenAuthenticator();
-    authenticator.add(admin.token, ADMIN_USER);
+    let registryAddress: string | undefined;
+    if (config.registryPort !== undefined) {
+      const registry = await startManagedRegistry({ dataDir, port: config.registryPort, address: config.address, signal: shutdown.signalFor('registry'), log });
+      shutdown.push('registry', () => registry.stopped);
+      registryAddress = registry.address;
+    }
 
-    const api = await listenApi({ store, authenticator, address: config.address, port: config.port, signal: shutdown.signalFor('api') });
+    const admin = loadOrCreateAdminToken(dataDir);
+    const admins = new TokenAuthenticator();
+    admins.add(admin.token, ADMIN_USER);
+
+    const service = new ObjectService({ store });
+    const nodes = await startNodeAccess({ store, service, clusterCIDR: config.clusterCIDR, signal: shutdown.signalFor('node-access'), log });
+    shutdown.push('node-access', () => nodes.stopped);
+    const joinToken = await ensureDefaultJoinToken({ tokens: nodes.joinTokens, dataDir });
+    // Cheapest first: the admin token is compared in memory, node credentials too; join tokens cost a store read.
+    const authenticator = anyOf(admins, nodes.credentials, nodes.joinTokens);
+
+    const api = await listenApi({
+      store,
+      service,
+      authenticator,
+      address: config.address,
+      port: config.port,
+      signal: shutdown.signalFor('api'),
+      routes: [
+        // Kubelets check the API server's calls (logs, exec, stats) with a TokenReview of the admin token.
+        (app) => registerNodeProxyRoutes(app, { service, kubeletToken: admin.token }),
+        (app) => registerJoinRoutes(app, { join: (name) => nodes.registrar.join(name), tokens: nodes.joinTokens, registryPort: config.registryPort }),
+        (app) => registerTokenReviewRoutes(app, { authenticator }),
+      ],
+    });
     shutdown.push('api', () => api.closed);
 
-    const namespaces = new NamespaceReconciler({ service: api.service, log });
-    const reconcilers = namespaces.start(shutdown.signalFor('reconcilers'));
+    const reconcilerSignal = shutdown.signalFor('reconcilers');
+    const reconcilers = Promise.all([
+      new NamespaceReconciler({ service, log }).start(reconcilerSignal),
+      new NodeCleanup({ service, registrar: nodes.registrar, log }).start(reconcilerSignal),
+    ]);
     shutdown.push('reconcilers', () => reconcilers);
 
     if (config.writeClientConfig) {
@@ -55,7 +104,11 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       if (written.warning) log(`warning: ${written.warning}`);
     }
 
-    if (!signal.aborted) announce(`minik8s master ready: API ${api.url}, data ${dataDir}, admin token in ${admin.path}`);
+    if (!signal.aborted) {
+      announce(readyBanner({ url: api.url, registry: registryAddress, dataDir, adminTokenPath: admin.path, joinTokenPath: joinToken.path }));
+      announce(joinCommand(await advertisedServerUrl(config.address, api.port), joinToken.token));
+      options.onReady?.({ url: api.url, adminToken: admin.token, joinToken: joinToken.token, registryPort: config.registryPort });
+    }
     await shutdown.untilAborted(signal);
   } finally {
     await shutdown.run();

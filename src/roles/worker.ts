@@ -4,6 +4,7 @@ import { ApiClient } from '../core/client/api-client.js';
 import { DockerProvider } from '../runtime/docker-provider.js';
 import type { WorkerConfig } from './daemon-config.js';
 import { Kubelet } from './kubelet/kubelet.js';
+import { procNodeStats } from './kubelet/node-stats.js';
 import { portInUseMessage, StartupError } from './startup-error.js';
 import { NodeAgent } from './worker/node-agent.js';
 import { sourceAddressFor } from './worker/node-address.js';
@@ -59,6 +60,7 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
     const kubelet = new Kubelet({
       client, nodeName: credential.nodeName, nodeIP, provider, podCIDR: credential.podCIDR,
       address: config.kubeletAddress, port: config.kubeletPort, log,
+      nodeStats: procNodeStats({ cores: info.cpuCores }),
     });
     await Promise.all([
       kubelet.start(signal).catch((err: NodeJS.ErrnoException) => {

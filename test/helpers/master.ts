@@ -1,11 +1,13 @@
-// Starts a real `minik8s --role=master` process (with its managed etcd) on free loopback ports for tests.
+// Starts a real `minik8s --role=master` process (with its managed etcd and registry) on free loopback ports and a free pod range, for tests.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import Docker from 'dockerode';
 import { waitFor } from '../../src/core/wait-for.js';
+import { ensureBaseImages, seedRegistryStore } from './images.js';
 
 /** The compiled CLI: dist/test/helpers/master.js -> dist/bin/minik8s.js. */
 export const BINARY = fileURLToPath(new URL('../../bin/minik8s.js', import.meta.url));
@@ -34,9 +36,58 @@ async function etcdPorts(): Promise<number> {
   }
 }
 
+/** Overlaps between two IPv4 ranges written a.b.c.d/N. */
+function overlaps(a: string, b: string): boolean {
+  const range = (cidr: string) => {
+    const [ip, bits] = cidr.split('/');
+    const base = ip!.split('.').reduce((acc, o) => acc * 256 + Number(o), 0);
+    return [base, base + 2 ** (32 - Number(bits))] as const;
+  };
+  const [a0, a1] = range(a);
+  const [b0, b1] = range(b);
+  return a0 < b1 && b0 < a1;
+}
+
+/**
+ * A 10.X.0.0/16 (X in 200..250) that no Docker network uses, picked at random among the free
+ * ones so that masters started side by side rarely share one: workers make Docker networks for
+ * their /24 of it. Without a reachable Docker engine any of them will do.
+ */
+export async function freeClusterCIDR(): Promise<string> {
+  let used: string[] = [];
+  try {
+    const networks = await new Docker().listNetworks();
+    used = networks.flatMap((n) => (n.IPAM?.Config ?? []).map((c) => c.Subnet ?? '')).filter((c) => /^\d+\.\d+\.\d+\.\d+\/\d+$/.test(c));
+  } catch {
+    // No Docker here: nothing to collide with.
+  }
+  const free: string[] = [];
+  for (let x = 200; x <= 250; x++) {
+    const cidr = `10.${x}.0.0/16`;
+    if (!used.some((u) => overlaps(u, cidr))) free.push(cidr);
+  }
+  if (free.length === 0) throw new Error('no free 10.200-250.0.0/16 range for the test cluster: every one overlaps a Docker network');
+  return free[Math.floor(Math.random() * free.length)]!;
+}
+
+export interface StartMasterOptions {
+  extraArgs?: string[];
+  /** Run the managed registry on a free port (default true); false passes --no-registry. */
+  registry?: boolean;
+  /** Give the registry the base images before the master starts (builds them first if missing). */
+  seedImages?: boolean;
+  /** Default: a free 10.X.0.0/16 (see freeClusterCIDR). */
+  clusterCIDR?: string;
+}
+
 export interface MasterProcess {
   url: string;
   token: string;
+  /** The default join token (DATA_DIR/join-token), as of the latest start. */
+  readonly joinToken: string;
+  /** The registry's port; undefined with `registry: false`. */
+  registryPort?: number;
+  clusterCIDR: string;
   dataDir: string;
   home: string;
   port: number;
@@ -53,12 +104,19 @@ export interface MasterProcess {
   stop(): Promise<void>;
 }
 
-export async function startMaster(options: { extraArgs?: string[] } = {}): Promise<MasterProcess> {
+export async function startMaster(options: StartMasterOptions = {}): Promise<MasterProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'minik8s-test-data-'));
   const home = mkdtempSync(join(tmpdir(), 'minik8s-test-home-'));
   const port = await freePort();
   const etcdPort = await etcdPorts();
+  const registryPort = options.registry === false ? undefined : await freePort();
+  const clusterCIDR = options.clusterCIDR ?? await freeClusterCIDR();
+  if (options.seedImages) {
+    await ensureBaseImages();
+    await seedRegistryStore(dataDir);
+  }
   let output = '';
+  let joinToken = '';
   let child!: ChildProcess;
   const url = `http://127.0.0.1:${port}`;
 
@@ -66,6 +124,8 @@ export async function startMaster(options: { extraArgs?: string[] } = {}): Promi
     output = '';
     child = spawn(process.execPath, [
       BINARY, '--role=master', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port), '--etcd-port', String(etcdPort),
+      ...(registryPort === undefined ? ['--no-registry'] : ['--registry-port', String(registryPort)]),
+      '--cluster-cidr', clusterCIDR,
       ...(options.extraArgs ?? []),
     ], { env: { ...process.env, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.on('data', (d) => { output += d; });
@@ -81,6 +141,7 @@ export async function startMaster(options: { extraArgs?: string[] } = {}): Promi
       if (!exited()) child.kill('SIGKILL');
       throw new Error(`${err instanceof Error ? err.message : err}\n${output}`);
     });
+    joinToken = readFileSync(join(dataDir, 'join-token'), 'utf8').trim();
   };
 
   const waitExit = (signal: NodeJS.Signals) => new Promise<void>((resolve) => {
@@ -92,8 +153,9 @@ export async function startMaster(options: { extraArgs?: string[] } = {}): Promi
   await launch();
   const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
   const master: MasterProcess = {
-    url, token, dataDir, home, port, etcdPort,
+    url, token, dataDir, home, port, etcdPort, registryPort, clusterCIDR,
     get child() { return child; },
+    get joinToken() { return joinToken; },
     output: () => output,
     env: { ...process.env, HOME: home, MINIK8S_SERVER: url, MINIK8S_TOKEN: token },
     restart: launch,
@@ -102,16 +164,18 @@ export async function startMaster(options: { extraArgs?: string[] } = {}): Promi
       const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
       await waitExit('SIGTERM');
       clearTimeout(timer);
-      // A SIGKILLed master's etcd ends through its parent-death signal; wait for it by its pidfile.
-      await waitFor(() => {
-        try {
-          const pid = Number(readFileSync(join(dataDir, 'etcd.pid'), 'utf8'));
-          process.kill(pid, 0);
-          return false;
-        } catch {
-          return true;
-        }
-      }, { timeoutMs: 15_000, description: 'etcd to exit' }).catch(() => {});
+      // A SIGKILLed master's etcd and registry end through their parent-death signal; wait for them by their pidfiles.
+      for (const name of ['etcd', 'registry']) {
+        await waitFor(() => {
+          try {
+            const pid = Number(readFileSync(join(dataDir, `${name}.pid`), 'utf8'));
+            process.kill(pid, 0);
+            return false;
+          } catch {
+            return true;
+          }
+        }, { timeoutMs: 15_000, description: `${name} to exit` }).catch(() => {});
+      }
       rmSync(dataDir, { recursive: true, force: true });
       rmSync(home, { recursive: true, force: true });
     },

@@ -1,5 +1,6 @@
 // Starts a real `minik8s --role=worker` process joined to a test master, and cleans up every container it made.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,8 @@ import { BINARY, freePort } from './master.js';
 
 export interface WorkerProcess {
   nodeName: string;
+  /** The Docker network (and Linux bridge) of this worker's pods. */
+  bridge: string;
   dataDir: string;
   kubeletPort: number;
   child: ChildProcess;
@@ -46,6 +49,8 @@ export async function removeNodeContainers(nodeName: string): Promise<void> {
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerProcess> {
   const nodeName = options.nodeName ?? `test-node-${process.pid}-${Math.random().toString(36).slice(2, 7)}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'minik8s-test-worker-'));
+  // Several workers share this machine's engine: each needs its own bridge for its own pod /24.
+  const bridge = `mk8t${randomBytes(4).toString('hex')}`;
   const kubeletPort = await freePort();
   let output = '';
   let child!: ChildProcess;
@@ -55,7 +60,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerPr
     output = '';
     child = spawn(process.execPath, [
       BINARY, '--role=worker', '--server', options.server, '--token', options.joinToken, '--name', nodeName,
-      '--node-ip', '127.0.0.1', '--data-dir', dataDir, '--kubelet-port', String(kubeletPort), ...(options.extraArgs ?? []),
+      '--node-ip', '127.0.0.1', '--data-dir', dataDir, '--kubelet-port', String(kubeletPort), '--bridge', bridge, ...(options.extraArgs ?? []),
     ], { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.on('data', (d) => { output += d; });
     child.stderr!.on('data', (d) => { output += d; });
@@ -76,7 +81,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerPr
 
   await launch();
   const worker: WorkerProcess = {
-    nodeName, dataDir, kubeletPort,
+    nodeName, bridge, dataDir, kubeletPort,
     get child() { return child; },
     output: () => output,
     restart: launch,
@@ -89,6 +94,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerPr
     async destroy() {
       await worker.stop();
       await removeNodeContainers(nodeName);
+      await docker.getNetwork(bridge).remove().catch(() => {});
       rmSync(dataDir, { recursive: true, force: true });
     },
   } as WorkerProcess;

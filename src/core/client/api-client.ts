@@ -169,9 +169,9 @@ export class ApiClient {
     })) as KubeObject;
   }
 
-  async delete(def: KindDefinition, ref: ObjectRef, options: { propagationPolicy?: PropagationPolicy } = {}): Promise<KubeObject> {
+  async delete(def: KindDefinition, ref: ObjectRef, options: { propagationPolicy?: PropagationPolicy; gracePeriodSeconds?: number } = {}): Promise<KubeObject> {
     return (await this.request('DELETE', kindObjectPath(def, ref.name, ref.namespace), {
-      query: { propagationPolicy: options.propagationPolicy },
+      query: { propagationPolicy: options.propagationPolicy, gracePeriodSeconds: options.gracePeriodSeconds?.toString() },
     })) as KubeObject;
   }
 

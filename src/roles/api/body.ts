@@ -1,4 +1,5 @@
 // Reads a request body safely: size limit, JSON only, no prototype keys, bounded nesting.
+import type { Context } from 'hono';
 import { BadRequestError, RequestEntityTooLargeError, UnsupportedMediaTypeError } from '../../core/errors.js';
 
 /** Kubernetes limits request bodies to 3 MiB. */
@@ -54,6 +55,17 @@ export async function readIncomingText(incoming: NodeJS.ReadableStream & { heade
     chunks.push(buf);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Context variable holding a body already read before the route (by the authorization middleware): a stream reads only once. */
+export const BODY_TEXT_VARIABLE = 'bodyText';
+
+/** The request body as text: the copy read earlier if any, else from the Node socket, else from the web Request (tests). */
+export function readRequestText(c: Context): Promise<string> {
+  const read = c.get(BODY_TEXT_VARIABLE) as string | undefined;
+  if (read !== undefined) return Promise.resolve(read);
+  const incoming = (c.env as { incoming?: Parameters<typeof readIncomingText>[0] } | undefined)?.incoming;
+  return incoming ? readIncomingText(incoming) : readBodyText(c.req.raw);
 }
 
 function tooLarge(maxBytes: number): RequestEntityTooLargeError {

@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import { apiVersionOf } from '../../core/api/kind.js';
 import type { KubeObject } from '../../core/api/meta.js';
 import { BadRequestError, MethodNotAllowedError, toApiError } from '../../core/errors.js';
-import { parseJsonObject, readBodyText, readIncomingText } from './body.js';
+import { parseJsonObject, readRequestText } from './body.js';
 import type { DeleteOptions, ObjectService } from './object-service.js';
 import { parseResourcePath, type ResourceTarget } from './paths.js';
 import { watchResponse } from './watch-stream.js';
@@ -18,10 +18,8 @@ function json(c: Context, body: unknown, status = 200): Response {
   return c.body(JSON.stringify(body), status as 200, { 'content-type': 'application/json' });
 }
 
-/** The request body as text: from the Node socket when there is one, else from the web Request (tests). */
 function readText(c: Context): Promise<string> {
-  const incoming = (c.env as { incoming?: Parameters<typeof readIncomingText>[0] } | undefined)?.incoming;
-  return incoming ? readIncomingText(incoming) : readBodyText(c.req.raw);
+  return readRequestText(c);
 }
 
 async function readObject(c: Context): Promise<Record<string, unknown>> {
@@ -31,6 +29,14 @@ async function readObject(c: Context): Promise<Record<string, unknown>> {
 
 function isTrue(v: string | undefined): boolean {
   return v === '1' || v === 'true';
+}
+
+/** DeleteOptions.gracePeriodSeconds: a whole number of seconds, 0 meaning at once. */
+function gracePeriod(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new BadRequestError(`gracePeriodSeconds must be a non-negative integer, not ${JSON.stringify(value)}`);
+  }
+  return value;
 }
 
 async function readDeleteOptions(c: Context): Promise<DeleteOptions> {
@@ -47,7 +53,10 @@ async function readDeleteOptions(c: Context): Promise<DeleteOptions> {
       };
     }
     if (body.propagationPolicy !== undefined) options.propagationPolicy = body.propagationPolicy as DeleteOptions['propagationPolicy'];
+    if (body.gracePeriodSeconds !== undefined && body.gracePeriodSeconds !== null) options.gracePeriodSeconds = gracePeriod(body.gracePeriodSeconds);
   }
+  const grace = c.req.query('gracePeriodSeconds');
+  if (grace !== undefined && grace !== '') options.gracePeriodSeconds = gracePeriod(/^-?\d+$/.test(grace) ? Number(grace) : grace);
   const policy = c.req.query('propagationPolicy') ?? options.propagationPolicy;
   if (policy !== undefined) {
     if (policy !== 'Background' && policy !== 'Foreground' && policy !== 'Orphan') {

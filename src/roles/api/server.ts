@@ -1,4 +1,4 @@
-// The API server: a Hono app (auth, health, discovery, resources) and its HTTP listener.
+// The API server: a Hono app (authentication, authorization, health, special routes, discovery, resources) and its HTTP listener.
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { namespaceKind } from '../../core/api/namespace.js';
@@ -7,20 +7,30 @@ import { AlreadyExistsError, NotFoundError, UnauthorizedError } from '../../core
 import type { Store } from '../../core/store/store.js';
 import { versionInfo } from '../../core/version.js';
 import type { Authenticator, UserInfo } from './auth.js';
+import { authorizationMiddleware } from './authorize-request.js';
 import { apiGroupList, apiResourceList, coreVersions } from './discovery.js';
 import { ObjectService, SYSTEM_NAMESPACES } from './object-service.js';
 import { handleResource, statusResponse } from './resource-routes.js';
 
+export type ApiHono = Hono<{ Variables: { user: UserInfo } }>;
+
+/** Adds routes served after authentication and authorization, ahead of discovery and the generic resource routes. */
+export type ApiRoutes = (app: ApiHono, context: { service: ObjectService }) => void;
+
 export interface ApiAppOptions {
   store: Store;
   authenticator: Authenticator;
+  /** The object service to serve (default: a new one over `store`), for callers that need it before the app exists. */
+  service?: ObjectService;
+  /** Special routes (node proxy, join, token review), registered in this order. */
+  routes?: readonly ApiRoutes[];
   /** Idle watches get a BOOKMARK this often (Kubernetes guarantees at least once a minute). */
   bookmarkIntervalMs?: number;
   now?: () => Date;
 }
 
 export interface ApiApp {
-  app: Hono<{ Variables: { user: UserInfo } }>;
+  app: ApiHono;
   service: ObjectService;
 }
 
@@ -28,9 +38,9 @@ const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
 
 /** Builds the app without listening, so tests can drive it with `app.request()`. */
 export function createApiApp(options: ApiAppOptions): ApiApp {
-  const service = new ObjectService({ store: options.store, now: options.now });
+  const service = options.service ?? new ObjectService({ store: options.store, now: options.now });
   const bookmarkIntervalMs = options.bookmarkIntervalMs ?? 30_000;
-  const app = new Hono<{ Variables: { user: UserInfo } }>();
+  const app: ApiHono = new Hono<{ Variables: { user: UserInfo } }>();
 
   app.onError((err, c) => statusResponse(c, err));
   app.notFound((c) => statusResponse(c, new NotFoundError('the server could not find the requested resource')));
@@ -56,6 +66,9 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
     c.set('user', user);
     return next();
   });
+  app.use('*', authorizationMiddleware({ service }));
+
+  for (const routes of options.routes ?? []) routes(app, { service });
 
   app.get('/api', (c) => c.json(coreVersions()));
   app.get('/apis', (c) => c.json(apiGroupList()));

@@ -31,6 +31,8 @@ export interface KubeletOptions {
   /** Drives restart backoff, probe periods and the resync (default: the system clock); tests pass a ManualClock. */
   clock?: Clock;
   log?: (message: string) => void;
+  /** Whole-machine usage for the stats Summary; without it the node's figures are the sum of its pods'. */
+  nodeStats?: () => Promise<{ cpuCores: number; memoryBytes: number }>;
 }
 
 /** Status writes are merge patches; a key the kubelet no longer reports is removed with null. */
@@ -167,6 +169,7 @@ export class Kubelet {
       nodeName,
       findPod: (namespace: string, name: string) => informer.get(`${namespace}/${name}`),
       authenticate: tokenReviewAuthenticator(client, { cacheTtlMs: 10_000 }),
+      ...(this.#o.nodeStats ? { nodeStats: this.#o.nodeStats } : {}),
       address: this.#o.address,
       port: this.#o.port,
       signal,

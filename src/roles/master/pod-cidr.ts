@@ -1,0 +1,192 @@
+// Pod CIDRs: the lowest free /24 of the cluster CIDR (pure), and one store record per allocated /24 so that no two nodes ever get the same one.
+import { AlreadyExistsError, ConflictError, NotFoundError, ServiceUnavailableError } from '../../core/errors.js';
+import type { Store } from '../../core/store/store.js';
+
+/** One key per CIDR, created only if absent: the store itself refuses a second owner, whatever the callers do. */
+export const POD_CIDR_PREFIX = '/registry/minik8s.io/podcidrs/';
+
+/** Each node's share of the cluster CIDR. */
+export const NODE_CIDR_BITS = 24;
+
+export interface Ipv4Range {
+  /** The first address, as an unsigned 32-bit number. */
+  base: number;
+  bits: number;
+}
+
+/** `10.244.0.0/16` -> {base, bits}; undefined for anything else (host bits set included). */
+export function parseIpv4Cidr(text: string): Ipv4Range | undefined {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(text.trim());
+  if (!m) return undefined;
+  const octets = m.slice(1, 5).map(Number);
+  const bits = Number(m[5]);
+  if (octets.some((o) => o > 255) || bits > 32) return undefined;
+  const base = octets.reduce((a, o) => a * 256 + o, 0);
+  if (base % 2 ** (32 - bits) !== 0) return undefined;
+  return { base, bits };
+}
+
+export function formatIpv4Cidr(range: Ipv4Range): string {
+  const b = range.base;
+  return `${Math.floor(b / 2 ** 24) % 256}.${Math.floor(b / 2 ** 16) % 256}.${Math.floor(b / 2 ** 8) % 256}.${b % 256}/${range.bits}`;
+}
+
+function size(range: Ipv4Range): number {
+  return 2 ** (32 - range.bits);
+}
+
+/** Orders ranges by address (then size); unparsable ones last. */
+export function compareCidrs(a: string, b: string): number {
+  const ra = parseIpv4Cidr(a);
+  const rb = parseIpv4Cidr(b);
+  if (!ra || !rb) return (ra ? -1 : rb ? 1 : 0) || a.localeCompare(b);
+  return ra.base - rb.base || ra.bits - rb.bits;
+}
+
+/** True when `inner` lies wholly inside `outer`. */
+export function cidrContains(outer: string, inner: string): boolean {
+  const o = parseIpv4Cidr(outer);
+  const i = parseIpv4Cidr(inner);
+  return o !== undefined && i !== undefined && i.bits >= o.bits && i.base >= o.base && i.base + size(i) <= o.base + size(o);
+}
+
+/** How many node ranges the cluster CIDR holds. */
+export function podCIDRCapacity(clusterCIDR: string): number {
+  const cluster = parseIpv4Cidr(clusterCIDR);
+  if (!cluster || cluster.bits > NODE_CIDR_BITS) return 0;
+  return 2 ** (NODE_CIDR_BITS - cluster.bits);
+}
+
+/**
+ * The lowest /24 of `clusterCIDR` that overlaps nothing in `inUse`, or undefined when there is
+ * none. `inUse` may hold ranges of any size and outside the cluster CIDR (a Node given a
+ * podCIDR by hand): each blocks the /24s it overlaps; unparsable entries block nothing.
+ */
+export function pickPodCIDR(clusterCIDR: string, inUse: Iterable<string>): string | undefined {
+  const cluster = parseIpv4Cidr(clusterCIDR);
+  if (!cluster || cluster.bits > NODE_CIDR_BITS) return undefined;
+  const step = 2 ** (32 - NODE_CIDR_BITS);
+  const count = podCIDRCapacity(clusterCIDR);
+  const taken = new Set<number>();
+  for (const text of inUse) {
+    const r = parseIpv4Cidr(text);
+    if (!r) continue;
+    const start = Math.max(r.base, cluster.base);
+    const end = Math.min(r.base + size(r), cluster.base + size(cluster));
+    for (let a = start - ((start - cluster.base) % step); a < end; a += step) taken.add((a - cluster.base) / step);
+  }
+  for (let i = 0; i < count; i++) {
+    if (!taken.has(i)) return formatIpv4Cidr({ base: cluster.base + i * step, bits: NODE_CIDR_BITS });
+  }
+  return undefined;
+}
+
+export interface PodCIDRRecord {
+  cidr: string;
+  nodeName: string;
+  allocatedAt: string;
+}
+
+export function podCIDRKey(cidr: string): string {
+  return `${POD_CIDR_PREFIX}${cidr.replace('/', '-')}`;
+}
+
+export interface PodCIDRAllocatorOptions {
+  store: Store;
+  clusterCIDR: string;
+  now?: () => Date;
+}
+
+/** The persisted allocations. Callers serialise their own decisions (joins); the records stay correct even if they do not. */
+export class PodCIDRAllocator {
+  readonly #store: Store;
+  readonly #now: () => Date;
+  readonly clusterCIDR: string;
+
+  constructor(options: PodCIDRAllocatorOptions) {
+    this.#store = options.store;
+    this.clusterCIDR = options.clusterCIDR;
+    this.#now = options.now ?? (() => new Date());
+  }
+
+  async list(): Promise<PodCIDRRecord[]> {
+    return (await this.#store.list<PodCIDRRecord>(POD_CIDR_PREFIX)).items.map((e) => e.value);
+  }
+
+  /**
+   * Records the lowest free /24 for `nodeName` and returns it. `alsoInUse` are ranges taken
+   * without a record (Nodes given a podCIDR by hand). A record that appears between our read and
+   * our create (another writer) just moves us on to the next range.
+   */
+  async allocate(nodeName: string, alsoInUse: readonly string[] = []): Promise<string> {
+    const taken = new Set([...alsoInUse, ...(await this.list()).map((r) => r.cidr)]);
+    for (;;) {
+      const cidr = pickPodCIDR(this.clusterCIDR, taken);
+      if (cidr === undefined) {
+        const capacity = podCIDRCapacity(this.clusterCIDR);
+        throw new ServiceUnavailableError(
+          `no pod CIDR left for node "${nodeName}": all ${capacity} /${NODE_CIDR_BITS} ranges of the cluster CIDR ${this.clusterCIDR} are allocated; delete nodes that are gone, or start the master with a larger --cluster-cidr`,
+          { kind: 'nodes', name: nodeName },
+        );
+      }
+      try {
+        await this.#store.create(podCIDRKey(cidr), this.#record(cidr, nodeName));
+        return cidr;
+      } catch (err) {
+        if (!(err instanceof AlreadyExistsError)) throw err;
+        taken.add(cidr);
+      }
+    }
+  }
+
+  /** Makes sure `cidr` is recorded as `nodeName`'s (a Node that already has one); ConflictError when another node holds it. */
+  async claim(cidr: string, nodeName: string): Promise<void> {
+    try {
+      await this.#store.create(podCIDRKey(cidr), this.#record(cidr, nodeName));
+    } catch (err) {
+      if (!(err instanceof AlreadyExistsError)) throw err;
+      const holder = (await this.#store.get<PodCIDRRecord>(podCIDRKey(cidr))).value.nodeName;
+      if (holder !== nodeName) {
+        throw new ConflictError(`pod CIDR ${cidr} of node "${nodeName}" is allocated to node "${holder}"`, { kind: 'nodes', name: nodeName });
+      }
+    }
+  }
+
+  /** The lowest range recorded for `nodeName`, if any (a node re-joining before its old Node's release). */
+  async heldBy(nodeName: string): Promise<string | undefined> {
+    return (await this.list()).filter((r) => r.nodeName === nodeName).map((r) => r.cidr).sort(compareCidrs)[0];
+  }
+
+  /** Frees one range if `nodeName` holds it. */
+  async release(cidr: string, nodeName: string): Promise<boolean> {
+    try {
+      const entry = await this.#store.get<PodCIDRRecord>(podCIDRKey(cidr));
+      if (entry.value.nodeName !== nodeName) return false;
+      await this.#store.delete(entry.key, entry.revision);
+      return true;
+    } catch (err) {
+      if (err instanceof NotFoundError || err instanceof ConflictError) return false;
+      throw err;
+    }
+  }
+
+  /** Frees every range held by `nodeName`; returns them. */
+  async releaseNode(nodeName: string): Promise<string[]> {
+    const freed: string[] = [];
+    for (const entry of (await this.#store.list<PodCIDRRecord>(POD_CIDR_PREFIX)).items) {
+      if (entry.value.nodeName !== nodeName) continue;
+      try {
+        // Only the record as read: one re-allocated meanwhile belongs to someone else now.
+        await this.#store.delete(entry.key, entry.revision);
+        freed.push(entry.value.cidr);
+      } catch (err) {
+        if (!(err instanceof NotFoundError) && !(err instanceof ConflictError)) throw err;
+      }
+    }
+    return freed;
+  }
+
+  #record(cidr: string, nodeName: string): PodCIDRRecord {
+    return { cidr, nodeName, allocatedAt: this.#now().toISOString() };
+  }
+}

@@ -1,0 +1,204 @@
+// Nodes joining a real master: join tokens, node credentials and what they may do, pod CIDRs across restarts and deletions, token review, the CLI's join tokens.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { waitFor } from '../src/core/wait-for.js';
+import { cidrContains } from '../src/roles/master/pod-cidr.js';
+import { BINARY, startMaster, type MasterProcess } from './helpers/master.js';
+
+const JOIN = '/apis/minik8s.io/v1/join';
+const MERGE = 'application/merge-patch+json';
+
+interface Answer {
+  status: number;
+  body: any;
+}
+
+describe('node join', () => {
+  let master: MasterProcess;
+
+  const call = async (method: string, path: string, token: string, body?: unknown, contentType = 'application/json'): Promise<Answer> => {
+    const res = await fetch(`${master.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': contentType },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+    return { status: res.status, body: parsed };
+  };
+  const joinAs = (nodeName: unknown, token = master.joinToken) => call('POST', JOIN, token, { apiVersion: 'minik8s.io/v1', kind: 'JoinRequest', nodeName });
+  const joined = async (nodeName: string, token = master.joinToken): Promise<{ token: string; podCIDR: string; registryPort?: number }> => {
+    const res = await joinAs(nodeName, token);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    return res.body;
+  };
+  const admin = (method: string, path: string, body?: unknown, contentType?: string) => call(method, path, master.token, body, contentType);
+  const revision = async () => ((await admin('GET', '/api/v1/namespaces')).body as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+  const cli = (args: string[]) => spawnSync(process.execPath, [BINARY, ...args], { env: master.env, encoding: 'utf8', timeout: 60_000 });
+
+  before(async () => {
+    master = await startMaster();
+  });
+  after(async () => {
+    await master?.stop();
+  });
+
+  it('announces the join token and keeps it in DATA_DIR/join-token (0600)', async () => {
+    assert.match(master.joinToken, /^[a-z0-9]{6}\.[a-z0-9]{16}$/);
+    assert.equal(statSync(join(master.dataDir, 'join-token')).mode & 0o777, 0o600);
+    assert.match(master.output(), new RegExp(`join token in ${join(master.dataDir, 'join-token')}`));
+    assert.ok(master.output().includes(`join a worker: minik8s --role=worker --server ${master.url} --token ${master.joinToken}`), master.output());
+    assert.match(master.output(), new RegExp(`registry 127\\.0\\.0\\.1:${master.registryPort}`));
+    assert.equal((await fetch(`http://127.0.0.1:${master.registryPort}/v2/`)).status, 200, 'the managed registry serves');
+  });
+
+  it('refuses unknown join tokens with 401', async () => {
+    for (const token of ['abcdef.0123456789abcdef', 'not-a-token', `${master.joinToken.slice(0, 7)}${'0'.repeat(16)}`]) {
+      const res = await joinAs('n-bad', token);
+      assert.equal(res.status, 401, token);
+      assert.equal(res.body.kind, 'Status');
+    }
+    assert.equal((await admin('GET', '/api/v1/nodes/n-bad')).status, 404, 'no Node made');
+  });
+
+  it('joins: a credential, a Node with a /24 of the cluster CIDR, and the registry port; two nodes never share a range', async () => {
+    const a = await joined('n1');
+    const b = await joined('n2');
+    assert.match(a.token, /^[0-9a-f]{64}$/);
+    assert.equal(a.registryPort, master.registryPort);
+    for (const [name, answer] of [['n1', a], ['n2', b]] as const) {
+      assert.match(answer.podCIDR, /\/24$/);
+      assert.ok(cidrContains(master.clusterCIDR, answer.podCIDR), `${answer.podCIDR} in ${master.clusterCIDR}`);
+      const node = await admin('GET', `/api/v1/nodes/${name}`);
+      assert.equal(node.status, 200);
+      assert.equal(node.body.spec.podCIDR, answer.podCIDR);
+      assert.deepEqual(node.body.spec.podCIDRs, [answer.podCIDR]);
+    }
+    assert.notEqual(a.podCIDR, b.podCIDR);
+  });
+
+  it('gives concurrent joins distinct ranges', async () => {
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => joined(`burst-${i}`)));
+    const all = [...answers.map((x) => x.podCIDR), (await admin('GET', '/api/v1/nodes/n1')).body.spec.podCIDR, (await admin('GET', '/api/v1/nodes/n2')).body.spec.podCIDR];
+    assert.equal(new Set(all).size, all.length, all.join(' '));
+  });
+
+  it('refuses malformed joins with a 4xx Status and writes nothing', async () => {
+    const cases: [unknown, number, string?][] = [
+      ['', 400], ['{', 400], ['[1]', 400], ['null', 400], ['"n1"', 400],
+      [{ apiVersion: 'minik8s.io/v1', kind: 'JoinRequest' }, 422],
+      [{ nodeName: '' }, 422], [{ nodeName: 'UPPER' }, 422], [{ nodeName: 'a'.repeat(254) }, 422], [{ nodeName: ['n1'] }, 422],
+      [{ nodeName: '../etc' }, 422], [{ nodeName: 'n 1' }, 422],
+      [{ nodeName: 'n9', spec: {} }, 400], [{ apiVersion: 'v1', nodeName: 'n9' }, 400], [{ kind: 'Node', nodeName: 'n9' }, 400],
+      [{ nodeName: 'n9' }, 415, 'text/plain'],
+      [{ metadata: { name: 'n9' } }, 400],
+    ];
+    for (const [body, status, contentType] of cases) {
+      const before = await revision();
+      const res = await call('POST', JOIN, master.joinToken, body, contentType);
+      assert.equal(res.status, status, `${JSON.stringify(body)}: ${JSON.stringify(res.body)}`);
+      assert.equal(res.body.kind, 'Status');
+      assert.equal(res.body.code, status);
+      assert.ok(!/\n\s+at /.test(JSON.stringify(res.body)), 'no stack trace');
+      assert.equal(await revision(), before, `nothing written for ${JSON.stringify(body)}`);
+    }
+    assert.equal((await admin('GET', JOIN)).status, 405);
+  });
+
+  it('lets the join token do nothing but join', async () => {
+    const res = await call('GET', '/api/v1/pods', master.joinToken);
+    assert.equal(res.status, 403);
+    assert.match(res.body.message, /^pods is forbidden: User "system:bootstrap:[a-z0-9]{6}" cannot list resource "pods" in API group "" at the cluster scope/);
+    assert.equal((await call('GET', '/api/v1/nodes/n1', master.joinToken)).status, 403);
+    assert.equal((await call('POST', '/apis/minik8s.io/v1/jointokens', master.joinToken, {})).status, 403);
+  });
+
+  it('lets a node write its own Node and the status of its own pods, and nothing else', async () => {
+    const n1 = (await joined('n1')).token;
+    const status = { status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady' }] } };
+    const own = await call('PATCH', '/api/v1/nodes/n1/status', n1, status, MERGE);
+    assert.equal(own.status, 200, JSON.stringify(own.body));
+    assert.equal(own.body.status.conditions[0].type, 'Ready');
+    const other = await call('PATCH', '/api/v1/nodes/n2/status', n1, status, MERGE);
+    assert.equal(other.status, 403);
+    assert.match(other.body.message, /^nodes "n2" is forbidden: User "system:node:n1" cannot patch resource "nodes\/status" in API group "" at the cluster scope/);
+    assert.equal((await call('DELETE', '/api/v1/nodes/n1', n1)).status, 403);
+
+    const pod = (name: string, nodeName: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { nodeName, containers: [{ name: 'c', image: 'busybox:1.35' }] } });
+    const create = await call('POST', '/api/v1/namespaces/default/pods', n1, pod('by-node', 'n1'));
+    assert.equal(create.status, 403);
+    assert.match(create.body.message, /^pods is forbidden: User "system:node:n1" cannot create resource "pods"/);
+    assert.equal((await admin('POST', '/api/v1/namespaces/default/pods', pod('on-n1', 'n1'))).status, 201);
+    assert.equal((await admin('POST', '/api/v1/namespaces/default/pods', pod('on-n2', 'n2'))).status, 201);
+    const running = { status: { phase: 'Running' } };
+    const theirs = await call('PATCH', '/api/v1/namespaces/default/pods/on-n2/status', n1, running, MERGE);
+    assert.equal(theirs.status, 403);
+    assert.match(theirs.body.message, /^pods "on-n2" is forbidden: User "system:node:n1" cannot patch resource "pods\/status" in API group "" in the namespace "default"/);
+    const mine = await call('PATCH', '/api/v1/namespaces/default/pods/on-n1/status', n1, running, MERGE);
+    assert.equal(mine.status, 200, JSON.stringify(mine.body));
+    assert.equal(mine.body.status.phase, 'Running');
+    assert.equal((await call('PATCH', '/api/v1/namespaces/default/pods/on-n1', n1, { metadata: { labels: { a: 'b' } } }, MERGE)).status, 403, 'no spec writes');
+    assert.equal((await call('DELETE', '/api/v1/namespaces/default/pods/on-n2', n1)).status, 403);
+    assert.equal((await call('GET', '/api/v1/namespaces/default/pods/on-n2', n1)).status, 200, 'nodes read everything');
+    assert.equal((await call('POST', '/api/v1/namespaces/default/services', n1, { apiVersion: 'v1', kind: 'Service', metadata: { name: 's' }, spec: { ports: [{ port: 80 }] } })).status, 403);
+  });
+
+  it('answers token reviews for node credentials', async () => {
+    const n1 = (await joined('n1')).token;
+    const review = (token: string) => ({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } });
+    const res = await call('POST', '/apis/authentication.k8s.io/v1/tokenreviews', n1, review(n1));
+    assert.equal(res.status, 201);
+    assert.deepEqual(res.body.status, { authenticated: true, user: { username: 'system:node:n1', groups: ['system:nodes'] } });
+    assert.deepEqual((await admin('POST', '/apis/authentication.k8s.io/v1/tokenreviews', review('f'.repeat(64)))).body.status, { authenticated: false });
+  });
+
+  it('keeps pod CIDRs and credentials across a master crash', async () => {
+    const before = await joined('survivor');
+    await master.kill();
+    await master.restart();
+    const node = await admin('GET', '/api/v1/nodes/survivor');
+    assert.equal(node.body.spec.podCIDR, before.podCIDR);
+    assert.equal((await call('GET', '/api/v1/nodes/survivor', before.token)).status, 200, 'the credential still works');
+    assert.equal((await call('PATCH', '/api/v1/nodes/survivor/status', before.token, { status: { phase: 'Running' } }, MERGE)).status, 200);
+    const fresh = await joined('after-restart');
+    const taken = ((await admin('GET', '/api/v1/nodes')).body.items as { metadata: { name: string }; spec: { podCIDR?: string } }[])
+      .filter((n) => n.metadata.name !== 'after-restart').map((n) => n.spec.podCIDR);
+    assert.ok(!taken.includes(fresh.podCIDR), `${fresh.podCIDR} was not given before`);
+  });
+
+  it('frees the range and revokes the credential of a deleted node', async () => {
+    const gone = await joined('doomed');
+    const r = cli(['delete', 'node', 'doomed']);
+    assert.equal(r.status, 0, r.stderr);
+    await waitFor(async () => (await call('GET', '/api/v1/nodes', gone.token)).status === 401, { timeoutMs: 10_000, description: 'the deleted node\'s credential to be revoked' });
+    const next = await joined('heir');
+    assert.equal(next.podCIDR, gone.podCIDR, 'the freed range is the lowest free one');
+
+    // Through the API too.
+    const also = await joined('doomed-2');
+    assert.equal((await admin('DELETE', '/api/v1/nodes/doomed-2')).status, 200);
+    await waitFor(async () => (await call('GET', '/api/v1/nodes', also.token)).status === 401, { timeoutMs: 10_000, description: 'doomed-2 revoked' });
+  });
+
+  it('makes join tokens with the CLI that join, and revokes them', async () => {
+    const made = cli(['token', 'create', '--ttl', '1h', '--description', 'integration']);
+    assert.equal(made.status, 0, made.stderr);
+    const token = made.stdout.trim();
+    assert.match(made.stdout, /^[a-z0-9]{6}\.[a-z0-9]{16}\n$/);
+    const listed = cli(['token', 'list']);
+    assert.equal(listed.status, 0, listed.stderr);
+    assert.match(listed.stdout, new RegExp(`^${token.slice(0, 6)}\\s+(59m|60m|1h)\\s+\\S+\\s+integration$`, 'm'));
+    assert.equal(listed.stdout.includes(token.slice(7)), false, 'no secrets listed');
+    await joined('cli-node', token);
+    const deleted = cli(['token', 'delete', token.slice(0, 6)]);
+    assert.equal(deleted.status, 0, deleted.stderr);
+    assert.equal((await joinAs('cli-node-2', token)).status, 401);
+    const again = cli(['token', 'delete', token.slice(0, 6)]);
+    assert.equal(again.status, 1);
+    assert.match(again.stderr, /^Error from server \(NotFound\): jointokens.minik8s.io "[a-z0-9]{6}" not found/);
+  });
+});
