@@ -1,7 +1,7 @@
 // End to end on a real Docker engine: a master and a joined worker run the pod examples; what users see through get, describe, logs, exec and top.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
@@ -115,6 +115,18 @@ describe('pods end to end on Docker', () => {
     for (const type of ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready']) assert.equal(condition(pod, type), 'True', type);
     await waitFor(() => cli('logs', '-n', NS, 'localhost-talk', '-c', 'client').stdout.includes('hello over localhost'),
       { timeoutMs: 30_000, intervalMs: 500, description: 'the client to fetch the server\'s page over localhost' });
+    // --tail keeps the last lines; -f streams new ones as the client prints them (every 2 s).
+    await waitFor(() => cli('logs', '-n', NS, 'localhost-talk', '-c', 'client').stdout.split('\n').filter(Boolean).length >= 2,
+      { timeoutMs: 30_000, intervalMs: 500, description: 'two lines of the client\'s log' });
+    assert.equal(ok('logs', '-n', NS, 'localhost-talk', '-c', 'client', '--tail', '1'), 'hello over localhost\n');
+    const follow = spawn(process.execPath, [BINARY, 'logs', '-f', '--tail', '0', '-n', NS, 'localhost-talk', '-c', 'client'], { env: master.env });
+    try {
+      let streamed = '';
+      follow.stdout.on('data', (d) => { streamed += d; });
+      await waitFor(() => streamed.includes('hello over localhost'), { timeoutMs: 15_000, description: 'logs -f to stream a new line' });
+    } finally {
+      follow.kill('SIGKILL');
+    }
   });
 
   it('shares an emptyDir: one container writes, the other reads', async () => {
