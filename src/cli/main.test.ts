@@ -96,6 +96,7 @@ describe('minik8s CLI', () => {
     const table = await cli(['get', 'po']);
     assert.equal(table.code, 0);
     assert.match(table.out, /^NAME\s+.*AGE\nweb\s+.*90s\n$/);
+    assert.match((await cli(['get', 'po', '--no-headers'])).out, /^web\s+.*90s\n$/);
     assert.equal((await cli(['get', 'pods', '-o', 'name'])).out, 'pod/web\n');
     assert.match((await cli(['get', 'pod/web'])).out, /^NAME\s[^\n]*\npod\/web\s/);
     const one = JSON.parse((await cli(['get', 'pod', 'web', '-o', 'json'])).out) as { kind: string; metadata: { name: string } };

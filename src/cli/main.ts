@@ -212,10 +212,10 @@ async function runWithYargs(argv: readonly string[], io: CliIo, clients: ApiClie
       .option('A', { alias: 'all-namespaces', type: 'boolean', describe: 'list across all namespaces' })
       .option('w', { alias: 'watch', type: 'boolean', describe: 'after listing, watch for changes' })
       .option('show-labels', { type: 'boolean', describe: 'add a LABELS column' })
-      .option('no-headers', { type: 'boolean', describe: 'omit the header row' }),
+      .option('headers', { type: 'boolean', default: true, describe: 'print the header row (--no-headers omits it)' }),
     run(async () => (await import('./get.js')).runGet, (a) => ({
       resources: strings(a.resources), output: str(a.o), selector: str(a.l), fieldSelector: str(a['field-selector']),
-      allNamespaces: Boolean(a.A), watch: Boolean(a.w), showLabels: Boolean(a['show-labels']), noHeaders: Boolean(a['no-headers']),
+      allNamespaces: Boolean(a.A), watch: Boolean(a.w), showLabels: Boolean(a['show-labels']), noHeaders: a.headers === false,
     })))
     .command('describe [resources..]', 'Show details of objects and their events', (y) => y
       .positional('resources', { type: 'string', array: true, describe: 'TYPE [NAME...] or TYPE/NAME...' })
@@ -270,9 +270,9 @@ async function runWithYargs(argv: readonly string[], io: CliIo, clients: ApiClie
       .positional('resource', { type: 'string', describe: 'pods or nodes' })
       .positional('name', { type: 'string', describe: 'one pod or node' })
       .option('A', { alias: 'all-namespaces', type: 'boolean', describe: 'pods of every namespace' })
-      .option('no-headers', { type: 'boolean', describe: 'omit the header row' }),
+      .option('headers', { type: 'boolean', default: true, describe: 'print the header row (--no-headers omits it)' }),
     run(async () => (await import('./top.js')).runTop, (a) => ({
-      resource: str(a.resource), name: str(a.name), allNamespaces: Boolean(a.A), noHeaders: Boolean(a['no-headers']),
+      resource: str(a.resource), name: str(a.name), allNamespaces: Boolean(a.A), noHeaders: a.headers === false,
     })))
     .command('token', 'Manage join tokens: minik8s token create|list|delete', (y) => y
       .command('create', 'Make a join token and print it (only the token)', (yy) => yy
@@ -280,8 +280,8 @@ async function runWithYargs(argv: readonly string[], io: CliIo, clients: ApiClie
         .option('description', { type: 'string', requiresArg: true, describe: 'what the token is for' }),
       run(async () => (await import('./token.js')).runToken, (a) => ({ action: 'create' as const, ttl: str(a.ttl), description: str(a.description) })))
       .command('list', 'List join tokens (IDs and expiry, never secrets)', (yy) => yy
-        .option('no-headers', { type: 'boolean', describe: 'omit the header row' }),
-      run(async () => (await import('./token.js')).runToken, (a) => ({ action: 'list' as const, noHeaders: Boolean(a['no-headers']) })))
+        .option('headers', { type: 'boolean', default: true, describe: 'print the header row (--no-headers omits it)' }),
+      run(async () => (await import('./token.js')).runToken, (a) => ({ action: 'list' as const, noHeaders: a.headers === false })))
       .command('delete [ids..]', 'Revoke join tokens by ID', (yy) => yy
         .positional('ids', { type: 'string', array: true, describe: 'token IDs (the part before the dot)' }),
       run(async () => (await import('./token.js')).runToken, (a) => ({ action: 'delete' as const, ids: strings(a.ids) })))
