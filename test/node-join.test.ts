@@ -127,6 +127,16 @@ describe('node join', () => {
     assert.equal(other.status, 403);
     assert.match(other.body.message, /^nodes "n2" is forbidden: User "system:node:n1" cannot patch resource "nodes\/status" in API group "" at the cluster scope/);
     assert.equal((await call('DELETE', '/api/v1/nodes/n1', n1)).status, 403);
+    // Labels and taints are the node's to set; its pod range is the master's.
+    const labelled = await call('PATCH', '/api/v1/nodes/n1', n1, { metadata: { labels: { disk: 'ssd' } }, spec: { taints: [{ key: 'k', effect: 'NoSchedule' }] } }, MERGE);
+    assert.equal(labelled.status, 200, JSON.stringify(labelled.body));
+    const cidr = labelled.body.spec.podCIDR;
+    const same = await call('PATCH', '/api/v1/nodes/n1', n1, { spec: { podCIDR: cidr } }, MERGE);
+    assert.equal(same.status, 200, 'restating the range it holds is no change');
+    const grab = await call('PATCH', '/api/v1/nodes/n1', n1, { spec: { podCIDR: '10.99.0.0/24', podCIDRs: ['10.99.0.0/24'] } }, MERGE);
+    assert.equal(grab.status, 403);
+    assert.match(grab.body.message, /may not change its pod CIDR/);
+    assert.equal((await admin('GET', '/api/v1/nodes/n1')).body.spec.podCIDR, cidr);
 
     const pod = (name: string, nodeName: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { nodeName, containers: [{ name: 'c', image: 'busybox:1.35' }] } });
     const create = await call('POST', '/api/v1/namespaces/default/pods', n1, pod('by-node', 'n1'));

@@ -39,6 +39,12 @@ export interface RequestAttributes {
    * undefined when nobody looked (denied, since the rule cannot be judged).
    */
   podNodeName?: string | null;
+  /**
+   * For a node's writes to a Node's spec: whether the body sets spec.podCIDR or spec.podCIDRs
+   * to something other than what is stored. The master allocates pod ranges; a node that could
+   * rewrite its own would take addresses another node holds.
+   */
+  changesPodCIDR?: boolean;
 }
 
 export type Decision = { allowed: true } | { allowed: false; reason?: string };
@@ -117,6 +123,13 @@ export function needsPodLookup(user: UserInfo, attrs: RequestAttributes): boolea
     || (r.subresource === undefined && attrs.verb === 'delete');
 }
 
+/** True when judging this request needs the body compared with the stored Node (a node writing a Node's spec). */
+export function needsNodeSpecCheck(user: UserInfo, attrs: RequestAttributes): boolean {
+  const r = attrs.resource;
+  return WRITE_VERBS.has(attrs.verb) && r?.group === '' && r.resource === 'nodes' && r.subresource === undefined
+    && !user.groups.includes(MASTERS_GROUP) && nodeNameOf(user) !== undefined;
+}
+
 /** True when judging this request needs the name from the body (a node creating a Node). */
 export function needsBodyName(user: UserInfo, attrs: RequestAttributes): boolean {
   const r = attrs.resource;
@@ -143,8 +156,9 @@ function authorizeNode(nodeName: string | undefined, attrs: RequestAttributes): 
   if (r.group === '' && r.resource === 'nodes') {
     if (verb === 'delete' || verb === 'deletecollection') return { allowed: false, reason: 'a node may not delete Node objects' };
     if (!WRITE_VERBS.has(verb) || (r.subresource !== undefined && r.subresource !== 'status')) return { allowed: false };
-    if (r.name === nodeName) return ALLOW;
-    return { allowed: false, reason: `node "${nodeName}" may only change its own Node object` };
+    if (r.name !== nodeName) return { allowed: false, reason: `node "${nodeName}" may only change its own Node object` };
+    if (attrs.changesPodCIDR) return { allowed: false, reason: 'a node may not change its pod CIDR: the master allocates it at the join' };
+    return ALLOW;
   }
   if (r.group === '' && r.resource === 'pods') {
     const podWrite = (r.subresource === 'status' && (verb === 'update' || verb === 'patch')) || (r.subresource === undefined && verb === 'delete');

@@ -1,11 +1,12 @@
 // The authorization middleware: the request's attributes, the stored facts a node's writes are judged by, authorize(), and 403 Status on refusal.
 import type { Context, MiddlewareHandler } from 'hono';
 import type { KubeObject } from '../../core/api/meta.js';
+import { nodeKind } from '../../core/api/node.js';
 import { podKind } from '../../core/api/pod.js';
 import { ForbiddenError, NotFoundError } from '../../core/errors.js';
 import type { UserInfo } from './auth.js';
 import {
-  authorize, forbiddenMessage, MASTERS_GROUP, needsBodyName, needsPodLookup, requestAttributes, type RequestAttributes,
+  authorize, forbiddenMessage, MASTERS_GROUP, needsBodyName, needsNodeSpecCheck, needsPodLookup, requestAttributes, type RequestAttributes,
 } from './authorization.js';
 import { BODY_TEXT_VARIABLE, readRequestText } from './body.js';
 import type { ObjectService } from './object-service.js';
@@ -23,6 +24,27 @@ async function podNode(service: ObjectService, namespace: string, name: string):
     if (err instanceof NotFoundError) return null;
     throw err;
   }
+}
+
+/** Whether a Node write's body sets spec.podCIDR(s) to other values than the stored Node holds (none, when there is no such Node). */
+async function changesPodCIDR(service: ObjectService, name: string | undefined, text: string): Promise<boolean> {
+  let spec: { podCIDR?: unknown; podCIDRs?: unknown } | undefined;
+  try {
+    spec = (JSON.parse(text) as { spec?: typeof spec } | null)?.spec ?? undefined;
+  } catch {
+    return false;
+  }
+  if (!spec || typeof spec !== 'object' || (!('podCIDR' in spec) && !('podCIDRs' in spec))) return false;
+  let stored: { podCIDR?: unknown; podCIDRs?: unknown } = {};
+  if (name !== undefined) {
+    try {
+      stored = ((await service.get(nodeKind, undefined, name)) as KubeObject & { spec?: typeof stored }).spec ?? {};
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+    }
+  }
+  const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+  return ('podCIDR' in spec && !same(spec.podCIDR, stored.podCIDR)) || ('podCIDRs' in spec && !same(spec.podCIDRs, stored.podCIDRs));
 }
 
 /** metadata.name of a JSON body, if it has one; a malformed body is left for the route to refuse. */
@@ -51,6 +73,11 @@ export function authorizationMiddleware(options: AuthorizationMiddlewareOptions)
       c.set(BODY_TEXT_VARIABLE, text);
       const name = bodyName(text);
       if (name !== undefined) attrs.resource = { ...attrs.resource!, name };
+    }
+    if (needsNodeSpecCheck(user, attrs)) {
+      const text = await readRequestText(c);
+      c.set(BODY_TEXT_VARIABLE, text);
+      attrs.changesPodCIDR = await changesPodCIDR(options.service, attrs.resource!.name, text);
     }
     const decision = authorize(user, attrs);
     if (!decision.allowed) {
