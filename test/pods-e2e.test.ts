@@ -240,12 +240,20 @@ describe('pods end to end on Docker', () => {
     assert.match(ok('top', 'nodes'), new RegExp(`${worker.nodeName}\\s+\\d+m\\s+\\d+%\\s+\\d+Mi\\s+\\d+%`));
   });
 
-  it('keeps containers untouched across a kubelet crash and restart (same container IDs)', async () => {
+  it('keeps containers untouched across a kubelet crash and restart (same container IDs), and removes those of pods deleted meanwhile', async () => {
     await waitPod('shared-pid', 'to run', running);
-    const before = (await nodeContainers(worker.nodeName)).filter((c) => c.State === 'running').map((c) => c.Id).sort();
+    await createPod('orphan', { containers: [{ name: 'app', image: 'busybox:1.35', command: ['sleep', '3600'] }] });
+    await waitPod('orphan', 'to run', running);
     const podBefore = (await getPod('shared-pid'))!;
     await worker.kill();
+    // Deleted while its kubelet is down: nobody stops its containers until the kubelet is back.
+    ok('delete', 'pod', '-n', NS, 'orphan', '--grace-period=0', '--force');
+    const ofOrphan = async () => (await nodeContainers(worker.nodeName)).filter((c) => c.Labels['minik8s.io/pod-name'] === 'orphan');
+    assert.ok((await ofOrphan()).length >= 2, 'the orphan\'s sandbox and app container are still there');
+    const before = (await nodeContainers(worker.nodeName))
+      .filter((c) => c.State === 'running' && c.Labels['minik8s.io/pod-name'] !== 'orphan').map((c) => c.Id).sort();
     await worker.restart();
+    await waitFor(async () => (await ofOrphan()).length === 0, { timeoutMs: 30_000, description: 'the restarted kubelet to remove the deleted pod\'s containers' });
     // A pod created after the restart runs only once the new kubelet syncs: by then it has looked at every pod it found.
     await createPod('after-restart', { containers: [{ name: 'app', image: 'busybox:1.35', command: ['sleep', '3600'] }] });
     await waitPod('after-restart', 'to run', running);
