@@ -3,6 +3,9 @@ import type { KindDefinition } from '../core/api/kind.js';
 import type { KubeObject } from '../core/api/meta.js';
 import { ApiError } from '../core/errors.js';
 import type { ApiClient } from '../core/client/api-client.js';
+import type { Node } from '../core/api/node.js';
+import { podKind, type Pod } from '../core/api/pod.js';
+import { describeNode } from './describe-node.js';
 import { ConnectionError, formatError } from './cli-error.js';
 import type { CliContext } from './context.js';
 import { ageSince, alignColumns } from './printers.js';
@@ -289,12 +292,31 @@ async function fetchEvents(client: ApiClient, def: KindDefinition, obj: KubeObje
   }
 }
 
+/** What a layout needs besides the object: a Node's pods. */
+export interface RenderContext {
+  pods?: readonly Pod[];
+  now?: Date;
+}
+
 /** The full text for one object. */
-export function renderObject(def: KindDefinition, obj: KubeObject): string {
+export function renderObject(def: KindDefinition, obj: KubeObject, context: RenderContext = {}): string {
   const w = new DescribeWriter();
   if (def.kind === 'Pod') describePod(w, obj);
-  else describeGeneric(w, def, obj);
+  else if (def.kind === 'Node') {
+    describeMeta(w, def, obj);
+    describeNode(w, obj as Node, context.pods ?? [], context.now ?? new Date(), describeTime);
+  } else describeGeneric(w, def, obj);
   return w.render();
+}
+
+/** The pods bound to a node, from every namespace. */
+async function podsOnNode(client: ApiClient, nodeName: string): Promise<Pod[]> {
+  try {
+    return (await client.list(podKind, { fieldSelector: `spec.nodeName=${nodeName}` })).items as Pod[];
+  } catch (err) {
+    if (err instanceof ApiError) return [];
+    throw err;
+  }
 }
 
 export async function runDescribe(ctx: CliContext, args: DescribeArgs): Promise<number> {
@@ -319,7 +341,8 @@ export async function runDescribe(ctx: CliContext, args: DescribeArgs): Promise<
       objects = (await client.list(def, { namespace, labelSelector: args.selector })).items;
     }
     for (const obj of objects) {
-      const text = renderObject(def, obj) + renderEvents(await fetchEvents(client, def, obj), ctx.now());
+      const pods = def.kind === 'Node' ? await podsOnNode(client, obj.metadata.name ?? '') : undefined;
+      const text = renderObject(def, obj, { pods, now: ctx.now() }) + renderEvents(await fetchEvents(client, def, obj), ctx.now());
       blocks.push(text);
     }
   }
