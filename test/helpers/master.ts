@@ -176,9 +176,23 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
           }
         }, { timeoutMs: 15_000, description: `${name} to exit` }).catch(() => {});
       }
+      if (registryPort !== undefined) await untagRegistryImages(registryPort);
       rmSync(dataDir, { recursive: true, force: true });
       rmSync(home, { recursive: true, force: true });
     },
   } as MasterProcess;
   return master;
+}
+
+/**
+ * Removes the local engine's tags that name this test master's registry (what its workers pulled),
+ * so runs do not pile up tags for registries long gone. Layers stay: other tags still hold them.
+ */
+async function untagRegistryImages(registryPort: number): Promise<void> {
+  const prefix = `127.0.0.1:${registryPort}/`;
+  const docker = new Docker();
+  const images = await docker.listImages().catch(() => []);
+  for (const tag of images.flatMap((i) => i.RepoTags ?? []).filter((t) => t.startsWith(prefix))) {
+    await docker.getImage(tag).remove({ noprune: true }).catch(() => {});
+  }
 }
