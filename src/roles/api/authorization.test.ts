@@ -28,6 +28,7 @@ describe('requestAttributes', () => {
     ['DELETE', '/apis/minik8s.io/v1/jointokens/abcdef', {}, { verb: 'delete', resource: { group: 'minik8s.io', version: 'v1', resource: 'jointokens', name: 'abcdef' } }],
     ['POST', '/apis/authentication.k8s.io/v1/tokenreviews', {}, { verb: 'create', resource: { group: 'authentication.k8s.io', version: 'v1', resource: 'tokenreviews' } }],
     ['GET', '/api/v1/namespaces/d/pods/web/log', {}, { verb: 'get', resource: { group: '', version: 'v1', resource: 'pods', namespace: 'd', name: 'web', subresource: 'log' } }],
+    ['POST', '/api/v1/namespaces/d/pods/web/binding', {}, { verb: 'create', resource: { group: '', version: 'v1', resource: 'pods', namespace: 'd', name: 'web', subresource: 'binding' } }],
     ['GET', '/api', {}, { verb: 'get' }],
     ['GET', '/api/v1', {}, { verb: 'get' }],
     ['GET', '/apis/apps/v1', {}, { verb: 'get' }],
@@ -51,6 +52,7 @@ describe('authorize', () => {
     ['admin deletes nodes', admin, attrs('DELETE', '/api/v1/nodes/n1'), true],
     ['admin makes join tokens', admin, attrs('POST', '/apis/minik8s.io/v1/jointokens'), true],
     ['admin joins', admin, attrs('POST', '/apis/minik8s.io/v1/join'), true],
+    ['admin binds a pod', admin, attrs('POST', '/api/v1/namespaces/default/pods/web/binding'), true],
     // Nodes read everything.
     ['node lists pods', n1, attrs('GET', '/api/v1/pods'), true],
     ['node watches services', n1, attrs('GET', '/api/v1/services', {}, { watch: '1' }), true],
@@ -86,6 +88,9 @@ describe('authorize', () => {
     ['node deletes all pods', n1, attrs('DELETE', '/api/v1/namespaces/d/pods'), false],
     ['node creates a pod', n1, attrs('POST', '/api/v1/namespaces/d/pods'), false, /only write the status of pods bound to it/],
     ['node patches its pod\'s spec', n1, attrs('PATCH', '/api/v1/namespaces/d/pods/web', { podNodeName: 'n1' }), false],
+    // Binding pods to nodes is the scheduler's (an admin's) job: a kubelet may not pick its own pods.
+    ['node binds a pod', n1, attrs('POST', '/api/v1/namespaces/d/pods/web/binding', { podNodeName: '' }), false, /only write the status of pods bound to it/],
+    ['node binds a pod to itself through bindings', n1, attrs('POST', '/api/v1/namespaces/d/bindings'), false],
     // Events and token reviews.
     ['node creates events', n1, attrs('POST', '/api/v1/namespaces/d/events'), true],
     ['node patches events', n1, attrs('PATCH', '/api/v1/namespaces/d/events/e1'), true],
