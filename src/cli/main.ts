@@ -7,7 +7,7 @@ import type { CliContext } from './context.js';
 /** Where the CLI looks when neither flags, environment nor ~/.minik8s/config name a server. */
 export const DEFAULT_SERVER = 'http://127.0.0.1:6443';
 
-export const COMMANDS = ['api-resources', 'apply', 'create', 'delete', 'describe', 'exec', 'get', 'image', 'logs', 'token', 'top', 'version'] as const;
+export const COMMANDS = ['api-resources', 'apply', 'cordon', 'create', 'delete', 'describe', 'drain', 'exec', 'get', 'image', 'logs', 'token', 'top', 'uncordon', 'version'] as const;
 
 export interface CliIo {
   stdout(text: string): void;
@@ -193,8 +193,8 @@ async function runWithYargs(argv: readonly string[], io: CliIo, clients: ApiClie
     .alias('h', 'help')
     .wrap(null)
     .parserConfiguration({ 'parse-numbers': false, 'parse-positional-numbers': false })
-    .option('server', { type: 'string', global: true, requiresArg: true, describe: 'API server URL (default: $MINIK8S_SERVER, ~/.minik8s/config)' })
-    .option('token', { type: 'string', global: true, requiresArg: true, describe: 'bearer token (default: $MINIK8S_TOKEN, ~/.minik8s/config)' })
+    .option('server', { type: 'string', global: true, requiresArg: true, describe: 'API server URL (default: $MINIK8S_SERVER, the file $MINIK8S_CONFIG names, ~/.minik8s/config)' })
+    .option('token', { type: 'string', global: true, requiresArg: true, describe: 'bearer token (default: $MINIK8S_TOKEN, the file $MINIK8S_CONFIG names, ~/.minik8s/config)' })
     .option('namespace', { alias: 'n', type: 'string', global: true, requiresArg: true, describe: 'namespace for this request' })
     .command('apply', 'Create or update objects from manifests', (y) => y
       .option('f', filenameOption)
@@ -256,6 +256,25 @@ async function runWithYargs(argv: readonly string[], io: CliIo, clients: ApiClie
       .option('timestamps', { type: 'boolean', describe: 'prefix each line with its time' }),
     run(async () => (await import('./logs.js')).runLogs, (a) => ({
       pod: str(a.pod), container: str(a.c), follow: Boolean(a.f), tail: str(a.tail), previous: Boolean(a.p), timestamps: Boolean(a.timestamps),
+    })))
+    .command('cordon [nodes..]', 'Mark nodes unschedulable', (y) => y
+      .positional('nodes', { type: 'string', array: true, describe: 'node names' })
+      .option('l', { alias: 'selector', type: 'string', requiresArg: true, describe: 'every node matching this label selector' }),
+    run(async () => (await import('./cordon.js')).runCordon, (a) => ({ nodes: strings(a.nodes), selector: str(a.l) })))
+    .command('uncordon [nodes..]', 'Mark nodes schedulable again', (y) => y
+      .positional('nodes', { type: 'string', array: true, describe: 'node names' })
+      .option('l', { alias: 'selector', type: 'string', requiresArg: true, describe: 'every node matching this label selector' }),
+    run(async () => (await import('./uncordon.js')).runUncordon, (a) => ({ nodes: strings(a.nodes), selector: str(a.l) })))
+    .command('drain [node]', 'Cordon a node and evict its pods, waiting until they are gone', (y) => y
+      .positional('node', { type: 'string', describe: 'the node' })
+      .option('force', { type: 'boolean', describe: 'also evict pods no controller manages (they will not come back)' })
+      .option('delete-emptydir-data', { type: 'boolean', describe: 'also evict pods with emptyDir volumes (their data is lost)' })
+      .option('ignore-daemonsets', { type: 'boolean', describe: 'leave DaemonSet-managed pods in place' })
+      .option('grace-period', { type: 'string', requiresArg: true, describe: 'seconds each pod gets to stop (-1, the default: its own terminationGracePeriodSeconds)' })
+      .option('timeout', { type: 'string', requiresArg: true, describe: 'how long evicting and waiting may take, e.g. 5m (default 0: no limit, as kubectl)' }),
+    run(async () => (await import('./drain.js')).runDrain, (a) => ({
+      node: str(a.node), force: Boolean(a.force), deleteEmptydirData: Boolean(a['delete-emptydir-data']), ignoreDaemonsets: Boolean(a['ignore-daemonsets']),
+      gracePeriod: str(a['grace-period']), timeout: str(a.timeout),
     })))
     .command('exec [pod] [command..]', 'Run a command in a container: minik8s exec POD [-c C] -- CMD ARGS...', (y) => y
       .positional('pod', { type: 'string', describe: 'POD or pod/POD' })

@@ -14,14 +14,28 @@ describe('toDaemonConfig', () => {
     assert.deepEqual(c.roles, ['master']);
     assert.deepEqual(c.master, {
       dataDir: '/var/lib/minik8s', address: '0.0.0.0', port: 6443, etcdEndpoints: undefined, etcdPort: 2379, writeClientConfig: true,
-      registryPort: 5000, clusterCIDR: '10.244.0.0/16',
+      registryPort: 5000, clusterCIDR: '10.244.0.0/16', schedulerPolicy: 'least-allocated',
+      nodeMonitorGracePeriodSeconds: 40, defaultTolerationSeconds: 300,
     });
+  });
+
+  it('reads the node lifecycle flags, in seconds with or without an s', () => {
+    const c = toDaemonConfig({ ...base, nodeMonitorGracePeriod: '3', defaultTolerationSeconds: '0' });
+    assert.equal(c.master.nodeMonitorGracePeriodSeconds, 3);
+    assert.equal(c.master.defaultTolerationSeconds, 0);
+    assert.equal(toDaemonConfig({ ...base, nodeMonitorGracePeriod: '50s', defaultTolerationSeconds: '60s' }).master.nodeMonitorGracePeriodSeconds, 50);
   });
 
   it('takes the role from a word or the flag, in any combination of master and worker', () => {
     assert.deepEqual(toDaemonConfig({ ...base, role: undefined, positionals: ['master'] }).roles, ['master']);
     assert.deepEqual(toDaemonConfig({ ...base, role: 'worker,master' }).roles, ['master', 'worker']);
     assert.deepEqual(toDaemonConfig({ ...base, positionals: ['master'] }).roles, ['master']);
+  });
+
+  it('reads the scheduler policy', () => {
+    for (const policy of ['least-allocated', 'fewest-pods', 'balanced', 'round-robin']) {
+      assert.equal(toDaemonConfig({ ...base, schedulerPolicy: policy }).master.schedulerPolicy, policy);
+    }
   });
 
   it('splits etcd endpoints and resolves the data dir', () => {
@@ -43,6 +57,10 @@ describe('toDaemonConfig', () => {
     ['endpoint without scheme', { etcdEndpoints: '127.0.0.1:2379' }, /is not a URL \(expected e.g. http/],
     ['endpoint with another scheme', { etcdEndpoints: 'ftp://10.0.0.1:2379' }, /must start with http/],
     ['no endpoints', { etcdEndpoints: ',' }, /needs at least one URL/],
+    ['a zero grace period', { nodeMonitorGracePeriod: '0' }, /--node-monitor-grace-period must be a whole number of seconds of at least 1, such as 40 or 40s, not "0"/],
+    ['a grace period in minutes', { nodeMonitorGracePeriod: '1m' }, /--node-monitor-grace-period must be a whole number of seconds/],
+    ['negative toleration seconds', { defaultTolerationSeconds: '-5' }, /--default-toleration-seconds must be a whole number of seconds, such as 40 or 40s, not "-5"/],
+    ['an unknown scheduler policy', { schedulerPolicy: 'random' }, /--scheduler-policy must be one of least-allocated, fewest-pods, balanced, round-robin, not "random"/],
   ] as const) {
     it(`rejects ${name}`, () => {
       assert.throws(() => toDaemonConfig({ ...base, ...flags } as RawDaemonFlags), (err: Error) => err instanceof UsageError && message.test(err.message));
@@ -64,10 +82,12 @@ describe('toDaemonConfig for workers', () => {
       labels: { disk: 'ssd', zone: 'a' },
       taints: [{ key: 'gpu', value: 'yes', effect: 'NoSchedule' }, { key: 'spot', effect: 'PreferNoSchedule' }],
       dockerHost: 'unix:///run/d.sock', dataDir: '/var/lib/minik8s', kubeletAddress: '0.0.0.0', kubeletPort: 11250, bridgeName: 'mk8s1',
+      provider: 'docker', overlay: 'vxlan',
     });
     const d = toDaemonConfig(worker);
     assert.equal(d.worker.kubeletPort, 10250);
     assert.equal(d.worker.bridgeName, 'minik8s0');
+    assert.equal(toDaemonConfig({ ...worker, overlay: 'none' }).worker.overlay, 'none');
     assert.deepEqual(d.worker.labels, {});
   });
 
@@ -77,8 +97,36 @@ describe('toDaemonConfig for workers', () => {
     assert.equal(c.worker.server, undefined);
   });
 
+  it('runs fake nodes: --provider=fake for one, --fake-nodes N for many, with kwok\'s default capacity or the one given', () => {
+    const one = toDaemonConfig({ ...worker, name: 'n1', provider: 'fake' });
+    assert.equal(one.worker.provider, 'fake');
+    assert.equal(one.worker.name, 'n1');
+    assert.deepEqual(one.worker.fake, { capacity: { cpuCores: 32, memoryBytes: 256 * 1024 ** 3, pods: 110 } });
+    const many = toDaemonConfig({ ...worker, fakeNodes: '1000', fakeNodeCapacity: 'cpu=500m, pods=20' });
+    assert.equal(many.worker.provider, 'fake', '--fake-nodes implies the fake provider');
+    assert.equal(many.worker.name, 'fake-node', 'the default prefix of the fake nodes\' names');
+    assert.deepEqual(many.worker.fake, { nodes: 1000, capacity: { cpuCores: 0.5, memoryBytes: 256 * 1024 ** 3, pods: 20 } });
+    assert.equal(toDaemonConfig({ ...worker, fakeNodes: '3', provider: 'fake', name: 'kwok', fakeNodeCapacity: 'memory=4Gi' }).worker.fake?.capacity.memoryBytes, 4 * 1024 ** 3);
+    assert.equal(toDaemonConfig({ ...worker, fakeNodes: '3', name: 'kwok' }).worker.name, 'kwok');
+    assert.equal(toDaemonConfig({ ...base, role: 'master,worker', fakeNodes: '2' }).worker.fake?.nodes, 2);
+    assert.equal(toDaemonConfig({ ...worker, provider: 'docker' }).worker.fake, undefined);
+    assert.equal(many.worker.overlay, 'none', 'fake pods have no network for an overlay to join');
+    assert.equal(one.worker.overlay, 'none');
+  });
+
   for (const [name, flags, message] of [
     ['a worker without a server', { server: undefined }, /needs --server URL/],
+    ['an unknown provider', { provider: 'podman' }, /--provider must be docker or fake, not "podman"/],
+    ['fake nodes on Docker', { provider: 'docker', fakeNodes: '3' }, /--fake-nodes hosts fake nodes: it goes with --provider=fake/],
+    ['no fake nodes', { fakeNodes: '0' }, /--fake-nodes must be a number of nodes from 1 to 65536, not "0"/],
+    ['a fraction of a fake node', { fakeNodes: '2.5' }, /--fake-nodes must be a number/],
+    ['too many fake nodes', { fakeNodes: '70000' }, /--fake-nodes must be a number/],
+    ['a fake capacity without fake nodes', { fakeNodeCapacity: 'cpu=4' }, /--fake-node-capacity is for fake nodes/],
+    ['an unknown fake capacity', { fakeNodes: '2', fakeNodeCapacity: 'gpu=1' }, /--fake-node-capacity: "gpu=1" is not a capacity/],
+    ['a fake capacity that is no quantity', { fakeNodes: '2', fakeNodeCapacity: 'cpu=lots' }, /"cpu=lots" is not a capacity/],
+    ['a fractional pod capacity', { fakeNodes: '2', fakeNodeCapacity: 'pods=1.5' }, /"pods=1.5" is not a capacity/],
+    ['fake nodes with the overlay', { fakeNodes: '2', overlay: 'vxlan' }, /--overlay=vxlan needs real pods/],
+    ['a fake node prefix too long', { fakeNodes: '100', name: 'a'.repeat(252) }, /too long to prefix/],
     ['a worker without a token', { token: undefined }, /needs --token JOIN_TOKEN/],
     ['a server that is no URL', { server: 'master:6443' }, /is not a URL/],
     ['a master given a server', { role: 'master,worker' }, /for --role=worker alone/],
@@ -89,6 +137,7 @@ describe('toDaemonConfig for workers', () => {
     ['a node IP that is a name', { nodeIP: 'node1' }, /--node-ip must be an IPv4 address/],
     ['a bad node name', { name: 'under_score' }, /is not a valid node name/],
     ['a bridge name too long', { bridge: 'a-very-long-bridge-name' }, /at most 15 characters/],
+    ['an unknown overlay', { overlay: 'ovs' }, /--overlay must be vxlan or none, not "ovs"/],
     ['a docker host of no known kind', { dockerHost: 'ssh://x' }, /--docker-host "ssh:\/\/x" must look like/],
     ['a cluster CIDR too small', { role: 'master', server: undefined, token: undefined, clusterCIDR: '10.244.0.0/24' }, /--cluster-cidr must be an IPv4 range from \/8 to \/23/],
     ['a cluster CIDR with host bits', { role: 'master', server: undefined, token: undefined, clusterCIDR: '10.244.1.0/16' }, /has host bits set/],

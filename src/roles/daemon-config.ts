@@ -2,6 +2,8 @@
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
+import { parseQuantity } from '../core/api/quantity.js';
+import { POLICIES, type SchedulerPolicy } from './scheduler/scores.js';
 
 export type Role = 'master' | 'worker';
 
@@ -21,6 +23,12 @@ export interface MasterConfig {
   registryPort?: number;
   /** Pods' address range; each node gets a /24 of it. */
   clusterCIDR: string;
+  /** How the scheduler picks among the nodes a pod fits on. */
+  schedulerPolicy: SchedulerPolicy;
+  /** A node whose heartbeat is older than this is NotReady (Ready=Unknown) and tainted unreachable. */
+  nodeMonitorGracePeriodSeconds: number;
+  /** tolerationSeconds of the not-ready and unreachable tolerations every new pod gets (unless it has its own). */
+  defaultTolerationSeconds: number;
 }
 
 export interface WorkerConfig {
@@ -42,7 +50,31 @@ export interface WorkerConfig {
   kubeletPort: number;
   /** The Docker network (and Linux bridge) pods attach to. */
   bridgeName: string;
+  /** How pods reach other nodes' pods: a VXLAN device kept in step with the Nodes, or nothing (workers sharing one network namespace). */
+  overlay: 'vxlan' | 'none';
+  /** Where pods run: Docker, or the in-memory fake provider (no containers: pods just report Running). */
+  provider: 'docker' | 'fake';
+  /** Set when provider is fake. */
+  fake?: FakeNodesConfig;
 }
+
+/** What each fake node reports as capacity (and allocatable: nothing is reserved on a node that runs nothing). */
+export interface FakeNodeCapacity {
+  cpuCores: number;
+  memoryBytes: number;
+  pods: number;
+}
+
+export interface FakeNodesConfig {
+  /** Set by --fake-nodes: this process hosts that many nodes, named NAME-0 ... NAME-(N-1), kwok-style; unset: one fake node named NAME. */
+  nodes?: number;
+  capacity: FakeNodeCapacity;
+}
+
+/** kwok's default fake node is 32 cores and 256 GiB; 110 pods is Kubernetes' --max-pods. */
+export const DEFAULT_FAKE_NODE_CAPACITY: FakeNodeCapacity = { cpuCores: 32, memoryBytes: 256 * 1024 ** 3, pods: 110 };
+/** More fake nodes than this in one process is a typo, not a plan (a /8 cluster CIDR holds 65,536 /24s). */
+export const MAX_FAKE_NODES = 65_536;
 
 export interface DaemonConfig {
   roles: Role[];
@@ -71,6 +103,9 @@ export interface RawDaemonFlags {
   registry?: boolean;
   registryPort?: string;
   clusterCIDR?: string;
+  schedulerPolicy?: string;
+  nodeMonitorGracePeriod?: string;
+  defaultTolerationSeconds?: string;
   server?: string;
   token?: string;
   name?: string;
@@ -81,6 +116,19 @@ export interface RawDaemonFlags {
   kubeletAddress?: string;
   kubeletPort?: string;
   bridge?: string;
+  overlay?: string;
+  provider?: string;
+  fakeNodes?: string;
+  fakeNodeCapacity?: string;
+}
+
+/** Whole seconds, as `40` or `40s`, from min up. */
+function parseSeconds(flag: string, value: string, min: number): number {
+  const m = /^(\d+)s?$/.exec(value.trim());
+  if (!m || Number(m[1]) < min || !Number.isSafeInteger(Number(m[1]))) {
+    throw new UsageError(`--${flag} must be a whole number of seconds${min > 0 ? ` of at least ${min}` : ''}, such as 40 or 40s, not "${value}"`);
+  }
+  return Number(m[1]);
 }
 
 function parsePort(flag: string, value: string, max = 65535): number {
@@ -163,6 +211,48 @@ export function parseClusterCIDR(text: string): string {
   return text.trim();
 }
 
+/** `cpu=32,memory=256Gi,pods=110` (any subset; the rest keep their defaults) -> what each fake node reports. */
+export function parseFakeNodeCapacity(text: string): FakeNodeCapacity {
+  const capacity = { ...DEFAULT_FAKE_NODE_CAPACITY };
+  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const [key, value = ''] = part.split('=', 2).map((s) => s.trim()) as [string, string?];
+    let n = NaN;
+    try {
+      n = parseQuantity(value);
+    } catch { /* reported below */ }
+    if (key === 'cpu' && n > 0) capacity.cpuCores = n;
+    else if (key === 'memory' && n >= 1024 ** 2) capacity.memoryBytes = Math.floor(n);
+    else if (key === 'pods' && Number.isInteger(n) && n >= 1) capacity.pods = n;
+    else throw new UsageError(`--fake-node-capacity: "${part}" is not a capacity (expected cpu=QUANTITY, memory=QUANTITY of at least 1Mi or pods=COUNT, e.g. cpu=32,memory=256Gi,pods=110)`);
+  }
+  return capacity;
+}
+
+function parseFakeNodes(flags: RawDaemonFlags): { provider: WorkerConfig['provider']; fake?: FakeNodesConfig } {
+  const provider = flags.provider?.trim();
+  if (provider !== undefined && provider !== 'docker' && provider !== 'fake') {
+    throw new UsageError(`--provider must be docker or fake, not "${flags.provider}"`);
+  }
+  let nodes: number | undefined;
+  if (flags.fakeNodes !== undefined) {
+    nodes = /^\d+$/.test(flags.fakeNodes.trim()) ? Number(flags.fakeNodes) : NaN;
+    if (!(nodes >= 1 && nodes <= MAX_FAKE_NODES)) throw new UsageError(`--fake-nodes must be a number of nodes from 1 to ${MAX_FAKE_NODES}, not "${flags.fakeNodes}"`);
+    if (provider === 'docker') throw new UsageError('--fake-nodes hosts fake nodes: it goes with --provider=fake (or no --provider), not --provider=docker');
+  }
+  if (provider !== 'fake' && nodes === undefined) {
+    if (flags.fakeNodeCapacity !== undefined) throw new UsageError('--fake-node-capacity is for fake nodes: add --fake-nodes N or --provider=fake');
+    return { provider: 'docker' };
+  }
+  return { provider: 'fake', fake: { ...(nodes === undefined ? {} : { nodes }), capacity: parseFakeNodeCapacity(flags.fakeNodeCapacity ?? '') } };
+}
+
+/** least-allocated (the default), fewest-pods, balanced or round-robin. */
+export function parseSchedulerPolicy(text: string): SchedulerPolicy {
+  const policy = text.trim();
+  if (!(POLICIES as readonly string[]).includes(policy)) throw new UsageError(`--scheduler-policy must be one of ${POLICIES.join(', ')}, not "${text}"`);
+  return policy as SchedulerPolicy;
+}
+
 /** A node name: a DNS-1123 subdomain. */
 function parseNodeName(text: string): string {
   const name = text.trim().toLowerCase();
@@ -208,6 +298,15 @@ export function toDaemonConfig(flags: RawDaemonFlags): DaemonConfig {
   if (flags.dockerHost !== undefined && !/^(unix:\/\/\/|\/|tcp:\/\/|http:\/\/)/.test(flags.dockerHost)) {
     throw new UsageError(`--docker-host "${flags.dockerHost}" must look like unix:///var/run/docker.sock or tcp://HOST:PORT`);
   }
+  if (flags.overlay !== undefined && flags.overlay !== 'vxlan' && flags.overlay !== 'none') {
+    throw new UsageError(`--overlay must be vxlan or none, not "${flags.overlay}"`);
+  }
+  const fake = parseFakeNodes(flags);
+  // Fake pods have no network to join up: the overlay is off for fake nodes.
+  if (fake.provider === 'fake' && flags.overlay === 'vxlan') throw new UsageError('--overlay=vxlan needs real pods: fake nodes (--provider=fake, --fake-nodes) run with no overlay');
+  if (fake.fake?.nodes !== undefined && flags.name !== undefined && flags.name.trim().length + 1 + String(fake.fake.nodes - 1).length > 253) {
+    throw new UsageError(`--name "${flags.name}" is too long to prefix the fake nodes' names (NAME-N must fit in 253 characters)`);
+  }
   return {
     roles,
     master: {
@@ -220,11 +319,15 @@ export function toDaemonConfig(flags: RawDaemonFlags): DaemonConfig {
       writeClientConfig: flags.writeConfig,
       registryPort: flags.registry === false ? undefined : parsePort('registry-port', flags.registryPort ?? '5000'),
       clusterCIDR: parseClusterCIDR(flags.clusterCIDR ?? '10.244.0.0/16'),
+      schedulerPolicy: parseSchedulerPolicy(flags.schedulerPolicy ?? 'least-allocated'),
+      nodeMonitorGracePeriodSeconds: parseSeconds('node-monitor-grace-period', flags.nodeMonitorGracePeriod ?? '40', 1),
+      defaultTolerationSeconds: parseSeconds('default-toleration-seconds', flags.defaultTolerationSeconds ?? '300', 0),
     },
     worker: {
       server: flags.server,
       joinToken: flags.token,
-      name: parseNodeName(flags.name ?? hostname()),
+      // With --fake-nodes the name is the prefix of the fake nodes' names.
+      name: parseNodeName(flags.name ?? (fake.fake?.nodes !== undefined ? 'fake-node' : hostname())),
       nodeIP: flags.nodeIP,
       labels: parseLabels(flags.labels ?? ''),
       taints: parseTaints(flags.taints ?? ''),
@@ -233,6 +336,8 @@ export function toDaemonConfig(flags: RawDaemonFlags): DaemonConfig {
       kubeletAddress: flags.kubeletAddress ?? '0.0.0.0',
       kubeletPort: parsePort('kubelet-port', flags.kubeletPort ?? '10250'),
       bridgeName: bridge,
+      overlay: flags.overlay === 'none' || fake.provider === 'fake' ? 'none' : 'vxlan',
+      ...fake,
     },
   };
 }

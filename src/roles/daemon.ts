@@ -29,7 +29,10 @@ function parser(argv: string[]) {
     .option('registry', { type: 'boolean', default: true, describe: 'run the image registry (--no-registry to skip)' })
     .option('registry-port', { type: 'string', requiresArg: true, default: '5000', describe: 'port of the master\'s image registry' })
     .option('cluster-cidr', { type: 'string', requiresArg: true, default: '10.244.0.0/16', describe: 'pod address range; each node gets a /24 of it' })
-    .group(['server', 'token', 'name', 'node-ip', 'labels', 'taints', 'docker-host', 'kubelet-address', 'kubelet-port', 'bridge'], 'Worker:')
+    .option('node-monitor-grace-period', { type: 'string', requiresArg: true, default: '40', describe: 'seconds without a heartbeat before a node is NotReady and tainted unreachable' })
+    .option('default-toleration-seconds', { type: 'string', requiresArg: true, default: '300', describe: 'how long new pods tolerate a not-ready or unreachable node before eviction (unless they say)' })
+    .option('scheduler-policy', { type: 'string', requiresArg: true, default: 'least-allocated', describe: 'how the scheduler picks a node: least-allocated, fewest-pods, balanced or round-robin' })
+    .group(['server', 'token', 'name', 'node-ip', 'labels', 'taints', 'docker-host', 'kubelet-address', 'kubelet-port', 'bridge', 'overlay', 'provider', 'fake-nodes', 'fake-node-capacity'], 'Worker:')
     .option('server', { type: 'string', requiresArg: true, describe: 'the master\'s API server URL (worker only)' })
     .option('token', { type: 'string', requiresArg: true, describe: 'join token from the master (worker only)' })
     .option('name', { type: 'string', requiresArg: true, describe: 'node name (default: the host name)' })
@@ -40,6 +43,10 @@ function parser(argv: string[]) {
     .option('kubelet-address', { type: 'string', requiresArg: true, describe: 'address the kubelet API listens on (default 0.0.0.0)' })
     .option('kubelet-port', { type: 'string', requiresArg: true, describe: 'kubelet API port (default 10250)' })
     .option('bridge', { type: 'string', requiresArg: true, describe: 'Docker network and Linux bridge for pods (default minik8s0)' })
+    .option('overlay', { type: 'string', requiresArg: true, describe: 'pod network between nodes: vxlan (default) or none (workers sharing one network namespace)' })
+    .option('provider', { type: 'string', requiresArg: true, describe: 'where pods run: docker (default) or fake (in memory, no containers)' })
+    .option('fake-nodes', { type: 'string', requiresArg: true, describe: 'host N fake nodes in this process, named NAME-0 ... (kwok-style; implies --provider=fake)' })
+    .option('fake-node-capacity', { type: 'string', requiresArg: true, describe: 'each fake node\'s capacity, e.g. cpu=32,memory=256Gi,pods=110 (the default)' })
     .fail((message, err) => {
       throw err ?? new UsageError(message);
     });
@@ -68,6 +75,9 @@ async function parse(argv: string[]): Promise<DaemonConfig | number> {
       registry: raw.registry,
       registryPort: raw['registry-port'],
       clusterCIDR: raw['cluster-cidr'],
+      schedulerPolicy: raw['scheduler-policy'],
+      nodeMonitorGracePeriod: raw['node-monitor-grace-period'],
+      defaultTolerationSeconds: raw['default-toleration-seconds'],
       server: raw.server,
       token: raw.token,
       name: raw.name,
@@ -78,6 +88,10 @@ async function parse(argv: string[]): Promise<DaemonConfig | number> {
       kubeletAddress: raw['kubelet-address'],
       kubeletPort: raw['kubelet-port'],
       bridge: raw.bridge,
+      overlay: raw.overlay,
+      provider: raw.provider,
+      fakeNodes: raw['fake-nodes'],
+      fakeNodeCapacity: raw['fake-node-capacity'],
     });
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;

@@ -1,5 +1,8 @@
 // The master role: data dir, etcd, store, registry, tokens and node access, API server, reconcilers, started in that order and stopped in reverse.
+import { setMaxListeners } from 'node:events';
 import { ADMIN_USER, anyOf, TokenAuthenticator } from './api/auth.js';
+import { registerBindingRoutes } from './api/binding-routes.js';
+import { registerEvictionRoutes } from './api/eviction-routes.js';
 import { registerJoinRoutes } from './api/join-routes.js';
 import { registerNodeProxyRoutes } from './api/node-proxy.js';
 import { ObjectService } from './api/object-service.js';
@@ -16,7 +19,9 @@ import { startNodeAccess } from './master/node-access.js';
 import { NodeCleanup } from './master/node-cleanup.js';
 import { openStore } from './master/open-store.js';
 import { NamespaceReconciler } from './reconcilers/namespace.js';
+import { NodeLifecycleReconciler } from './reconcilers/node-lifecycle.js';
 import { startManagedRegistry } from './registry/managed-registry.js';
+import { Scheduler } from './scheduler/scheduler.js';
 import { ShutdownSequence } from './shutdown-sequence.js';
 
 export type { MasterConfig } from './daemon-config.js';
@@ -69,7 +74,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     const admins = new TokenAuthenticator();
     admins.add(admin.token, ADMIN_USER);
 
-    const service = new ObjectService({ store });
+    const service = new ObjectService({ store, defaultTolerationSeconds: config.defaultTolerationSeconds });
     const nodes = await startNodeAccess({ store, service, clusterCIDR: config.clusterCIDR, signal: shutdown.signalFor('node-access'), log });
     shutdown.push('node-access', () => nodes.stopped);
     const joinToken = await ensureDefaultJoinToken({ tokens: nodes.joinTokens, dataDir });
@@ -86,16 +91,22 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       routes: [
         // Kubelets check the API server's calls (logs, exec, stats) with a TokenReview of the admin token.
         (app) => registerNodeProxyRoutes(app, { service, kubeletToken: admin.token }),
-        (app) => registerJoinRoutes(app, { join: (name) => nodes.registrar.join(name), tokens: nodes.joinTokens, registryPort: config.registryPort }),
+        (app) => registerJoinRoutes(app, { join: (name) => nodes.registrar.join(name), tokens: nodes.joinTokens, registryPort: config.registryPort, clusterCIDR: config.clusterCIDR }),
         (app) => registerTokenReviewRoutes(app, { authenticator }),
+        (app) => registerBindingRoutes(app, { service }),
+        (app) => registerEvictionRoutes(app, { service }),
       ],
     });
     shutdown.push('api', () => api.closed);
 
     const reconcilerSignal = shutdown.signalFor('reconcilers');
+    // Every reconciler's informers and loops listen on it: many listeners here are by design, not a leak.
+    setMaxListeners(100, reconcilerSignal);
     const reconcilers = Promise.all([
       new NamespaceReconciler({ service, log }).start(reconcilerSignal),
+      new Scheduler({ service, policy: config.schedulerPolicy, log }).start(reconcilerSignal),
       new NodeCleanup({ service, registrar: nodes.registrar, log }).start(reconcilerSignal),
+      new NodeLifecycleReconciler({ service, gracePeriodSeconds: config.nodeMonitorGracePeriodSeconds, log }).start(reconcilerSignal),
     ]);
     shutdown.push('reconcilers', () => reconcilers);
 

@@ -15,7 +15,9 @@ describe('node', () => {
   const cases: [string, object, object, string][] = [
     ['ready', {}, ready('True'), 'Ready'],
     ['not ready', {}, ready('False'), 'NotReady'],
-    ['unknown', {}, {}, 'Unknown'],
+    ['stopped heartbeating (Ready=Unknown)', {}, ready('Unknown'), 'NotReady'],
+    ['never reported', {}, {}, 'Unknown'],
+    ['lost and cordoned', { unschedulable: true }, ready('Unknown'), 'NotReady,SchedulingDisabled'],
     ['cordoned', { unschedulable: true }, ready('True'), 'Ready,SchedulingDisabled'],
   ];
   for (const [name, spec, status, want] of cases) it(`STATUS ${name}`, () => assert.equal(cols(nodeKind, node(spec, status)).STATUS, want));

@@ -58,10 +58,13 @@ export const nodeSchema = kindSchema('v1', 'Node', {
 });
 export type Node = v.InferOutput<typeof nodeSchema>;
 
-/** kubectl's node STATUS: Ready, NotReady or Unknown from the Ready condition, plus SchedulingDisabled. */
+/**
+ * kubectl's node STATUS: Ready when the Ready condition is True, NotReady when it is False or
+ * Unknown (a node that stopped heartbeating), Unknown only without one; plus SchedulingDisabled.
+ */
 export function nodeDisplayStatus(node: Node): string {
   const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
-  const base = ready?.status === 'True' ? 'Ready' : ready?.status === 'False' ? 'NotReady' : 'Unknown';
+  const base = !ready ? 'Unknown' : ready.status === 'True' ? 'Ready' : 'NotReady';
   return node.spec?.unschedulable ? `${base},SchedulingDisabled` : base;
 }
 

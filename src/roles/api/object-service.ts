@@ -2,6 +2,7 @@
 import type { KindDefinition } from '../../core/api/kind.js';
 import type { KubeObject } from '../../core/api/meta.js';
 import { namespaceKind } from '../../core/api/namespace.js';
+import { podKind, type Pod } from '../../core/api/pod.js';
 import { storeKey, storePrefix } from '../../core/api/registry.js';
 import { matchesFields, parseFieldSelector, type FieldRequirement } from '../../core/api/selector.js';
 import { matches, parseSelector, type Selector } from '../../core/api/selector.js';
@@ -12,6 +13,7 @@ import {
 } from '../../core/errors.js';
 import type { ListWatcher } from '../../core/controller/informer.js';
 import type { Store, StoreEntry } from '../../core/store/store.js';
+import { withDefaultTolerations } from './default-tolerations.js';
 import { applyMergePatch } from './merge-patch.js';
 import { podGracePeriod } from './pod-deletion.js';
 import {
@@ -66,6 +68,11 @@ export interface NamespaceLookup {
 export interface ObjectServiceOptions {
   store: Store;
   now?: () => Date;
+  /**
+   * Admission of new pods: the seconds of the not-ready and unreachable NoExecute tolerations
+   * every pod gets unless it has its own (Kubernetes' DefaultTolerationSeconds); undefined adds none.
+   */
+  defaultTolerationSeconds?: number;
 }
 
 /** Unconditional writes (no resourceVersion from the client) retry store conflicts this many times. */
@@ -126,11 +133,13 @@ export function stampJson(json: string, revision: number): string {
 export class ObjectService {
   readonly #store: Store;
   readonly #now: () => Date;
+  readonly #defaultTolerationSeconds: number | undefined;
   #namespaces: NamespaceLookup | undefined;
 
   constructor(options: ObjectServiceOptions) {
     this.#store = options.store;
     this.#now = options.now ?? (() => new Date());
+    this.#defaultTolerationSeconds = options.defaultTolerationSeconds;
   }
 
   /**
@@ -182,7 +191,9 @@ export class ObjectService {
   async create(def: KindDefinition, namespace: string | undefined, body: Record<string, unknown>): Promise<KubeObject> {
     const identified = reconcileIdentity({ def, namespace }, body, apiVersionOf(def));
     const prepared = prepareCreate(def, identified, this.#now());
-    const obj = validateObject(def, prepared);
+    let obj = validateObject(def, prepared);
+    // Admission happens on create only, after validation, as Kubernetes' admission plugins run.
+    if (def === podKind && this.#defaultTolerationSeconds !== undefined) obj = withDefaultTolerations(obj as Pod, this.#defaultTolerationSeconds);
     const name = obj.metadata.name!;
     if (def.namespaced) await this.#checkNamespaceOpen(namespace!);
     try {
