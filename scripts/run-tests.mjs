@@ -14,7 +14,7 @@ function find(dir) {
 }
 
 const unitOnly = process.argv.includes('--unit');
-const files = [...find('dist/src'), ...find('dist/bin'), ...(unitOnly ? [] : find('dist/test'))];
+const files = [...find('dist/src'), ...find('dist/bin'), ...find('dist/scripts'), ...(unitOnly ? [] : find('dist/test'))];
 // Integration tests share real daemons' ports and Docker: run files one at a time.
 const r = spawnSync(process.execPath, ['--test', '--test-concurrency=1', ...files], { stdio: 'inherit' });
 process.exit(r.status ?? 1);

@@ -29,13 +29,19 @@ export interface LoadClientConfigOptions {
   path?: string;
 }
 
-/** Resolves server and token by precedence: explicit options, MINIK8S_SERVER/MINIK8S_TOKEN, the config file. */
+/**
+ * Resolves server and token by precedence: explicit options, MINIK8S_SERVER/MINIK8S_TOKEN, the
+ * config file: $MINIK8S_CONFIG (as KUBECONFIG names one), else ~/.minik8s/config.
+ */
 export function loadClientConfig(options: LoadClientConfigOptions = {}): Partial<ClientConfig> {
   const env = options.env ?? process.env;
+  const named = options.path === undefined ? env.MINIK8S_CONFIG || undefined : undefined;
   let file: Partial<ClientConfig> = {};
   try {
-    file = parseClientConfig(readFileSync(options.path ?? defaultConfigPath(), 'utf8'));
-  } catch {
+    file = parseClientConfig(readFileSync(options.path ?? named ?? defaultConfigPath(), 'utf8'));
+  } catch (err) {
+    // A file the user named must be there: falling back to the default server would talk to another cluster.
+    if (named !== undefined) throw new Error(`cannot read the config file $MINIK8S_CONFIG names (${named}): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     // No config file yet: flags or environment must supply the values.
   }
   return {

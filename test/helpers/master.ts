@@ -1,74 +1,18 @@
 // Starts a real `minik8s --role=master` process (with its managed etcd and registry) on free loopback ports and a free pod range, for tests.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Docker from 'dockerode';
 import { waitFor } from '../../src/core/wait-for.js';
+import { etcdPorts, freeClusterCIDR, freePort } from '../../scripts/sim/free-resources.js';
 import { ensureBaseImages, seedRegistryStore } from './images.js';
 
 /** The compiled CLI: dist/test/helpers/master.js -> dist/bin/minik8s.js. */
 export const BINARY = fileURLToPath(new URL('../../bin/minik8s.js', import.meta.url));
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** Two free ports where the second is followed by a free one too (etcd's peer port is client + 1). */
-async function etcdPorts(): Promise<number> {
-  for (;;) {
-    const p = await freePort();
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = createServer();
-      s.once('error', () => resolve(false));
-      s.listen(p + 1, '127.0.0.1', () => s.close(() => resolve(true)));
-    });
-    if (ok) return p;
-  }
-}
-
-/** Overlaps between two IPv4 ranges written a.b.c.d/N. */
-function overlaps(a: string, b: string): boolean {
-  const range = (cidr: string) => {
-    const [ip, bits] = cidr.split('/');
-    const base = ip!.split('.').reduce((acc, o) => acc * 256 + Number(o), 0);
-    return [base, base + 2 ** (32 - Number(bits))] as const;
-  };
-  const [a0, a1] = range(a);
-  const [b0, b1] = range(b);
-  return a0 < b1 && b0 < a1;
-}
-
-/**
- * A 10.X.0.0/16 (X in 200..250) that no Docker network uses, picked at random among the free
- * ones so that masters started side by side rarely share one: workers make Docker networks for
- * their /24 of it. Without a reachable Docker engine any of them will do.
- */
-export async function freeClusterCIDR(): Promise<string> {
-  let used: string[] = [];
-  try {
-    const networks = await new Docker().listNetworks();
-    used = networks.flatMap((n) => (n.IPAM?.Config ?? []).map((c) => c.Subnet ?? '')).filter((c) => /^\d+\.\d+\.\d+\.\d+\/\d+$/.test(c));
-  } catch {
-    // No Docker here: nothing to collide with.
-  }
-  const free: string[] = [];
-  for (let x = 200; x <= 250; x++) {
-    const cidr = `10.${x}.0.0/16`;
-    if (!used.some((u) => overlaps(u, cidr))) free.push(cidr);
-  }
-  if (free.length === 0) throw new Error('no free 10.200-250.0.0/16 range for the test cluster: every one overlaps a Docker network');
-  return free[Math.floor(Math.random() * free.length)]!;
-}
+export { freeClusterCIDR, freePort };
 
 export interface StartMasterOptions {
   extraArgs?: string[];

@@ -1,6 +1,5 @@
 // Registers the kubelet's Node (labels, taints, status) and posts a heartbeat every 10 s, as the kubelet's node status loop does.
 import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { nodeKind, type Node, type Taint } from '../../core/api/node.js';
 import { kindObjectPath, type ApiClient } from '../../core/client/api-client.js';
 import { abortableDelay } from '../../core/controller/informer.js';
@@ -23,6 +22,9 @@ export interface NodeAgentOptions {
   intervalMs?: number;
   now?: () => Date;
   log: (message: string) => void;
+  /** Pods this node takes (default 110) and memory kept back from them (default 5% up to 1 GiB); a fake node reports its own. */
+  maxPods?: number;
+  reservedMemoryBytes?: number;
 }
 
 function readTrimmed(path: string): string | undefined {
@@ -59,10 +61,13 @@ export class NodeAgent {
     const status = nodeStatus({
       info: info ?? await this.#o.info(),
       nodeIP: this.#o.nodeIP,
-      hostname: hostname(),
+      // The node name, as kubelet's --hostname-override gives it: machines simulated in network namespaces share one UTS host name.
+      hostname: this.#o.nodeName,
       kubeletPort: this.#o.kubeletPort,
       now: (this.#o.now ?? (() => new Date()))(),
       previous: this.#last,
+      maxPods: this.#o.maxPods,
+      reservedMemoryBytes: this.#o.reservedMemoryBytes,
       machineID: this.#machineID,
       bootID: this.#bootID,
     });
