@@ -1,6 +1,7 @@
 // The description of one API kind: how it is named, served, validated and printed.
 import type * as v from 'valibot';
 import type { KubeObject } from './meta.js';
+import type { FieldProblem } from './validate.js';
 
 /** A table column for `get` (like a CRD's additionalPrinterColumns). */
 export interface PrintColumn {
@@ -27,6 +28,8 @@ export interface KindDefinition {
   statusSubresource: boolean;
   /** Field selectors beyond metadata.name and metadata.namespace, e.g. 'spec.nodeName'. */
   fieldSelectors?: readonly string[];
+  /** Rules on what an update may change (immutable fields), judged on validated objects; problems become a 422. */
+  validateUpdate?(existing: KubeObject, next: KubeObject): FieldProblem[];
   /** Columns between NAME and AGE in `get` tables. */
   columns?: readonly PrintColumn[];
 }

@@ -507,6 +507,15 @@ export function podDisplayStatus(pod: Pod): string {
   return reason;
 }
 
+/**
+ * What an update may not change on a pod: the node it runs on. Binding goes through the
+ * `binding` subresource, whose compare-and-swap is what keeps a pod from being bound twice.
+ */
+export function podUpdateProblems(existing: Pod, next: Pod): FieldProblem[] {
+  if ((existing.spec.nodeName ?? '') === (next.spec.nodeName ?? '')) return [];
+  return [{ path: ['spec', 'nodeName'], reason: 'FieldValueForbidden', detail: 'field is immutable; pods are bound to a node through the pods/binding subresource' }];
+}
+
 export const podKind: KindDefinition = {
   kind: 'Pod',
   group: '',
@@ -517,6 +526,7 @@ export const podKind: KindDefinition = {
   namespaced: true,
   schema: podSchema,
   statusSubresource: true,
+  validateUpdate: (existing, next) => podUpdateProblems(existing as Pod, next as Pod),
   fieldSelectors: ['spec.nodeName', 'status.phase', 'spec.restartPolicy', 'spec.schedulerName', 'status.podIP'],
   columns: [
     {

@@ -231,3 +231,12 @@ export function validateObject(def: KindDefinition, input: unknown): KubeObject 
 function shortName(name: string): string {
   return name.length > 253 ? `${name.slice(0, 253)}...` : name;
 }
+
+/** Runs a kind's update rules; throws InvalidError (422) naming each field an update may not change. */
+export function validateUpdate(def: KindDefinition, existing: KubeObject, next: KubeObject): void {
+  const problems = def.validateUpdate?.(existing, next) ?? [];
+  if (problems.length === 0) return;
+  const causes = problems.map((p) => causeFor(p.path.map((k, i) => (typeof k === 'number' ? `[${k}]` : i === 0 ? k : `.${k}`)).join(''), p.reason, p.value, p.detail ?? ''));
+  const name = shortName(next.metadata.name ?? '');
+  throw new InvalidError(invalidMessage(def.kind, name, causes), { kind: def.resource, group: def.group, name, causes });
+}

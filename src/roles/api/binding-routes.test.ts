@@ -55,6 +55,34 @@ describe('pods/binding', () => {
     assert.equal(Number(pod.metadata.resourceVersion), Number(created.metadata.resourceVersion) + 1, 'one store write');
   });
 
+  it('keeps spec.nodeName out of reach of updates: a patch or a put that sets or changes it is a 422 and writes nothing', async () => {
+    const created = await makePod('pinned');
+    const patch = async (nodeName: string) => {
+      const res = await api.app.request(`${PODS}/pinned`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/merge-patch+json' },
+        body: JSON.stringify({ spec: { nodeName } }),
+      });
+      return { status: res.status, body: await res.json() as { reason?: string; message?: string; details?: { causes?: { field: string }[] } } };
+    };
+    const unbound = await patch('n2');
+    assert.equal(unbound.status, 422);
+    assert.equal(unbound.body.reason, 'Invalid');
+    assert.equal(unbound.body.details?.causes?.[0]?.field, 'spec.nodeName');
+    assert.match(unbound.body.message ?? '', /^Pod "pinned" is invalid: spec\.nodeName: Forbidden: field is immutable/);
+    assert.equal((await call('GET', `${PODS}/pinned`)).body.metadata.resourceVersion, created.metadata.resourceVersion, 'nothing written');
+
+    assert.equal((await call('POST', `${PODS}/pinned/binding`, binding('pinned', 'n1'))).status, 201);
+    assert.equal((await patch('n2')).status, 422);
+    const bound = (await call('GET', `${PODS}/pinned`)).body as Pod;
+    const put = await call('PUT', `${PODS}/pinned`, { ...bound, spec: { ...bound.spec, nodeName: 'n3' } });
+    assert.equal(put.status, 422);
+    assert.equal(((await call('GET', `${PODS}/pinned`)).body as Pod).spec.nodeName, 'n1');
+    // Updates that leave the node alone still go through.
+    const relabel = await call('PUT', `${PODS}/pinned`, { ...bound, metadata: { ...bound.metadata, labels: { app: 'x' } } });
+    assert.equal(relabel.status, 200, JSON.stringify(relabel.body));
+  });
+
   it('refuses a second binding with 409, naming the node the pod has', async () => {
     await makePod('twice');
     assert.equal((await call('POST', `${PODS}/twice/binding`, binding('twice', 'n1'))).status, 201);

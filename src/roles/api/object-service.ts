@@ -6,7 +6,7 @@ import { podKind, type Pod } from '../../core/api/pod.js';
 import { storeKey, storePrefix } from '../../core/api/registry.js';
 import { matchesFields, parseFieldSelector, type FieldRequirement } from '../../core/api/selector.js';
 import { matches, parseSelector, type Selector } from '../../core/api/selector.js';
-import { validateObject } from '../../core/api/validate.js';
+import { validateObject, validateUpdate } from '../../core/api/validate.js';
 import { apiVersionOf } from '../../core/api/kind.js';
 import {
   AlreadyExistsError, BadRequestError, ConflictError, ForbiddenError, NotFoundError,
@@ -340,6 +340,7 @@ export class ObjectService {
         ? prepareStatusUpdate(entry.value, body)
         : prepareUpdate(def, entry.value, body);
       const obj = validateObject(def, next);
+      if (options.subresource !== 'status') validateUpdate(def, entry.value, obj);
       if (sameObject(obj, entry.value)) return current;
       try {
         if (readyToRemove(obj)) {
