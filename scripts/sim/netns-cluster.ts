@@ -46,6 +46,9 @@ export interface NetnsMachine {
   dockerdStartTime: string;
   dir: string;
   dockerdOutput(): string;
+  /** The docker0 range its engine was given, and the master's registry it trusts (kept to start it again). */
+  bip: string;
+  insecureRegistry: string;
 }
 
 export interface NetnsWorker {
@@ -246,6 +249,18 @@ async function startMachine(o: {
   mkdirSync(dir);
   // Removed after its dockerd stops: the data root holds the engine's mounts until then.
   undo.push({ kind: 'remove-dir', path: dir });
+  const machine = { name: o.machine.name, netns, veth, ip: o.ip, dir, bip: o.bip, insecureRegistry: o.insecureRegistry };
+  return { ...machine, ...await launchDockerd(o.spec, machine) };
+}
+
+type DockerdParts = Pick<NetnsMachine, 'dockerHost' | 'docker' | 'dockerdPid' | 'dockerdStartTime' | 'dockerdOutput'>;
+
+/** The machine's own dockerd, in its namespace, told to the undo log; resolves once it answers. */
+async function launchDockerd(
+  spec: NetnsClusterSpec, m: Pick<NetnsMachine, 'name' | 'netns' | 'dir' | 'bip' | 'insecureRegistry'>,
+): Promise<DockerdParts> {
+  const { undo } = spec;
+  const { netns, dir } = m;
   const socket = join(dir, 'docker.sock');
   const execRoot = join(dir, 'exec');
   const configFile = join(dir, 'daemon.json');
@@ -257,22 +272,29 @@ async function startMachine(o: {
     args: [
       `--net=/var/run/netns/${netns}`, '--', tool('dockerd'),
       '--config-file', configFile, '--data-root', join(dir, 'data'), '--exec-root', execRoot, '-H', `unix://${socket}`,
-      '--pidfile', join(dir, 'docker.pid'), '--bip', o.bip, '--insecure-registry', o.insecureRegistry,
+      '--pidfile', join(dir, 'docker.pid'), '--bip', m.bip, '--insecure-registry', m.insecureRegistry,
       // Should a system containerd be running, keep this engine's containers apart from the host engine's.
       '--containerd-namespace', netns, '--containerd-plugins-namespace', `${netns}-plugins`,
     ],
-    logFile: join(dir, 'dockerd.log'), detached: o.spec.detached,
+    logFile: join(dir, 'dockerd.log'), detached: spec.detached,
   });
   undo.push({
-    kind: 'stop-dockerd', what: `dockerd of ${o.machine.name}`, pid: p.pid, startTime: p.startTime, socket,
-    containerdPidFile: join(execRoot, 'containerd', 'containerd.pid'), guard: o.spec.root,
+    kind: 'stop-dockerd', what: `dockerd of ${m.name}`, pid: p.pid, startTime: p.startTime, socket,
+    containerdPidFile: join(execRoot, 'containerd', 'containerd.pid'), guard: spec.root,
   });
   const docker = new Docker({ socketPath: socket });
-  await untilReady(p, `dockerd in ${netns} to answer`, async () => (await docker.ping()).toString() === 'OK', 60_000, o.spec.signal);
-  return {
-    name: o.machine.name, netns, veth, ip: o.ip, dockerHost: `unix://${socket}`, docker, dockerdPid: p.pid, dockerdStartTime: p.startTime, dir,
-    dockerdOutput: p.output,
-  };
+  await untilReady(p, `dockerd in ${netns} to answer`, async () => (await docker.ping()).toString() === 'OK', 60_000, spec.signal);
+  return { dockerHost: `unix://${socket}`, docker, dockerdPid: p.pid, dockerdStartTime: p.startTime, dockerdOutput: p.output };
+}
+
+/** Starts a machine's dockerd again (after a test killed it): same data root and socket; returns the machine with the new process. */
+export async function relaunchDockerd(spec: NetnsClusterSpec, machine: NetnsMachine): Promise<NetnsMachine> {
+  return { ...machine, ...await launchDockerd(spec, machine) };
+}
+
+/** Starts a machine's worker again (after a test killed it): same node name and data dir, so it keeps its credential. */
+export async function relaunchWorker(spec: NetnsClusterSpec, worker: NetnsWorker, server: string, joinToken: string): Promise<NetnsWorker> {
+  return startNetnsWorker({ spec, machine: worker.machine, nodeName: worker.nodeName, server, joinToken });
 }
 
 /** `minik8s --role=worker` inside the machine's namespace, on the machine's engine, joined through the bridge. */
@@ -281,7 +303,7 @@ async function startNetnsWorker(o: {
 }): Promise<NetnsWorker> {
   const kubeletPort = o.spec.kubeletPort ?? 10250;
   const dataDir = join(o.machine.dir, 'worker');
-  mkdirSync(dataDir);
+  mkdirSync(dataDir, { recursive: true });
   const logFile = join(o.machine.dir, 'worker.log');
   const p: Started = startProcess({
     command: tool('nsenter'),

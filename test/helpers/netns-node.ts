@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { waitFor } from '../../src/core/wait-for.js';
-import { startNetnsCluster, type NetnsCluster as BuiltCluster } from '../../scripts/sim/netns-cluster.js';
+import {
+  relaunchDockerd, relaunchWorker, startNetnsCluster, type NetnsCluster as BuiltCluster, type NetnsClusterSpec, type NetnsMachine, type NetnsWorker,
+} from '../../scripts/sim/netns-cluster.js';
 import { undoAll, type UndoAction, type UndoLog } from '../../scripts/sim/undo-actions.js';
 
 export { findExecutable, netnsSkipReason } from '../../scripts/sim/host-commands.js';
@@ -107,6 +109,10 @@ export interface NetnsClusterOptions {
 export interface NetnsCluster extends BuiltCluster {
   /** A short random tag in every name this cluster made. */
   tag: string;
+  /** Starts machine i's worker again after the test killed it (same node, same credential); updates `workers[i]`. */
+  restartWorker(i: number): Promise<NetnsWorker>;
+  /** Starts machine i's dockerd again after the test killed it; updates `machines[i]` and `workers[i].machine`. */
+  restartDockerd(i: number): Promise<NetnsMachine>;
   /** Stops and removes everything, last made first; safe to call twice. Rejects with every step that failed. */
   destroy(): Promise<void>;
 }
@@ -125,7 +131,7 @@ export async function createNetnsCluster(options: NetnsClusterOptions): Promise<
   const root = mkdtempSync(join(tmpdir(), `minik8s-netns-${tag}-`));
   undoing.push({ kind: 'remove-dir', path: root });
   // The engine undoes what it made when it fails; run() is once only, so a failure before it started is undone here too.
-  const built = await startNetnsCluster({
+  const spec: NetnsClusterSpec = {
     root,
     bridge: `mk8s-e2e-${tag}`,
     machines: options.machines.map((name) => ({ name, nodeName: `${name}-${tag}`, netns: `mk8s-e2e-${tag}-${name}`, veth: `mk8e${tag}${name}` })),
@@ -135,9 +141,24 @@ export async function createNetnsCluster(options: NetnsClusterOptions): Promise<
     masterArgs: options.masterArgs,
     workerArgs: options.workerArgs,
     log: options.log,
-  }).catch(async (err) => {
+  };
+  const built = await startNetnsCluster(spec).catch(async (err) => {
     await undoing.run().catch(() => {});
     throw err;
   });
-  return { ...built, tag, destroy: () => undoing.run() };
+  const cluster: NetnsCluster = {
+    ...built,
+    tag,
+    destroy: () => undoing.run(),
+    async restartWorker(i) {
+      cluster.workers[i] = await relaunchWorker(spec, cluster.workers[i]!, cluster.master.url, cluster.master.joinToken);
+      return cluster.workers[i]!;
+    },
+    async restartDockerd(i) {
+      cluster.machines[i] = await relaunchDockerd(spec, cluster.machines[i]!);
+      cluster.workers[i] = { ...cluster.workers[i]!, machine: cluster.machines[i]! };
+      return cluster.machines[i]!;
+    },
+  };
+  return cluster;
 }

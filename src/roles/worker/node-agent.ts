@@ -38,6 +38,7 @@ function readTrimmed(path: string): string | undefined {
 export class NodeAgent {
   readonly #o: NodeAgentOptions;
   #last: Node['status'] | undefined;
+  #lastInfo: RuntimeInfo | undefined;
   readonly #machineID = readTrimmed('/etc/machine-id');
   readonly #bootID = readTrimmed('/proc/sys/kernel/random/boot_id');
 
@@ -56,10 +57,25 @@ export class NodeAgent {
     await this.heartbeat(info);
   }
 
-  /** Posts the node's status now. */
+  /**
+   * Posts the node's status now. A runtime that does not answer makes the node NotReady at
+   * once (with the last known capacity), rather than silent until the master's grace period ends.
+   */
   async heartbeat(info?: RuntimeInfo): Promise<void> {
+    let runtimeError: string | undefined;
+    if (info === undefined) {
+      try {
+        info = await this.#o.info();
+      } catch (err) {
+        if (this.#lastInfo === undefined) throw err;
+        runtimeError = err instanceof Error ? err.message : String(err);
+        info = this.#lastInfo;
+      }
+    }
+    if (runtimeError === undefined) this.#lastInfo = info;
     const status = nodeStatus({
-      info: info ?? await this.#o.info(),
+      info,
+      runtimeError,
       nodeIP: this.#o.nodeIP,
       // The node name, as kubelet's --hostname-override gives it: machines simulated in network namespaces share one UTS host name.
       hostname: this.#o.nodeName,

@@ -24,6 +24,21 @@ describe('nodeStatus', () => {
     assert.equal(s.nodeInfo?.operatingSystem, 'linux');
   });
 
+  it('is not Ready while the container runtime is down, and Ready again (with a new transition time) once it answers', () => {
+    const up = nodeStatus(input);
+    const down = nodeStatus({ ...input, now: new Date('2026-11-23T10:00:10Z'), previous: up, runtimeError: 'connect ENOENT /var/run/docker.sock' });
+    const notReady = down.conditions?.find((c) => c.type === 'Ready');
+    assert.equal(notReady?.status, 'False');
+    assert.equal(notReady?.reason, 'KubeletNotReady');
+    assert.equal(notReady?.message, 'container runtime is down: connect ENOENT /var/run/docker.sock');
+    assert.equal(notReady?.lastTransitionTime, '2026-11-23T10:00:10.000Z');
+    assert.deepEqual(down.capacity, up.capacity, 'the last known capacity stays');
+    const back = nodeStatus({ ...input, now: new Date('2026-11-23T10:00:20Z'), previous: down });
+    const ready = back.conditions?.find((c) => c.type === 'Ready');
+    assert.equal(ready?.status, 'True');
+    assert.equal(ready?.lastTransitionTime, '2026-11-23T10:00:20.000Z');
+  });
+
   it('caps the memory reserve at 1 GiB', () => {
     const s = nodeStatus({ ...input, info: { ...input.info, memoryBytes: 64 * 1024 ** 3 } });
     assert.equal(s.allocatable?.memory, `${63 * 1024 * 1024}Ki`);

@@ -20,6 +20,8 @@ export interface NodeStatusInput {
   reservedMemoryBytes?: number;
   machineID?: string;
   bootID?: string;
+  /** Set when the container runtime did not answer: the node is then not Ready (its pods cannot be kept running). */
+  runtimeError?: string;
 }
 
 function condition(type: string, healthy: boolean, reason: string, message: string, input: NodeStatusInput): Condition {
@@ -53,7 +55,9 @@ export function nodeStatus(input: NodeStatusInput): NodeStatus {
       condition('MemoryPressure', true, 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available', input),
       condition('DiskPressure', true, 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure', input),
       condition('PIDPressure', true, 'KubeletHasSufficientPID', 'kubelet has sufficient PID available', input),
-      condition('Ready', true, 'KubeletReady', 'kubelet is posting ready status', input),
+      input.runtimeError === undefined
+        ? condition('Ready', true, 'KubeletReady', 'kubelet is posting ready status', input)
+        : condition('Ready', false, 'KubeletNotReady', `container runtime is down: ${input.runtimeError}`, input),
     ],
     addresses: [
       { type: 'InternalIP', address: input.nodeIP },
