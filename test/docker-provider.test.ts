@@ -339,6 +339,37 @@ describe('DockerProvider on a real engine', () => {
     assert.match(err?.message ?? '', new RegExp(`Docker network ${made.bridgeName} has subnet ${podCIDR.replace(/\./g, '\\.')}`));
   });
 
+  it('makes the network without Docker\'s masquerading for the overlay, and makes an unused one from an earlier start again', async () => {
+    const m = newMade(true);
+    const cidr = await freePodCIDR();
+    const masq = async () => (await docker.getNetwork(m.bridgeName!).inspect()).Options?.['com.docker.network.bridge.enable_ip_masquerade'];
+    const open = (ipMasquerade: boolean) => new DockerProvider({ nodeName: m.nodeName, rootDir: m.rootDir, imageRegistry: REGISTRY, bridgeName: m.bridgeName, podCIDR: cidr, ipMasquerade });
+    // Each provider checks the network once, at its first pod: a new one stands for a restarted worker.
+    const [first, second, third, fourth] = [open(true), open(false), open(false), open(true)];
+    try {
+      const a = makePod([sh('app', 'sleep 3600')]);
+      await first.createPod(a, {});
+      assert.equal(await masq(), 'true');
+      // In use: kept as it is (pods keep running), however the next start wants it.
+      await second.createPod(makePod([sh('app', 'sleep 3600')]), {});
+      assert.equal(await masq(), 'true');
+      await Promise.all((await docker.listContainers({ all: true, filters: { label: [`${LABELS.node}=${m.nodeName}`] } }))
+        .map((c) => docker.getContainer(c.Id).remove({ force: true })));
+      // Unused: made again with the setting wanted.
+      const b = makePod([sh('app', 'sleep 3600')]);
+      const rb = await third.createPod(b, {});
+      assert.equal(await masq(), 'false');
+      assert.ok(rb.sandbox.ip?.startsWith(`${cidr.split('.').slice(0, 3).join('.')}.`), `${rb.sandbox.ip} in ${cidr}`);
+      await Promise.all((await docker.listContainers({ all: true, filters: { label: [`${LABELS.node}=${m.nodeName}`] } }))
+        .map((c) => docker.getContainer(c.Id).remove({ force: true })));
+      await fourth.createPod(makePod([sh('app', 'sleep 3600')]), {});
+      assert.equal(await masq(), 'true');
+    } finally {
+      await Promise.all([first, second, third, fourth].map((p) => p.close()));
+      await removeMade(m);
+    }
+  });
+
   it('is told of containers that die on their own through Docker events', async () => {
     const seen: string[] = [];
     provider.onPodChange((uid) => seen.push(uid));

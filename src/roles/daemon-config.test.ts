@@ -101,11 +101,12 @@ describe('toDaemonConfig for workers', () => {
     const one = toDaemonConfig({ ...worker, name: 'n1', provider: 'fake' });
     assert.equal(one.worker.provider, 'fake');
     assert.equal(one.worker.name, 'n1');
-    assert.deepEqual(one.worker.fake, { capacity: { cpuCores: 32, memoryBytes: 256 * 1024 ** 3, pods: 110 } });
+    assert.deepEqual(one.worker.fake, { capacity: { cpuCores: 32, memoryBytes: 256 * 1024 ** 3, pods: 110 }, heartbeatSeconds: 10 });
     const many = toDaemonConfig({ ...worker, fakeNodes: '1000', fakeNodeCapacity: 'cpu=500m, pods=20' });
     assert.equal(many.worker.provider, 'fake', '--fake-nodes implies the fake provider');
     assert.equal(many.worker.name, 'fake-node', 'the default prefix of the fake nodes\' names');
-    assert.deepEqual(many.worker.fake, { nodes: 1000, capacity: { cpuCores: 0.5, memoryBytes: 256 * 1024 ** 3, pods: 20 } });
+    assert.deepEqual(many.worker.fake, { nodes: 1000, capacity: { cpuCores: 0.5, memoryBytes: 256 * 1024 ** 3, pods: 20 }, heartbeatSeconds: 10 });
+    assert.equal(toDaemonConfig({ ...worker, fakeNodes: '3', fakeNodeHeartbeat: '20' }).worker.fake?.heartbeatSeconds, 20);
     assert.equal(toDaemonConfig({ ...worker, fakeNodes: '3', provider: 'fake', name: 'kwok', fakeNodeCapacity: 'memory=4Gi' }).worker.fake?.capacity.memoryBytes, 4 * 1024 ** 3);
     assert.equal(toDaemonConfig({ ...worker, fakeNodes: '3', name: 'kwok' }).worker.name, 'kwok');
     assert.equal(toDaemonConfig({ ...base, role: 'master,worker', fakeNodes: '2' }).worker.fake?.nodes, 2);
@@ -126,6 +127,9 @@ describe('toDaemonConfig for workers', () => {
     ['a fake capacity that is no quantity', { fakeNodes: '2', fakeNodeCapacity: 'cpu=lots' }, /"cpu=lots" is not a capacity/],
     ['a fractional pod capacity', { fakeNodes: '2', fakeNodeCapacity: 'pods=1.5' }, /"pods=1.5" is not a capacity/],
     ['fake nodes with the overlay', { fakeNodes: '2', overlay: 'vxlan' }, /--overlay=vxlan needs real pods/],
+    ['a fake heartbeat without fake nodes', { fakeNodeHeartbeat: '20' }, /--fake-node-heartbeat is for fake nodes/],
+    ['a fake heartbeat of no seconds', { fakeNodes: '2', fakeNodeHeartbeat: '0' }, /--fake-node-heartbeat must be a number of seconds from 1 to 3600, not "0"/],
+    ['a fake heartbeat with a unit', { fakeNodes: '2', fakeNodeHeartbeat: '10s' }, /--fake-node-heartbeat must be a number of seconds/],
     ['a fake node prefix too long', { fakeNodes: '100', name: 'a'.repeat(252) }, /too long to prefix/],
     ['a worker without a token', { token: undefined }, /needs --token JOIN_TOKEN/],
     ['a server that is no URL', { server: 'master:6443' }, /is not a URL/],

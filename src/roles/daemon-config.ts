@@ -69,6 +69,8 @@ export interface FakeNodesConfig {
   /** Set by --fake-nodes: this process hosts that many nodes, named NAME-0 ... NAME-(N-1), kwok-style; unset: one fake node named NAME. */
   nodes?: number;
   capacity: FakeNodeCapacity;
+  /** Seconds between each fake node's status posts (--fake-node-heartbeat, default 10, a kubelet's); keep it under the master's --node-monitor-grace-period. */
+  heartbeatSeconds: number;
 }
 
 /** kwok's default fake node is 32 cores and 256 GiB; 110 pods is Kubernetes' --max-pods. */
@@ -120,6 +122,7 @@ export interface RawDaemonFlags {
   provider?: string;
   fakeNodes?: string;
   fakeNodeCapacity?: string;
+  fakeNodeHeartbeat?: string;
 }
 
 /** Whole seconds, as `40` or `40s`, from min up. */
@@ -241,9 +244,15 @@ function parseFakeNodes(flags: RawDaemonFlags): { provider: WorkerConfig['provid
   }
   if (provider !== 'fake' && nodes === undefined) {
     if (flags.fakeNodeCapacity !== undefined) throw new UsageError('--fake-node-capacity is for fake nodes: add --fake-nodes N or --provider=fake');
+    if (flags.fakeNodeHeartbeat !== undefined) throw new UsageError('--fake-node-heartbeat is for fake nodes: add --fake-nodes N or --provider=fake');
     return { provider: 'docker' };
   }
-  return { provider: 'fake', fake: { ...(nodes === undefined ? {} : { nodes }), capacity: parseFakeNodeCapacity(flags.fakeNodeCapacity ?? '') } };
+  const heartbeat = flags.fakeNodeHeartbeat === undefined ? 10 : /^\d+$/.test(flags.fakeNodeHeartbeat.trim()) ? Number(flags.fakeNodeHeartbeat) : NaN;
+  if (!(heartbeat >= 1 && heartbeat <= 3600)) throw new UsageError(`--fake-node-heartbeat must be a number of seconds from 1 to 3600, not "${flags.fakeNodeHeartbeat}"`);
+  return {
+    provider: 'fake',
+    fake: { ...(nodes === undefined ? {} : { nodes }), capacity: parseFakeNodeCapacity(flags.fakeNodeCapacity ?? ''), heartbeatSeconds: heartbeat },
+  };
 }
 
 /** least-allocated (the default), fewest-pods, balanced or round-robin. */

@@ -32,7 +32,7 @@ function parser(argv: string[]) {
     .option('node-monitor-grace-period', { type: 'string', requiresArg: true, default: '40', describe: 'seconds without a heartbeat before a node is NotReady and tainted unreachable' })
     .option('default-toleration-seconds', { type: 'string', requiresArg: true, default: '300', describe: 'how long new pods tolerate a not-ready or unreachable node before eviction (unless they say)' })
     .option('scheduler-policy', { type: 'string', requiresArg: true, default: 'least-allocated', describe: 'how the scheduler picks a node: least-allocated, fewest-pods, balanced or round-robin' })
-    .group(['server', 'token', 'name', 'node-ip', 'labels', 'taints', 'docker-host', 'kubelet-address', 'kubelet-port', 'bridge', 'overlay', 'provider', 'fake-nodes', 'fake-node-capacity'], 'Worker:')
+    .group(['server', 'token', 'name', 'node-ip', 'labels', 'taints', 'docker-host', 'kubelet-address', 'kubelet-port', 'bridge', 'overlay', 'provider', 'fake-nodes', 'fake-node-capacity', 'fake-node-heartbeat'], 'Worker:')
     .option('server', { type: 'string', requiresArg: true, describe: 'the master\'s API server URL (worker only)' })
     .option('token', { type: 'string', requiresArg: true, describe: 'join token from the master (worker only)' })
     .option('name', { type: 'string', requiresArg: true, describe: 'node name (default: the host name)' })
@@ -47,6 +47,7 @@ function parser(argv: string[]) {
     .option('provider', { type: 'string', requiresArg: true, describe: 'where pods run: docker (default) or fake (in memory, no containers)' })
     .option('fake-nodes', { type: 'string', requiresArg: true, describe: 'host N fake nodes in this process, named NAME-0 ... (kwok-style; implies --provider=fake)' })
     .option('fake-node-capacity', { type: 'string', requiresArg: true, describe: 'each fake node\'s capacity, e.g. cpu=32,memory=256Gi,pods=110 (the default)' })
+    .option('fake-node-heartbeat', { type: 'string', requiresArg: true, describe: 'seconds between each fake node\'s status posts (default 10; keep it under the master\'s --node-monitor-grace-period)' })
     .fail((message, err) => {
       throw err ?? new UsageError(message);
     });
@@ -92,6 +93,7 @@ async function parse(argv: string[]): Promise<DaemonConfig | number> {
       provider: raw.provider,
       fakeNodes: raw['fake-nodes'],
       fakeNodeCapacity: raw['fake-node-capacity'],
+      fakeNodeHeartbeat: raw['fake-node-heartbeat'],
     });
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;

@@ -1,11 +1,13 @@
 // The worker role: join (or reuse the node credential), the Docker provider, the Node's registration and heartbeat, and the kubelet.
 import { join } from 'node:path';
 import { ApiClient } from '../core/client/api-client.js';
+import { VxlanOverlay } from '../net/vxlan/vxlan-overlay.js';
 import { DockerProvider } from '../runtime/docker-provider.js';
 import type { WorkerConfig } from './daemon-config.js';
 import { Kubelet } from './kubelet/kubelet.js';
 import { procNodeStats } from './kubelet/node-stats.js';
 import { portInUseMessage, StartupError } from './startup-error.js';
+import { startFakeWorker } from './worker/fake-worker.js';
 import { NodeAgent } from './worker/node-agent.js';
 import { sourceAddressFor } from './worker/node-address.js';
 import { obtainNodeCredential } from './worker/node-credential.js';
@@ -31,6 +33,10 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
   const nodeIP = config.nodeIP ?? await sourceAddressFor(server).catch((err: Error) => {
     throw new StartupError(`cannot find this machine's address towards ${server} (${err.message}); pass --node-ip`, { cause: err });
   });
+  if (config.provider === 'fake') {
+    await startFakeWorker({ config, server, joinToken, nodeIP, controlPlane: options.localMaster !== undefined, log }, signal);
+    return;
+  }
   const credential = await obtainNodeCredential({ server, nodeName: config.name, joinToken, dataDir: config.dataDir, signal, log });
   const client = new ApiClient({ server, token: credential.token, timeoutMs: 15_000 });
   try {
@@ -41,6 +47,8 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
       nodeName: credential.nodeName,
       podCIDR: credential.podCIDR,
       bridgeName: config.bridgeName,
+      // With the overlay, pods keep their addresses towards other nodes' pods; it masquerades only traffic leaving the cluster.
+      ipMasquerade: config.overlay === 'none',
       rootDir: join(config.dataDir, 'kubelet'),
       imageRegistry,
       log,
@@ -57,6 +65,14 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
     });
     await agent.register();
 
+    // Before the kubelet, so that its first pods reach other nodes' pods; a machine where it cannot work stops the worker with the reason.
+    const overlay = config.overlay === 'vxlan'
+      ? new VxlanOverlay({ client, nodeName: credential.nodeName, nodeIP, podCIDR: credential.podCIDR, clusterCIDR: credential.clusterCIDR, log })
+      : undefined;
+    await overlay?.setup().catch((err: Error) => {
+      throw new StartupError(`cannot set up the pod overlay: ${err.message}`, { cause: err });
+    });
+
     const kubelet = new Kubelet({
       client, nodeName: credential.nodeName, nodeIP, provider, podCIDR: credential.podCIDR,
       address: config.kubeletAddress, port: config.kubeletPort, log,
@@ -68,6 +84,7 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
         throw new StartupError(portInUseMessage({ port: config.kubeletPort, what: 'kubelet API', flag: '--kubelet-port' }), { cause: err });
       }),
       agent.start(signal),
+      overlay?.start(signal),
     ]);
     await provider.close();
   } finally {

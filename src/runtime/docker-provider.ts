@@ -24,6 +24,11 @@ export interface DockerProviderOptions {
   podCIDR?: string;
   /** The Docker network, and Linux bridge, that pods attach to (default minik8s0; at most 15 characters). */
   bridgeName?: string;
+  /**
+   * Docker masquerades pod traffic leaving the bridge (default true). The overlay turns it off: pods
+   * reach pods on other nodes with their own addresses, and it masquerades only what leaves the cluster.
+   */
+  ipMasquerade?: boolean;
   /** emptyDir volumes live under ROOT/pods/<uid>/volumes/<name>. */
   rootDir: string;
   /** Where image names without a registry host are pulled from, e.g. 127.0.0.1:5000. */
@@ -37,6 +42,7 @@ export interface DockerProviderOptions {
 
 export const DEFAULT_BRIDGE_NAME = 'minik8s0';
 const DEFAULT_BRIDGE_NETWORK = 'bridge';
+const MASQUERADE_OPTION = 'com.docker.network.bridge.enable_ip_masquerade';
 const EVENT_RETRY_MS = 1000;
 
 /** Dockerode's connection options for a DOCKER_HOST-style address. */
@@ -444,8 +450,9 @@ export class DockerProvider implements PodProvider {
     } catch (err) {
       throw new ContainerStartError('RunContainerError', (err as Error).message);
     }
+    const masquerade = this.#o.ipMasquerade ?? true;
     const check = async (): Promise<boolean> => {
-      let net: { IPAM?: { Config?: { Subnet?: string }[] } };
+      let net: { IPAM?: { Config?: { Subnet?: string }[] }; Options?: Record<string, string>; Containers?: Record<string, unknown> };
       try {
         net = await this.#docker.getNetwork(name).inspect();
       } catch (err) {
@@ -456,6 +463,22 @@ export class DockerProvider implements PodProvider {
       if (!subnets.includes(config.subnet)) {
         throw new ContainerStartError('RunContainerError', `Docker network ${name} has subnet ${subnets.join(', ') || '(none)'}, not this node's podCIDR ${config.subnet}: remove it (docker network rm ${name}) or give the node another bridge name`);
       }
+      // Docker cannot change masquerading on a network: one made by an earlier start with the other setting is made again while no container uses it.
+      if ((net.Options?.[MASQUERADE_OPTION] ?? 'true') !== String(masquerade)) {
+        const inUse = Object.keys(net.Containers ?? {}).length;
+        if (inUse === 0) {
+          try {
+            await this.#docker.getNetwork(name).remove();
+            this.#log(`docker: removed network ${name} to make it again with ip masquerade ${masquerade ? 'on' : 'off'}`);
+            return false;
+          } catch (err) {
+            if (statusCode(err) === 404) return false;
+            this.#log(`docker: cannot remove network ${name} to change its ip masquerade: ${dockerErrorMessage(err)}`);
+          }
+        } else {
+          this.#log(`docker: network ${name} has ip masquerade ${masquerade ? 'off' : 'on'} and ${inUse} containers on it: kept as it is until they are gone${masquerade ? '' : ' (meanwhile pods reach other nodes\' pods with this node\'s overlay address)'}`);
+        }
+      }
       return true;
     };
     if (await check()) return name;
@@ -465,7 +488,7 @@ export class DockerProvider implements PodProvider {
         Driver: 'bridge',
         CheckDuplicate: true,
         IPAM: { Driver: 'default', Config: [{ Subnet: config.subnet, Gateway: config.gateway }] },
-        Options: { 'com.docker.network.bridge.name': name },
+        Options: { 'com.docker.network.bridge.name': name, [MASQUERADE_OPTION]: String(masquerade) },
         Labels: { [LABELS.managed]: 'true', [LABELS.node]: this.#o.nodeName },
       });
       this.#log(`docker: created network ${name} (${config.subnet})`);

@@ -50,6 +50,19 @@ describe('FakeProvider controls', () => {
     assert.deepEqual(p.calls.map((c) => c.method), ['createPod', 'updatePod', 'updatePod']);
   });
 
+  it('hands out the lowest free address of the pod /24, reuses freed ones, and says so when none is left', async () => {
+    const p = new FakeProvider({ recordCalls: false });
+    const ips: string[] = [];
+    for (let i = 0; i < 253; i++) ips.push((await p.createPod(pod(`ip${i}`, []), { podCIDR: '10.1.2.0/24' })).sandbox.ip!);
+    assert.deepEqual([ips[0], ips.at(-1)], ['10.1.2.2', '10.1.2.254'], 'after the gateway, before the broadcast address');
+    assert.equal(new Set(ips).size, 253);
+    await assert.rejects(p.createPod(pod('one-more', []), { podCIDR: '10.1.2.0/24' }),
+      (err: Error) => err instanceof ContainerStartError && /no available IPv4 addresses on the pod network 10\.1\.2\.0\/24/.test(err.message));
+    await p.deletePod({ uid: 'uid-ip7', namespace: 'default', name: 'ip7' }, { gracePeriodSeconds: 0 });
+    assert.equal((await p.createPod(pod('reuse', []), { podCIDR: '10.1.2.0/24' })).sandbox.ip, ips[7]);
+    assert.deepEqual(p.calls, [], 'recordCalls: false keeps no history');
+  });
+
   it('reports pulls of pullable images once, and always under Always', async () => {
     const p = new FakeProvider({ pullableImages: ['y:1'], imageRegistry: '127.0.0.1:5000' });
     const spec = pod('c', [{ name: 'a', image: 'y:1' }, { name: 'b', image: 'y:1' }, { name: 'd', image: 'z', imagePullPolicy: 'Always' }]);

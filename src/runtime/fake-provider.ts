@@ -27,14 +27,9 @@ export class FakeBackend {
   readonly pods = new Map<string, FakePod>();
   readonly listeners = new Set<(uid: string) => void>();
   #ids = 0;
-  #ips = 0;
 
   nextID(): string {
     return (++this.#ids).toString(16).padStart(64, '0');
-  }
-
-  nextIPIndex(): number {
-    return ++this.#ips;
   }
 
   /** As Docker's events arrive after the call that caused them returns. */
@@ -57,6 +52,8 @@ export interface FakeProviderOptions {
   /** Images not on the node that a pull fetches (reported in ActionResult.pulled); all others are on the node already. */
   pullableImages?: string[];
   info?: Partial<RuntimeInfo>;
+  /** Keep every call in `calls` (default true, for assertions); long-running fake nodes turn it off so memory stays flat. */
+  recordCalls?: boolean;
 }
 
 export interface FakeCall {
@@ -128,7 +125,7 @@ export class FakeProvider implements PodProvider {
 
   async createPod(pod: Pod, options: CreatePodOptions): Promise<RuntimePod> {
     const ref = podRefOf(pod);
-    this.calls.push({ method: 'createPod', uid: ref.uid });
+    this.#record({ method: 'createPod', uid: ref.uid });
     const existing = this.backend.pods.get(ref.uid);
     if (existing?.sandbox.state === 'ready') return this.#snapshot(existing);
     const hostPorts = podAllocatedHostPorts(pod);
@@ -151,7 +148,7 @@ export class FakeProvider implements PodProvider {
 
   async updatePod(pod: Pod, action: ContainerAction): Promise<ActionResult> {
     const ref = podRefOf(pod);
-    this.calls.push({ method: 'updatePod', uid: ref.uid, action });
+    this.#record({ method: 'updatePod', uid: ref.uid, action });
     if (action.type === 'kill') {
       const instance = this.#current(ref.uid, action.container);
       if (instance?.state === 'running') {
@@ -203,7 +200,7 @@ export class FakeProvider implements PodProvider {
   }
 
   async deletePod(ref: PodRef, options: { gracePeriodSeconds: number }): Promise<void> {
-    this.calls.push({ method: 'deletePod', uid: ref.uid, gracePeriodSeconds: options.gracePeriodSeconds });
+    this.#record({ method: 'deletePod', uid: ref.uid, gracePeriodSeconds: options.gracePeriodSeconds });
     const fp = this.backend.pods.get(ref.uid);
     if (!fp) return;
     for (const i of fp.instances) if (i.state === 'running') this.#finish(i, KILLED_EXIT_CODE);
@@ -227,7 +224,7 @@ export class FakeProvider implements PodProvider {
   }
 
   async exec(ref: PodRef, container: string, command: string[], _options: ExecOptions = {}): Promise<ExecResult> {
-    this.calls.push({ method: 'exec', uid: ref.uid, container, command });
+    this.#record({ method: 'exec', uid: ref.uid, container, command });
     if (this.#current(ref.uid, container)?.state !== 'running') throw new Error(`container "${container}" in pod ${ref.namespace}/${ref.name} is not running`);
     const script = this.#exec.get(`${ref.uid}/${container}`) ?? this.#exec.get(`*/${container}`);
     const result = typeof script === 'function' ? script(command) : script;
@@ -235,7 +232,7 @@ export class FakeProvider implements PodProvider {
   }
 
   async logs(ref: PodRef, container: string, options: LogOptions): Promise<Readable> {
-    this.calls.push({ method: 'logs', uid: ref.uid, container });
+    this.#record({ method: 'logs', uid: ref.uid, container });
     const fp = this.backend.pods.get(ref.uid);
     const all = (fp?.instances ?? []).filter((i) => i.name === container);
     const instance = options.previous ? all.at(-2) : all.at(-1);
@@ -261,7 +258,7 @@ export class FakeProvider implements PodProvider {
   }
 
   async stats(ref: PodRef): Promise<ContainerStats[]> {
-    this.calls.push({ method: 'stats', uid: ref.uid });
+    this.#record({ method: 'stats', uid: ref.uid });
     const pod = await this.getPod(ref.uid);
     return (pod?.containers ?? []).filter((c) => c.state === 'running').map((c) => ({
       name: c.name,
@@ -283,16 +280,29 @@ export class FakeProvider implements PodProvider {
 
   // ---- Internals ---------------------------------------------------------------------------------
 
+  #record(call: FakeCall): void {
+    if (this.#o.recordCalls !== false) this.calls.push(call);
+  }
+
   #image(image: string): string {
     return this.#o.imageRegistry ? resolveImageName(image, this.#o.imageRegistry) : image;
   }
 
+  /** The lowest free address after the gateway (.1), as Docker's IPAM hands them out; addresses of deleted pods are reused. */
   #ip(podCIDR: string | undefined): string {
-    const index = this.backend.nextIPIndex();
-    // Docker hands out addresses after the gateway (.1); without a pod subnet, from its default bridge.
-    const base = podCIDR ? podNetworkConfig(podCIDR).subnet.split('/')[0] : '172.17.0.0';
-    const n = base.split('.').reduce((acc, o) => acc * 256 + Number(o), 0) + 1 + index;
-    return [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.');
+    // Without a pod subnet, from Docker's default bridge.
+    const [base, bits] = (podCIDR ? podNetworkConfig(podCIDR).subnet : '172.17.0.0/16').split('/') as [string, string];
+    const network = base.split('.').reduce((acc, o) => acc * 256 + Number(o), 0);
+    const size = 2 ** (32 - Number(bits));
+    const dotted = (n: number) => [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.');
+    const used = new Set<string>();
+    for (const fp of this.backend.pods.values()) if (fp.sandbox.ip) used.add(fp.sandbox.ip);
+    // .0 is the network, .1 the gateway, the last the broadcast address.
+    for (let host = 2; host < size - 1; host++) {
+      const ip = dotted(network + host);
+      if (!used.has(ip)) return ip;
+    }
+    throw new ContainerStartError('RunContainerError', `no available IPv4 addresses on the pod network ${podCIDR ?? '172.17.0.0/16'}`);
   }
 
   #current(uid: string, name: string): FakeInstance | undefined {

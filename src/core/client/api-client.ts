@@ -13,6 +13,11 @@ export interface ApiClientOptions {
   token?: string;
   /** Per-request limit for non-watch requests; none by default, as with kubectl. */
   timeoutMs?: number;
+  /**
+   * A connection pool shared with other clients (many fake nodes, each with its own token, over
+   * a bounded set of sockets); the caller owns it and close() leaves it open. Default: one of its own.
+   */
+  agent?: http.Agent;
 }
 
 export interface ObjectRef {
@@ -109,6 +114,7 @@ export class ApiClient {
   private readonly token?: string;
   private readonly timeoutMs?: number;
   private readonly agent: http.Agent;
+  private readonly ownsAgent: boolean;
   private httpsModule?: Promise<typeof import('node:https')>;
 
   constructor(options: ApiClientOptions) {
@@ -124,12 +130,13 @@ export class ApiClient {
     this.token = options.token;
     this.timeoutMs = options.timeoutMs;
     // Keep-alive so `apply` of many objects reuses one connection; close() frees it.
-    this.agent = new http.Agent({ keepAlive: true });
+    this.ownsAgent = options.agent === undefined;
+    this.agent = options.agent ?? new http.Agent({ keepAlive: true });
   }
 
-  /** Releases pooled connections so the process can exit promptly. */
+  /** Releases pooled connections so the process can exit promptly (a shared agent is its owner's to destroy). */
   close(): void {
-    this.agent.destroy();
+    if (this.ownsAgent) this.agent.destroy();
   }
 
   /** `host:port` as kubectl names the server in connection errors. */

@@ -48,7 +48,7 @@ describe('join and node authorization through the API', () => {
       store,
       authenticator,
       routes: [
-        (app) => registerJoinRoutes(app, { join: (n) => registrar.join(n), tokens, registryPort: 5123 }),
+        (app) => registerJoinRoutes(app, { join: (n) => registrar.join(n), tokens, registryPort: 5123, clusterCIDR: '10.200.0.0/16' }),
         (app) => registerTokenReviewRoutes(app, { authenticator }),
       ],
     });
@@ -61,7 +61,7 @@ describe('join and node authorization through the API', () => {
     await running;
   });
 
-  it('joins with a join token: a JoinResponse with credential, pod CIDR and registry port', async () => {
+  it('joins with a join token: a JoinResponse with credential, pod CIDR, registry port and cluster CIDR', async () => {
     const res = await join('n1');
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.kind, 'JoinResponse');
@@ -70,6 +70,7 @@ describe('join and node authorization through the API', () => {
     assert.match(res.body.token, /^[0-9a-f]{64}$/);
     assert.equal(res.body.podCIDR, '10.200.0.0/24');
     assert.equal(res.body.registryPort, 5123);
+    assert.equal(res.body.clusterCIDR, '10.200.0.0/16');
     const node = await call('GET', '/api/v1/nodes/n1', res.body.token);
     assert.equal(node.status, 200);
     assert.deepEqual(node.body.spec.podCIDRs, ['10.200.0.0/24']);

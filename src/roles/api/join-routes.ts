@@ -24,6 +24,8 @@ export interface JoinRoutesOptions {
   };
   /** Told to joining workers, which pull images from the master's registry; absent when it runs none. */
   registryPort?: number;
+  /** All pods' range, told to joining workers: their overlay forwards it and masquerades only what leaves it. */
+  clusterCIDR?: string;
 }
 
 /** A JoinToken as the API shows it: never its secret, except once in the answer to its creation. */
@@ -105,6 +107,7 @@ export function registerJoinRoutes<E extends { Variables: { user: UserInfo } }>(
       token: joined.token,
       podCIDR: joined.podCIDR,
       ...(options.registryPort !== undefined ? { registryPort: options.registryPort } : {}),
+      ...(options.clusterCIDR !== undefined ? { clusterCIDR: options.clusterCIDR } : {}),
     });
   });
   app.all(JOIN_PATH, () => {

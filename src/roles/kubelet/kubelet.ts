@@ -42,7 +42,8 @@ export function statusPatch(before: PodStatus | undefined, after: PodStatus): Re
   return { status };
 }
 
-function apiFor(client: ApiClient): PodApi {
+/** Pod status writes and final deletes with the node's credential (fake nodes share it: src/roles/worker/fake-nodes.ts). */
+export function podApiFor(client: ApiClient): PodApi {
   return {
     async updateStatus(pod, status) {
       try {
@@ -127,7 +128,7 @@ export class Kubelet {
       clock,
       log,
     });
-    const sync = new PodSync({ provider, api: apiFor(client), events, probes, nodeIP: this.#o.nodeIP, podCIDR: this.#o.podCIDR, now: () => clock.now(), log });
+    const sync = new PodSync({ provider, api: podApiFor(client), events, probes, nodeIP: this.#o.nodeIP, podCIDR: this.#o.podCIDR, now: () => clock.now(), log });
 
     // Timed requeues (a backoff ends) run on the kubelet's clock rather than the queue's own
     // timers; as with WorkQueue.addAfter, the latest request for a key replaces an earlier one.

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { ConflictError, ServiceUnavailableError } from '../../core/errors.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
 import {
-  cidrContains, compareCidrs, parseIpv4Cidr, pickPodCIDR, podCIDRCapacity, POD_CIDR_PREFIX, PodCIDRAllocator,
+  cidrContains, compareCidrs, parseIpv4Cidr, pickPodCIDR, podCIDRCapacity, POD_CIDR_PREFIX, POD_CIDR_RANGE_FULL, PodCIDRAllocator,
 } from './pod-cidr.js';
 
 describe('pickPodCIDR', () => {
@@ -84,6 +84,8 @@ describe('PodCIDRAllocator', () => {
     await assert.rejects(a.allocate('n4', ['10.9.1.0/24']), (err: unknown) => {
       assert.ok(err instanceof ServiceUnavailableError);
       assert.match(err.message, /no pod CIDR left for node "n4": all 4 \/24 ranges of the cluster CIDR 10\.9\.0\.0\/22 are allocated/);
+      // The cause tells a joining worker that retrying will not help.
+      assert.deepEqual(err.toStatus().details?.causes?.map((c) => c.reason), [POD_CIDR_RANGE_FULL]);
       return true;
     });
   });

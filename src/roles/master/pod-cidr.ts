@@ -5,6 +5,12 @@ import type { Store } from '../../core/store/store.js';
 /** One key per CIDR, created only if absent: the store itself refuses a second owner, whatever the callers do. */
 export const POD_CIDR_PREFIX = '/registry/minik8s.io/podcidrs/';
 
+/**
+ * The cause reason on the join's 503 when every /24 is taken: the worker reads it as a final
+ * answer (exit with the master's message) rather than as a master still starting (retry).
+ */
+export const POD_CIDR_RANGE_FULL = 'PodCIDRRangeFull';
+
 /** Each node's share of the cluster CIDR. */
 export const NODE_CIDR_BITS = 24;
 
@@ -124,10 +130,10 @@ export class PodCIDRAllocator {
       const cidr = pickPodCIDR(this.clusterCIDR, taken);
       if (cidr === undefined) {
         const capacity = podCIDRCapacity(this.clusterCIDR);
-        throw new ServiceUnavailableError(
-          `no pod CIDR left for node "${nodeName}": all ${capacity} /${NODE_CIDR_BITS} ranges of the cluster CIDR ${this.clusterCIDR} are allocated; delete nodes that are gone, or start the master with a larger --cluster-cidr`,
-          { kind: 'nodes', name: nodeName },
-        );
+        const message = `no pod CIDR left for node "${nodeName}": all ${capacity} /${NODE_CIDR_BITS} ranges of the cluster CIDR ${this.clusterCIDR} are allocated; delete nodes that are gone, or start the master with a larger --cluster-cidr`;
+        throw new ServiceUnavailableError(message, {
+          kind: 'nodes', name: nodeName, causes: [{ reason: POD_CIDR_RANGE_FULL, field: 'spec.podCIDR', message }],
+        });
       }
       try {
         await this.#store.create(podCIDRKey(cidr), this.#record(cidr, nodeName));

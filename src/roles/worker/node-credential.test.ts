@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { POD_CIDR_RANGE_FULL } from '../master/pod-cidr.js';
 import { StartupError } from '../startup-error.js';
 import { credentialPath, obtainNodeCredential } from './node-credential.js';
 
@@ -12,13 +13,15 @@ interface FakeMaster {
   joins: number;
   valid: Set<string>;
   unavailable: number;
+  /** Answer joins with the 503 of a cluster CIDR with no /24 left. */
+  full: boolean;
 }
 
 describe('obtainNodeCredential', () => {
   let server: Server;
   let url = '';
   let dir = '';
-  const master: FakeMaster = { joins: 0, valid: new Set(), unavailable: 0 };
+  const master: FakeMaster = { joins: 0, valid: new Set(), unavailable: 0, full: false };
   const status = (code: number, reason: string, message: string) =>
     JSON.stringify({ apiVersion: 'v1', kind: 'Status', status: 'Failure', code, reason, message });
 
@@ -33,10 +36,18 @@ describe('obtainNodeCredential', () => {
       }
       if (req.method === 'POST' && req.url === '/apis/minik8s.io/v1/join') {
         if (token !== 'abcdef.0123456789abcdef') return void res.writeHead(401).end(status(401, 'Unauthorized', 'Unauthorized'));
+        if (master.full) {
+          const message = 'no pod CIDR left for node "n1": all 256 /24 ranges of the cluster CIDR 10.244.0.0/16 are allocated; delete nodes that are gone, or start the master with a larger --cluster-cidr';
+          res.writeHead(503).end(JSON.stringify({
+            ...JSON.parse(status(503, 'ServiceUnavailable', message)),
+            details: { kind: 'nodes', name: 'n1', causes: [{ reason: POD_CIDR_RANGE_FULL, field: 'spec.podCIDR', message }] },
+          }));
+          return;
+        }
         master.joins++;
         const credential = `cred-${master.joins}`;
         master.valid.add(credential);
-        res.writeHead(200).end(JSON.stringify({ kind: 'JoinResponse', nodeName: 'n1', token: credential, podCIDR: '10.244.7.0/24', registryPort: 5000 }));
+        res.writeHead(200).end(JSON.stringify({ kind: 'JoinResponse', nodeName: 'n1', token: credential, podCIDR: '10.244.7.0/24', registryPort: 5000, clusterCIDR: '10.244.0.0/16' }));
         return;
       }
       if (req.method === 'GET' && req.url === '/api/v1/nodes/n1') {
@@ -61,7 +72,7 @@ describe('obtainNodeCredential', () => {
 
   it('joins once, stores the credential 0600, and reuses it on the next start', async () => {
     const first = await obtain('abcdef.0123456789abcdef');
-    assert.deepEqual(first, { server: url, nodeName: 'n1', token: 'cred-1', podCIDR: '10.244.7.0/24', registryPort: 5000 });
+    assert.deepEqual(first, { server: url, nodeName: 'n1', token: 'cred-1', podCIDR: '10.244.7.0/24', registryPort: 5000, clusterCIDR: '10.244.0.0/16' });
     assert.equal(statSync(credentialPath(dir)).mode & 0o777, 0o600);
     assert.equal(JSON.parse(readFileSync(credentialPath(dir), 'utf8')).token, 'cred-1');
     // A restart needs no join token while the master accepts the stored credential.
@@ -87,6 +98,17 @@ describe('obtainNodeCredential', () => {
     const c = await obtain('abcdef.0123456789abcdef');
     assert.equal(master.unavailable, 0);
     assert.match(c.token, /^cred-/);
+  });
+
+  it('stops with the master\'s message when no pod range is left, rather than retrying', async () => {
+    rmSync(credentialPath(dir), { force: true });
+    master.full = true;
+    try {
+      await assert.rejects(obtain('abcdef.0123456789abcdef'), (err: Error) =>
+        err instanceof StartupError && /refused to join node "n1": no pod CIDR left .* start the master with a larger --cluster-cidr/.test(err.message));
+    } finally {
+      master.full = false;
+    }
   });
 
   it('gives up when stopped while the master cannot be reached', async () => {

@@ -5,6 +5,7 @@ import { ApiClient } from '../../core/client/api-client.js';
 import { ConnectionError } from '../../core/client/client-errors.js';
 import { abortableDelay } from '../../core/controller/informer.js';
 import { ApiError, NotFoundError, UnauthorizedError } from '../../core/errors.js';
+import { POD_CIDR_RANGE_FULL } from '../master/pod-cidr.js';
 import { StartupError } from '../startup-error.js';
 
 /** What the master answered to a join; the file in the data dir holds the same. */
@@ -16,6 +17,8 @@ export interface NodeCredential {
   podCIDR: string;
   /** Port of the master's image registry, on the server's host; absent when the master runs none. */
   registryPort?: number;
+  /** All pods' range (the master's --cluster-cidr); absent in credentials from masters that did not send it. */
+  clusterCIDR?: string;
 }
 
 export interface ObtainCredentialOptions {
@@ -61,6 +64,7 @@ interface JoinResponse {
   token?: string;
   podCIDR?: string;
   registryPort?: number;
+  clusterCIDR?: string;
 }
 
 async function requestJoin(options: ObtainCredentialOptions): Promise<NodeCredential> {
@@ -76,12 +80,15 @@ async function requestJoin(options: ObtainCredentialOptions): Promise<NodeCreden
       token: answer.token,
       podCIDR: answer.podCIDR,
       ...(typeof answer.registryPort === 'number' ? { registryPort: answer.registryPort } : {}),
+      ...(typeof answer.clusterCIDR === 'string' ? { clusterCIDR: answer.clusterCIDR } : {}),
     };
   } catch (err) {
     if (err instanceof UnauthorizedError) {
       throw new StartupError(`the master at ${options.server} refused the join token: it is wrong, expired or revoked (make one with "minik8s token create" on the master)`, { cause: err });
     }
-    if (err instanceof ApiError && err.code < 500) throw new StartupError(`the master at ${options.server} refused to join node "${options.nodeName}": ${err.message}`, { cause: err });
+    // Every pod range is taken: waiting will not help until an admin deletes nodes, so say so and stop.
+    const full = err instanceof ApiError && err.details.causes?.some((c) => c.reason === POD_CIDR_RANGE_FULL);
+    if (err instanceof ApiError && (err.code < 500 || full)) throw new StartupError(`the master at ${options.server} refused to join node "${options.nodeName}": ${err.message}`, { cause: err });
     throw err;
   } finally {
     client.close();
