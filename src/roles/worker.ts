@@ -1,4 +1,5 @@
 // The worker role: join (or reuse the node credential), the Docker provider, the Node's registration and heartbeat, and the kubelet.
+import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { ApiClient } from '../core/client/api-client.js';
 import { VxlanOverlay } from '../net/vxlan/vxlan-overlay.js';
@@ -26,6 +27,8 @@ function hostOf(server: string): string {
 /** Runs the worker until `signal` aborts; resolves once the kubelet has stopped (pods keep running, as with a real kubelet). */
 export async function startWorker(config: WorkerConfig, signal: AbortSignal, options: WorkerOptions = {}): Promise<void> {
   const log = options.log ?? ((m: string) => process.stderr.write(`${m}\n`));
+  // The kubelet's, the overlay's and the node agent's watches and requests all listen on this one signal: more than Node's default 10 at once is normal.
+  setMaxListeners(100, signal);
   const server = options.localMaster?.server ?? config.server;
   const joinToken = options.localMaster?.joinToken ?? config.joinToken;
   if (!server) throw new StartupError('the worker needs --server URL');
