@@ -4,11 +4,12 @@ import assert from 'node:assert/strict';
 import type { Toleration } from '../../core/api/pod.js';
 import {
   filterContext, hostPortsFree, interPodAffinity, nodeAffinity, nodeReady, nodeSchedulable, REASONS, resourcesFit, runFilters,
-  taintsTolerated, tolerates, type Filter,
+  taintsTolerated, type Filter,
 } from './filters.js';
 import { affinityState } from './inter-pod-affinity.js';
 import { podInfo } from './pod-info.js';
 import { cacheOf, node, pod, sameNodeTerm, type FixtureNode, type FixturePod } from './scheduler-fixtures.js';
+import { toleratesTaint } from '../../core/api/taints.js';
 
 interface Case {
   name: string;
@@ -47,7 +48,7 @@ describe('tolerates (Kubernetes\' ToleratesTaint)', () => {
     ['empty effect matches every effect', { key: 'k', operator: 'Exists', effect: '' }, taint('k', 'NoExecute'), true],
     ['another effect', { key: 'k', operator: 'Exists', effect: 'NoSchedule' }, taint('k', 'NoExecute'), false],
   ];
-  for (const [name, t, tt, want] of cases) it(name, () => assert.equal(tolerates(t, tt), want));
+  for (const [name, t, tt, want] of cases) it(name, () => assert.equal(toleratesTaint(t, tt), want));
 });
 
 describe('nodeReady', () => run(nodeReady, [

@@ -1,6 +1,7 @@
 // Filters: can this pod run on this node? One pure function per rule, each answering no reasons (fits) or the reasons kube-scheduler gives.
 import type { Taint } from '../../core/api/node.js';
 import type { NodeSelectorTerm, Toleration } from '../../core/api/pod.js';
+import { TAINT_NOT_READY, toleratesTaint } from '../../core/api/taints.js';
 import { matches, requirementsFromExpressions, selectorFromMap, type LabelRequirement, type Selector } from '../../core/api/selector.js';
 import type { NodeInfo } from './node-info.js';
 import type { PodInfo } from './pod-info.js';
@@ -88,11 +89,11 @@ export function filterContext(pod: PodInfo): FilterContext {
   return ctx;
 }
 
-const NOT_READY_TAINT: Taint = { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' };
+const NOT_READY_TAINT: Taint = { key: TAINT_NOT_READY, effect: 'NoSchedule' };
 
 /** Ready=True; a pod that tolerates the not-ready taint (as DaemonSet pods do in Kubernetes) may go to a node that is not. */
 export function nodeReady(ctx: FilterContext, node: NodeInfo): readonly string[] {
-  if (node.ready || ctx.tolerations.some((t) => tolerates(t, NOT_READY_TAINT))) return FITS;
+  if (node.ready || ctx.tolerations.some((t) => toleratesTaint(t, NOT_READY_TAINT))) return FITS;
   return NOT_READY;
 }
 
@@ -101,15 +102,7 @@ export function nodeSchedulable(ctx: FilterContext, node: NodeInfo): readonly st
   if (!node.unschedulable) return FITS;
   // As in Kubernetes, a pod that tolerates the unschedulable taint (DaemonSet-style) may still go there.
   const taint: Taint = { key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' };
-  return ctx.tolerations.some((t) => tolerates(t, taint)) ? FITS : UNSCHEDULABLE;
-}
-
-/** Kubernetes' Toleration.ToleratesTaint: effect empty matches every effect, key empty (with Exists) every key. */
-export function tolerates(t: Toleration, taint: Pick<Taint, 'key' | 'value' | 'effect'>): boolean {
-  if (t.effect && t.effect !== taint.effect) return false;
-  if (t.key && t.key !== taint.key) return false;
-  if (t.operator === 'Exists') return true;
-  return (t.value ?? '') === (taint.value ?? '');
+  return ctx.tolerations.some((t) => toleratesTaint(t, taint)) ? FITS : UNSCHEDULABLE;
 }
 
 /** The reason for each taint object, made once (Node objects, and so their taints, live until the node changes). */
@@ -124,7 +117,7 @@ function untolerated(taint: Taint): readonly string[] {
 export function taintsTolerated(ctx: FilterContext, node: NodeInfo): readonly string[] {
   for (const taint of node.taints) {
     if (taint.effect === 'PreferNoSchedule') continue;
-    if (!ctx.tolerations.some((t) => tolerates(t, taint))) return untolerated(taint);
+    if (!ctx.tolerations.some((t) => toleratesTaint(t, taint))) return untolerated(taint);
   }
   return FITS;
 }
