@@ -18,6 +18,7 @@ import { writeLocalClientConfig } from './master/local-client-config.js';
 import { startNodeAccess } from './master/node-access.js';
 import { NodeCleanup } from './master/node-cleanup.js';
 import { openStore } from './master/open-store.js';
+import { StoreCompactor } from './master/store-compactor.js';
 import { NamespaceReconciler } from './reconcilers/namespace.js';
 import { NodeLifecycleReconciler } from './reconcilers/node-lifecycle.js';
 import { startManagedRegistry } from './registry/managed-registry.js';
@@ -62,6 +63,9 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
 
     const store = await openStore({ endpoints });
     shutdown.push('store', () => store.close());
+
+    const compacting = new StoreCompactor({ store, log }).start(shutdown.signalFor('compactor'));
+    shutdown.push('compactor', () => compacting);
 
     let registryAddress: string | undefined;
     if (config.registryPort !== undefined) {
