@@ -12,6 +12,15 @@ export interface PrintColumn {
   value(obj: KubeObject): string;
 }
 
+/** A subresource as API discovery lists it: `pods/eviction` takes a policy/v1 Eviction. */
+export interface SubresourceDefinition {
+  name: string;
+  kind: string;
+  group?: string;
+  version?: string;
+  verbs: readonly string[];
+}
+
 export interface KindDefinition {
   kind: string;
   /** '' for the core group, e.g. 'apps', 'autoscaling', 'minik8s.io'. */
@@ -28,6 +37,8 @@ export interface KindDefinition {
   statusSubresource: boolean;
   /** Field selectors beyond metadata.name and metadata.namespace, e.g. 'spec.nodeName'. */
   fieldSelectors?: readonly string[];
+  /** Subresources served by their own routes (binding, eviction, log, exec), listed in API discovery. */
+  subresources?: readonly SubresourceDefinition[];
   /** Rules on what an update may change (immutable fields), judged on validated objects; problems become a 422. */
   validateUpdate?(existing: KubeObject, next: KubeObject): FieldProblem[];
   /** Columns between NAME and AGE in `get` tables. */

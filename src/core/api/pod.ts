@@ -527,6 +527,10 @@ export const podKind: KindDefinition = {
   schema: podSchema,
   statusSubresource: true,
   validateUpdate: (existing, next) => podUpdateProblems(existing as Pod, next as Pod),
+  subresources: [
+    { name: 'binding', kind: 'Binding', verbs: ['create'] },
+    { name: 'eviction', group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] },
+  ],
   fieldSelectors: ['spec.nodeName', 'status.phase', 'spec.restartPolicy', 'spec.schedulerName', 'status.podIP'],
   columns: [
     {

@@ -41,6 +41,13 @@ export function apiResourceList(group: string, version: string): unknown {
     if (def.statusSubresource) {
       resources.push({ name: `${def.resource}/status`, singularName: '', namespaced: def.namespaced, kind: def.kind, verbs: ['get', 'patch', 'update'] });
     }
+    for (const sub of def.subresources ?? []) {
+      resources.push({
+        name: `${def.resource}/${sub.name}`, singularName: '', namespaced: def.namespaced,
+        ...(sub.group !== undefined ? { group: sub.group } : {}), ...(sub.version !== undefined ? { version: sub.version } : {}),
+        kind: sub.kind, verbs: sub.verbs,
+      });
+    }
   }
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf({ group, version }), resources };
 }

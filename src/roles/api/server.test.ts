@@ -295,6 +295,8 @@ describe('API server', () => {
     const pods = core.body.resources.find((r: any) => r.name === 'pods');
     assert.deepEqual(pods.shortNames, ['po']);
     assert.ok(core.body.resources.some((r: any) => r.name === 'pods/status'));
+    assert.ok(core.body.resources.some((r: any) => r.name === 'pods/binding' && r.kind === 'Binding' && r.verbs.includes('create')));
+    assert.ok(core.body.resources.some((r: any) => r.name === 'pods/eviction' && r.group === 'policy' && r.version === 'v1' && r.kind === 'Eviction'));
     const groups = await h.call('GET', '/apis');
     assert.ok(groups.body.groups.some((g: any) => g.name === 'apps'));
     const apps = await h.call('GET', '/apis/apps/v1');
