@@ -230,4 +230,26 @@ describe('three machines: scheduling, the overlay, and nodes that die and come b
       return ready(n) === 'True' && !n.spec?.taints?.some((t) => t.key.startsWith('node.kubernetes.io/')) ? n : undefined;
     }, { timeoutMs: 40_000, intervalMs: 500, description: `node ${victim.nodeName} to be Ready again` });
   });
+
+  it('keeps pods running untouched while the master is killed, and carries on when it restarts', async () => {
+    const containerIDs = async () => (await Promise.all(workers.map((w) => w.machine.docker.listContainers({ filters: { label: [`minik8s.io/node=${w.nodeName}`] } }))))
+      .flat().map((c) => c.Id).sort();
+    const before = await containerIDs();
+    assert.ok(before.length > 0);
+    process.kill(master().pid, 'SIGKILL');
+    // Workers keep their pods while they cannot reach the master.
+    await waitFor(async () => { try { await fetch(`${master().url}/readyz`); return false; } catch { return true; } },
+      { timeoutMs: 10_000, description: 'the master to be gone' });
+    assert.deepEqual(await containerIDs(), before);
+
+    await cluster.restartMaster();
+    await Promise.all(workers.map((w) => waitFor(async () => ready(await getNode(w)) === 'True',
+      { timeoutMs: 30_000, description: `node ${w.nodeName} Ready after the master restarted` })));
+    const pod = await getPod('spread-0');
+    assert.equal(pod.status?.phase, 'Running');
+    assert.deepEqual(await containerIDs(), before, 'no container was restarted or replaced');
+    await createPod('after-restart', {});
+    assert.ok(workers.some((w) => w.nodeName === pod.spec.nodeName));
+    await waitRunning('after-restart');
+  });
 });

@@ -8,6 +8,7 @@ import { etcdPorts, freeClusterCIDR, freePort, freeSubnets } from './free-resour
 import { sh, tool } from './host-commands.js';
 import { startProcess, untilReady, type Started } from './processes.js';
 import { mountsUnder, type UndoLog } from './undo-actions.js';
+import { waitFor } from '../../src/core/wait-for.js';
 
 /** The compiled CLI: dist/scripts/sim/netns-cluster.js -> dist/bin/minik8s.js. */
 export const MINIK8S_BINARY = fileURLToPath(new URL('../../bin/minik8s.js', import.meta.url));
@@ -27,6 +28,8 @@ export interface NetnsMaster {
   env: NodeJS.ProcessEnv;
   pid: number;
   startTime: string;
+  /** Its command line (kept to start it again). */
+  args: string[];
   output(): string;
 }
 
@@ -201,30 +204,52 @@ async function startMaster(o: { spec: NetnsClusterSpec; address: string; registr
   if (o.spec.signal?.aborted) throw new Error('interrupted');
   const url = `http://${o.address}:${port}`;
   const logFile = join(root, 'master.log');
-  const p = startProcess({
-    command: process.execPath,
-    args: [
-      MINIK8S_BINARY, '--role=master', '--data-dir', dataDir, '--address', o.address, '--port', String(port), '--etcd-port', String(etcdPort),
-      '--registry-port', String(o.registryPort), '--cluster-cidr', clusterCIDR, ...(o.spec.masterArgs ?? []),
-    ],
-    logFile, env: { ...process.env, HOME: home }, detached: o.spec.detached,
-  });
-  // Should the master need SIGKILL, its etcd and registry end through their parent-death signal: wait for them by their pidfiles.
-  undo.push({
-    kind: 'stop-process', what: 'the master', pid: p.pid, startTime: p.startTime, termMs: 15_000,
-    pidFiles: [join(dataDir, 'etcd.pid'), join(dataDir, 'registry.pid')], guard: root,
-  });
-  // The banner comes after the admin token and the join token are written.
-  await untilReady(p, `the master at ${url} to be ready`, async () => {
-    if (!p.output().includes('master ready')) return false;
-    return (await fetch(`${url}/readyz`)).status === 200;
-  }, 30_000, o.spec.signal);
+  const args = [
+    MINIK8S_BINARY, '--role=master', '--data-dir', dataDir, '--address', o.address, '--port', String(port), '--etcd-port', String(etcdPort),
+    '--registry-port', String(o.registryPort), '--cluster-cidr', clusterCIDR, ...(o.spec.masterArgs ?? []),
+  ];
+  const p = await launchMaster(o.spec, { args, logFile, home, dataDir, url });
   const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
   return {
     url, token, joinToken: readFileSync(join(dataDir, 'join-token'), 'utf8').trim(), registryPort: o.registryPort, clusterCIDR, dataDir, home, logFile,
     env: { ...process.env, HOME: home, MINIK8S_SERVER: url, MINIK8S_TOKEN: token },
-    pid: p.pid, startTime: p.startTime, output: p.output,
+    pid: p.pid, startTime: p.startTime, output: p.output, args,
   };
+}
+
+/** Starts the master process, tells the undo log, and resolves once it serves. */
+async function launchMaster(
+  spec: NetnsClusterSpec, m: { args: string[]; logFile: string; home: string; dataDir: string; url: string },
+): Promise<Started> {
+  const p = startProcess({ command: process.execPath, args: m.args, logFile: m.logFile, env: { ...process.env, HOME: m.home }, detached: spec.detached });
+  // Should the master need SIGKILL, its etcd and registry end through their parent-death signal: wait for them by their pidfiles.
+  spec.undo.push({
+    kind: 'stop-process', what: 'the master', pid: p.pid, startTime: p.startTime, termMs: 15_000,
+    pidFiles: [join(m.dataDir, 'etcd.pid'), join(m.dataDir, 'registry.pid')], guard: spec.root,
+  });
+  // The banner comes after the admin token and the join token are written.
+  await untilReady(p, `the master at ${m.url} to be ready`, async () => {
+    if (!p.output().includes('master ready')) return false;
+    return (await fetch(`${m.url}/readyz`)).status === 200;
+  }, 30_000, spec.signal);
+  return p;
+}
+
+/** Starts the master again (after a test killed it): same data dir, ports and etcd data, so the cluster carries on. */
+export async function relaunchMaster(spec: NetnsClusterSpec, master: NetnsMaster): Promise<NetnsMaster> {
+  // etcd and the registry end with their parent (parent-death signal); the new master must find their ports free.
+  for (const name of ['etcd', 'registry']) {
+    await waitFor(() => {
+      try {
+        process.kill(Number(readFileSync(join(master.dataDir, `${name}.pid`), 'utf8')), 0);
+        return false;
+      } catch {
+        return true;
+      }
+    }, { timeoutMs: 15_000, description: `the old master's ${name} to exit` });
+  }
+  const p = await launchMaster(spec, master);
+  return { ...master, pid: p.pid, startTime: p.startTime, output: p.output };
 }
 
 /** A network namespace joined to the bridge, with its own dockerd. */

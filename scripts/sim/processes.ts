@@ -1,6 +1,6 @@
 // Processes the simulated cluster starts, known by PID and start time (which a reused PID does not share): start with output to a file, wait until ready, stop.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { waitFor } from '../../src/core/wait-for.js';
 
 /** How a process is told from a later one given the same PID. */
@@ -83,6 +83,8 @@ export interface StartProcessOptions {
 
 export function startProcess(o: StartProcessOptions): Started {
   const fd = openSync(o.logFile, 'a');
+  // A process started again appends to the same log: its output() is only what it wrote itself.
+  const from = fstatSync(fd).size;
   let child: ChildProcess;
   try {
     child = spawn(o.command, o.args, { env: o.env ?? process.env, stdio: ['ignore', fd, fd], detached: o.detached ?? false });
@@ -102,7 +104,7 @@ export function startProcess(o: StartProcessOptions): Started {
     child, pid, startTime, logFile: o.logFile,
     output: () => {
       try {
-        return readFileSync(o.logFile, 'utf8').slice(-65_536) + spawnError;
+        return readFileSync(o.logFile).subarray(from).toString('utf8').slice(-65_536) + spawnError;
       } catch {
         return spawnError;
       }

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { waitFor } from '../../src/core/wait-for.js';
 import {
-  relaunchDockerd, relaunchWorker, startNetnsCluster, type NetnsCluster as BuiltCluster, type NetnsClusterSpec, type NetnsMachine, type NetnsWorker,
+  relaunchDockerd, relaunchMaster, relaunchWorker, startNetnsCluster,
+  type NetnsCluster as BuiltCluster, type NetnsClusterSpec, type NetnsMachine, type NetnsMaster, type NetnsWorker,
 } from '../../scripts/sim/netns-cluster.js';
 import { undoAll, type UndoAction, type UndoLog } from '../../scripts/sim/undo-actions.js';
 
@@ -111,6 +112,8 @@ export interface NetnsCluster extends BuiltCluster {
   tag: string;
   /** Starts machine i's worker again after the test killed it (same node, same credential); updates `workers[i]`. */
   restartWorker(i: number): Promise<NetnsWorker>;
+  /** Starts the master again after the test killed it (same data, ports and etcd); updates `master`. */
+  restartMaster(): Promise<NetnsMaster>;
   /** Starts machine i's dockerd again after the test killed it; updates `machines[i]` and `workers[i].machine`. */
   restartDockerd(i: number): Promise<NetnsMachine>;
   /** Stops and removes everything, last made first; safe to call twice. Rejects with every step that failed. */
@@ -153,6 +156,10 @@ export async function createNetnsCluster(options: NetnsClusterOptions): Promise<
     async restartWorker(i) {
       cluster.workers[i] = await relaunchWorker(spec, cluster.workers[i]!, cluster.master.url, cluster.master.joinToken);
       return cluster.workers[i]!;
+    },
+    async restartMaster() {
+      cluster.master = await relaunchMaster(spec, cluster.master);
+      return cluster.master;
     },
     async restartDockerd(i) {
       cluster.machines[i] = await relaunchDockerd(spec, cluster.machines[i]!);
