@@ -91,9 +91,10 @@ export interface NetnsClusterSpec {
   kubeletPort?: number;
   /** Start every process in a session of its own, so that the cluster outlives this process (`sim-cluster up`). */
   detached?: boolean;
-  /** More flags for the master and for every worker. */
+  /** More flags for the master. */
   masterArgs?: string[];
-  workerArgs?: string[];
+  /** More flags for every worker; a function gets the host's address on the bridge (for flags naming something the test runs there). */
+  workerArgs?: string[] | ((cluster: { hostIP: string }) => string[]);
   /** Aborting it stops the build, which then undoes what it made and rejects. */
   signal?: AbortSignal;
   /** Called with progress lines (with timings). */
@@ -336,7 +337,7 @@ async function startNetnsWorker(o: {
       `--net=/var/run/netns/${o.machine.netns}`, '--', process.execPath,
       MINIK8S_BINARY, '--role=worker', '--server', o.server, '--token', o.joinToken, '--name', o.nodeName, '--node-ip', o.machine.ip,
       '--data-dir', dataDir, '--kubelet-port', String(kubeletPort), '--bridge', 'minik8s0', '--docker-host', o.machine.dockerHost,
-      ...(o.spec.workerArgs ?? []),
+      ...(typeof o.spec.workerArgs === 'function' ? o.spec.workerArgs({ hostIP: new URL(o.server).hostname }) : o.spec.workerArgs ?? []),
     ],
     logFile, detached: o.spec.detached,
   });

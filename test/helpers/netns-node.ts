@@ -102,7 +102,7 @@ export interface NetnsClusterOptions {
   kubeletPort?: number;
   /** More flags for the master and for every worker. */
   masterArgs?: string[];
-  workerArgs?: string[];
+  workerArgs?: NetnsClusterSpec['workerArgs'];
   /** Called with progress lines (timings). */
   log?: (line: string) => void;
 }
