@@ -6,6 +6,9 @@ import type { ApiClient } from '../core/client/api-client.js';
 import type { Node } from '../core/api/node.js';
 import { podKind, type Pod } from '../core/api/pod.js';
 import { describeNode } from './describe-node.js';
+import { describeService } from './describe-service.js';
+import { endpointsKind, type Endpoints } from '../core/api/endpoints.js';
+import type { Service } from '../core/api/service.js';
 import { ConnectionError, formatError } from './cli-error.js';
 import type { CliContext } from './context.js';
 import { ageSince, alignColumns } from './printers.js';
@@ -295,6 +298,8 @@ async function fetchEvents(client: ApiClient, def: KindDefinition, obj: KubeObje
 /** What a layout needs besides the object: a Node's pods. */
 export interface RenderContext {
   pods?: readonly Pod[];
+  /** A Service's Endpoints (same name). */
+  endpoints?: Endpoints;
   now?: Date;
 }
 
@@ -305,8 +310,21 @@ export function renderObject(def: KindDefinition, obj: KubeObject, context: Rend
   else if (def.kind === 'Node') {
     describeMeta(w, def, obj);
     describeNode(w, obj as Node, context.pods ?? [], context.now ?? new Date(), describeTime);
+  } else if (def.kind === 'Service') {
+    describeMeta(w, def, obj);
+    describeService(w, obj as Service, context.endpoints);
   } else describeGeneric(w, def, obj);
   return w.render();
+}
+
+/** A Service's Endpoints, if there are any. */
+async function endpointsOf(client: ApiClient, service: KubeObject): Promise<Endpoints | undefined> {
+  try {
+    return (await client.get(endpointsKind, { namespace: service.metadata.namespace, name: service.metadata.name ?? '' })) as Endpoints;
+  } catch (err) {
+    if (err instanceof ApiError) return undefined;
+    throw err;
+  }
 }
 
 /** The pods bound to a node, from every namespace. */
@@ -342,7 +360,8 @@ export async function runDescribe(ctx: CliContext, args: DescribeArgs): Promise<
     }
     for (const obj of objects) {
       const pods = def.kind === 'Node' ? await podsOnNode(client, obj.metadata.name ?? '') : undefined;
-      const text = renderObject(def, obj, { pods, now: ctx.now() }) + renderEvents(await fetchEvents(client, def, obj), ctx.now());
+      const endpoints = def.kind === 'Service' ? await endpointsOf(client, obj) : undefined;
+      const text = renderObject(def, obj, { pods, endpoints, now: ctx.now() }) + renderEvents(await fetchEvents(client, def, obj), ctx.now());
       blocks.push(text);
     }
   }

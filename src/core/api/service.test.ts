@@ -1,7 +1,7 @@
 // Service defaults, port rules and columns.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { serviceKind, type Service } from './service.js';
+import { serviceKind, serviceUpdateProblems, type Service } from './service.js';
 import { validateObject } from './validate.js';
 
 const make = (spec: Record<string, unknown>, status?: object) =>
@@ -50,4 +50,16 @@ describe('service', () => {
     assert.equal(col(lb, 'EXTERNAL-IP'), '<pending>');
     assert.equal(col(make({ type: 'LoadBalancer', ports: [{ port: 80 }] }, { loadBalancer: { ingress: [{ ip: '1.2.3.4' }] } }), 'EXTERNAL-IP'), '1.2.3.4');
   });
+
+  const updates: [string, Record<string, unknown>, Record<string, unknown>, string[]][] = [
+    ['keeping everything', { clusterIP: '10.96.0.5', ports: [{ port: 80 }] }, { clusterIP: '10.96.0.5', ports: [{ port: 81 }] }, []],
+    ['a changed cluster IP', { clusterIP: '10.96.0.5', ports: [{ port: 80 }] }, { clusterIP: '10.96.0.6', ports: [{ port: 80 }] }, ['spec.clusterIP field is immutable']],
+    ['headless to not', { clusterIP: 'None', selector: { a: 'b' } }, { clusterIP: '10.96.0.6', ports: [{ port: 80 }] }, ['spec.clusterIP field is immutable']],
+    ['a first address (a service stored before allocation)', { ports: [{ port: 80 }] }, { clusterIP: '10.96.0.6', ports: [{ port: 80 }] }, []],
+    ['a changed node port of the same port name', { type: 'NodePort', ports: [{ name: 'a', port: 80, nodePort: 30080 }] }, { type: 'NodePort', ports: [{ name: 'a', port: 80, nodePort: 30081 }] }, ['spec.ports.0.nodePort field is immutable']],
+    ['a node port for a new port name', { type: 'NodePort', ports: [{ name: 'a', port: 80, nodePort: 30080 }] }, { type: 'NodePort', ports: [{ name: 'b', port: 80, nodePort: 30081 }] }, []],
+  ];
+  for (const [name, before, after, want] of updates) {
+    it(`update rules: ${name}`, () => assert.deepEqual(serviceUpdateProblems(make(before), make(after)).map((p) => `${p.path.join('.')} ${p.detail}`), want));
+  }
 });

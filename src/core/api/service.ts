@@ -106,6 +106,31 @@ export function formatServicePorts(ports: readonly ServicePort[]): string {
   return ports.map((p) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ''}/${p.protocol}`).join(',');
 }
 
+/** Types whose ports each get a node port (LoadBalancer too: it is served like NodePort). */
+export function usesNodePorts(spec: Pick<ServiceSpec, 'type'>): boolean {
+  return spec.type === 'NodePort' || spec.type === 'LoadBalancer';
+}
+
+/**
+ * What an update may not change, as Kubernetes rules: the cluster IP once given, and a node
+ * port given to a port (matched by name) while the service keeps node ports. Omitted values
+ * are carried over from the stored object before this runs.
+ */
+export function serviceUpdateProblems(existing: Service, next: Service): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const oldIP = existing.spec.clusterIP ?? '';
+  const newIP = next.spec.clusterIP ?? '';
+  if (oldIP !== '' && newIP !== oldIP) problems.push({ path: ['spec', 'clusterIP'], reason: 'FieldValueInvalid', value: newIP, detail: 'field is immutable' });
+  if (usesNodePorts(existing.spec) && usesNodePorts(next.spec)) {
+    const held = new Map(existing.spec.ports.filter((p) => p.nodePort).map((p) => [p.name ?? '', p.nodePort!]));
+    next.spec.ports.forEach((p, i) => {
+      const old = held.get(p.name ?? '');
+      if (old !== undefined && p.nodePort && p.nodePort !== old) problems.push({ path: ['spec', 'ports', i, 'nodePort'], reason: 'FieldValueInvalid', value: p.nodePort, detail: 'field is immutable' });
+    });
+  }
+  return problems;
+}
+
 export const serviceKind: KindDefinition = {
   kind: 'Service',
   group: '',
@@ -116,6 +141,7 @@ export const serviceKind: KindDefinition = {
   namespaced: true,
   schema: serviceSchema,
   statusSubresource: true,
+  validateUpdate: (existing, next) => serviceUpdateProblems(existing as Service, next as Service),
   fieldSelectors: ['spec.type', 'spec.clusterIP'],
   columns: [
     { name: 'TYPE', value: (o) => (o as Service).spec.type },

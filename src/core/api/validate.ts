@@ -232,11 +232,16 @@ function shortName(name: string): string {
   return name.length > 253 ? `${name.slice(0, 253)}...` : name;
 }
 
+/** The 422 for problems found outside the schema (update rules, allocations), one cause per problem. */
+export function invalidError(def: KindDefinition, objectName: string, problems: readonly FieldProblem[]): InvalidError {
+  const causes = problems.map((p) => causeFor(p.path.map((k, i) => (typeof k === 'number' ? `[${k}]` : i === 0 ? k : `.${k}`)).join(''), p.reason, p.value, p.detail ?? ''));
+  const name = shortName(objectName);
+  return new InvalidError(invalidMessage(def.kind, name, causes), { kind: def.resource, group: def.group, name, causes });
+}
+
 /** Runs a kind's update rules; throws InvalidError (422) naming each field an update may not change. */
 export function validateUpdate(def: KindDefinition, existing: KubeObject, next: KubeObject): void {
   const problems = def.validateUpdate?.(existing, next) ?? [];
   if (problems.length === 0) return;
-  const causes = problems.map((p) => causeFor(p.path.map((k, i) => (typeof k === 'number' ? `[${k}]` : i === 0 ? k : `.${k}`)).join(''), p.reason, p.value, p.detail ?? ''));
-  const name = shortName(next.metadata.name ?? '');
-  throw new InvalidError(invalidMessage(def.kind, name, causes), { kind: def.resource, group: def.group, name, causes });
+  throw invalidError(def, next.metadata.name ?? '', problems);
 }

@@ -1,6 +1,6 @@
 // A watch cache in front of another Store (as Kubernetes' sits in front of etcd): consistent lists and fanned-out watches from memory.
 import { GoneError } from '../errors.js';
-import type { ListResult, RawEntry, Store, StoreEntry, StoreWatchEvent, WatchEventType, WatchOptions } from './store.js';
+import type { ListResult, RawEntry, Store, StoreEntry, StoreOp, StoreWatchEvent, WatchEventType, WatchOptions } from './store.js';
 
 export interface CachedStoreOptions {
   /** Keys under this prefix are cached; lists and watches elsewhere go to the inner store. Default `/registry/`. */
@@ -24,6 +24,11 @@ interface CachedEvent {
   key: string;
   json: string;
   revision: number;
+  /**
+   * The cache's own count of applied events. A transaction's events share a revision and may
+   * be applied one by one with watchers reading in between: a watcher's place is an event, not a revision.
+   */
+  seq: number;
 }
 
 /** Index of the first element of sorted `keys` that is >= `key`. */
@@ -43,6 +48,8 @@ class EventRing {
   readonly #slots: (CachedEvent | undefined)[];
   #start = 0;
   #size = 0;
+  /** The seq of the latest event evicted or dropped: a watcher that had not reached it missed it. */
+  #lostSeq = 0;
 
   constructor(capacity: number) {
     this.#slots = new Array(capacity);
@@ -56,6 +63,7 @@ class EventRing {
       return undefined;
     }
     const evicted = this.#slots[this.#start];
+    if (evicted) this.#lostSeq = evicted.seq;
     this.#slots[this.#start] = event;
     this.#start = (this.#start + 1) % capacity;
     return evicted;
@@ -66,6 +74,7 @@ class EventRing {
     let dropped: number | undefined;
     while (this.#size > 0 && this.#at(0).revision < revision) {
       dropped = this.#at(0).revision;
+      this.#lostSeq = this.#at(0).seq;
       this.#slots[this.#start] = undefined;
       this.#start = (this.#start + 1) % this.#slots.length;
       this.#size--;
@@ -77,6 +86,16 @@ class EventRing {
     this.#slots.fill(undefined);
     this.#start = 0;
     this.#size = 0;
+  }
+
+  /** Every event after the one numbered `seq`, oldest first; undefined if some of them are no longer held. */
+  afterSeq(seq: number): CachedEvent[] | undefined {
+    if (seq < this.#lostSeq) return undefined;
+    if (this.#size === 0) return [];
+    const from = Math.max(0, seq + 1 - this.#at(0).seq);
+    const out: CachedEvent[] = [];
+    for (let i = from; i < this.#size; i++) out.push(this.#at(i));
+    return out;
   }
 
   /** Every event with revision > `revision`, oldest first. */
@@ -96,6 +115,13 @@ class EventRing {
   #at(i: number): CachedEvent {
     return this.#slots[(this.#start + i) % this.#slots.length]!;
   }
+}
+
+const IDLE = Symbol('idle');
+
+/** Resolves after the events already queued (promise jobs) have run: "nothing more is ready now". */
+function nextTurn(): Promise<typeof IDLE> {
+  return new Promise((resolve) => setImmediate(() => resolve(IDLE)));
 }
 
 /** Someone waiting for the cache to reach a revision. */
@@ -131,6 +157,8 @@ export class CachedStore implements Store {
   /** Bumped on every relist: watchers from an older epoch may have missed events and get Gone. */
   #epoch = 0;
   #synced = false;
+  /** The seq of the last event applied (see CachedEvent.seq). */
+  #seq = 0;
 
   /** Watchers blocked until the next applied event (or close). */
   #wakers = new Set<() => void>();
@@ -197,6 +225,10 @@ export class CachedStore implements Store {
     return this.#inner.delete<T>(key, expectedRevision);
   }
 
+  transaction(ops: readonly StoreOp[]): Promise<number> {
+    return this.#inner.transaction(ops);
+  }
+
   watch<T>(prefix: string, options: WatchOptions): AsyncIterable<StoreWatchEvent<T>> {
     // Decided now, not at the first next(): a watcher's place in the history is where it was
     // asked for, so one that is slow to start reading can still find it has fallen behind.
@@ -215,6 +247,8 @@ export class CachedStore implements Store {
   /** Compacts the inner store and drops the cache's own history before `revision` too. */
   async compact(revision: number): Promise<void> {
     await this.#inner.compact(revision);
+    // Events up to `revision` may still be on their way in: the floor below counts what we hold.
+    await this.#waitForRevision(revision);
     const dropped = this.#ring.dropBefore(revision);
     // Nothing before `revision` can be served any more, even events the ring never held.
     this.#floor = Math.max(this.#floor, dropped ?? 0, Math.min(revision, this.#revision + 1) - 1);
@@ -275,18 +309,24 @@ export class CachedStore implements Store {
     const { signal } = options;
     /** The last revision this watcher has looked at in the ring. */
     let cursor = options.afterRevision;
+    /** The last event it has looked at, once it has looked at one. */
+    let seen: number | undefined;
     const stopped = () => signal?.aborted || this.#stop.signal.aborted;
     for (;;) {
       if (stopped()) return;
       if (epoch !== this.#epoch || cursor < this.#floor) {
         throw new GoneError(`too old resource version: ${cursor + 1} (the watch fell behind the cache's history)`);
       }
-      const batch = this.#ring.after(cursor);
+      const batch = seen === undefined ? this.#ring.after(cursor) : this.#ring.afterSeq(seen);
+      if (batch === undefined) {
+        throw new GoneError(`too old resource version: ${cursor} (the watch fell behind the cache's history)`);
+      }
       if (batch.length === 0) {
         await this.#nextEvent(signal);
         continue;
       }
       cursor = batch[batch.length - 1]!.revision;
+      seen = batch[batch.length - 1]!.seq;
       for (const e of batch) {
         if (!e.key.startsWith(prefix)) continue;
         yield { type: e.type, key: e.key, value: JSON.parse(e.json) as T, revision: e.revision };
@@ -340,9 +380,7 @@ export class CachedStore implements Store {
     const signal = this.#stop.signal;
     while (!signal.aborted) {
       try {
-        for await (const event of this.#inner.watch('', { afterRevision: this.#revision, signal })) {
-          this.#apply(event);
-        }
+        await this.#followOnce(signal);
         // An inner watch that ends on its own (its store closing, say) is retried, not spun on.
         await this.#pause();
       } catch (err) {
@@ -362,8 +400,42 @@ export class CachedStore implements Store {
     }
   }
 
+  /**
+   * Applies the inner watch one revision at a time. A transaction's events share a revision
+   * and arrive one by one; a list or watcher must never see half of one, so events wait in
+   * `pending` until one of a later revision comes, or until the inner watch has nothing more
+   * ready (its events of one write are queued together). A watch broken mid-revision resumes
+   * from the last whole one.
+   */
+  async #followOnce(signal: AbortSignal): Promise<void> {
+    const iterator = this.#inner.watch('', { afterRevision: this.#revision, signal })[Symbol.asyncIterator]();
+    let pending: StoreWatchEvent[] = [];
+    const flush = () => {
+      for (const event of pending) this.#apply(event);
+      pending = [];
+    };
+    try {
+      let next = iterator.next();
+      for (;;) {
+        let result = pending.length ? await Promise.race([next, nextTurn()]) : await next;
+        if (result === IDLE) {
+          flush();
+          result = await next;
+        }
+        if (result.done) return;
+        const event = result.value;
+        if (pending.length && event.revision !== pending[0]!.revision) flush();
+        pending.push(event);
+        next = iterator.next();
+      }
+    } finally {
+      await iterator.return?.();
+    }
+  }
+
   #apply(event: StoreWatchEvent): void {
-    if (event.revision <= this.#revision) return;
+    // A transaction's writes share one revision: only an older one is a repeat.
+    if (event.revision < this.#revision) return;
     this.#revision = event.revision;
     if (event.key.startsWith(this.#prefix)) {
       const json = JSON.stringify(event.value);
@@ -373,7 +445,7 @@ export class CachedStore implements Store {
         if (!this.#items.has(event.key)) this.#keys.splice(lowerBound(this.#keys, event.key), 0, event.key);
         this.#items.set(event.key, { json, revision: event.revision });
       }
-      const evicted = this.#ring.push({ type: event.type, key: event.key, json, revision: event.revision });
+      const evicted = this.#ring.push({ type: event.type, key: event.key, json, revision: event.revision, seq: ++this.#seq });
       if (evicted) this.#floor = evicted.revision;
       this.#wakeWatchers();
     }

@@ -1,7 +1,7 @@
 // The etcd Store: one transaction per write (CAS on mod revision), lists at one revision, watches from a revision.
 import { Etcd3, type IKeyValue, type IWatchResponse, type Watcher } from 'etcd3';
 import { AlreadyExistsError, ConflictError, GoneError, NotFoundError, ServiceUnavailableError } from '../errors.js';
-import type { ListResult, RawEntry, Store, StoreEntry, StoreWatchEvent, WatchOptions } from './store.js';
+import { withFailedKey, type ListResult, type RawEntry, type Store, type StoreEntry, type StoreOp, type StoreWatchEvent, type WatchOptions } from './store.js';
 
 export interface EtcdStoreOptions {
   /** `127.0.0.1:2379` or `http://127.0.0.1:2379`. */
@@ -189,6 +189,38 @@ export class EtcdStore implements Store {
     const current = res.responses[0]?.response_range?.kvs[0];
     if (!current) throw new NotFoundError(`key "${key}" not found`);
     throw new ConflictError(`key "${key}" is at revision ${current.mod_revision}, not ${expectedRevision}`);
+  }
+
+  async transaction(ops: readonly StoreOp[]): Promise<number> {
+    if (new Set(ops.map((o) => o.key)).size !== ops.length) throw new Error('a transaction names a key more than once');
+    const keys = ops.map((op) => Buffer.from(op.key));
+    const res = await this.#client.kv.txn({
+      compare: ops.map((op, i) => {
+        const key = keys[i]!;
+        if (op.type === 'create') return { key, target: TARGET_VERSION, result: RESULT_EQUAL, version: '0' };
+        if (op.expectedRevision === undefined) return { key, target: TARGET_VERSION, result: 1 /* Greater */, version: '0' };
+        return { key, target: TARGET_MOD, result: RESULT_EQUAL, mod_revision: String(op.expectedRevision) };
+      }),
+      success: ops.map((op, i) => (op.type === 'delete'
+        ? { request_delete_range: { key: keys[i]! } }
+        : { request_put: { key: keys[i]!, value: Buffer.from(JSON.stringify(op.value)) } })),
+      // On failure, read every key in the same round trip to say which condition failed.
+      failure: keys.map((key) => ({ request_range: { key } })),
+    }).catch(unavailable);
+    if (res.succeeded) return Number(res.header.revision);
+    for (const [i, op] of ops.entries()) {
+      const current = res.responses[i]?.response_range?.kvs[0];
+      if (op.type === 'create') {
+        if (current) throw withFailedKey(new AlreadyExistsError(`key "${op.key}" already exists`), op.key);
+        continue;
+      }
+      if (!current) throw withFailedKey(new NotFoundError(`key "${op.key}" not found`), op.key);
+      if (op.expectedRevision !== undefined && Number(current.mod_revision) !== op.expectedRevision) {
+        throw withFailedKey(new ConflictError(`key "${op.key}" is at revision ${current.mod_revision}, not ${op.expectedRevision}`), op.key);
+      }
+    }
+    // Every condition held when read back: another write came and went in between. The caller retries.
+    throw withFailedKey(new ConflictError('the transaction raced another write; try again'), ops[0]?.key ?? '');
   }
 
   watch<T>(prefix: string, options: WatchOptions): AsyncIterable<StoreWatchEvent<T>> {

@@ -1,6 +1,6 @@
 // An in-memory Store with etcd's semantics (revisions, CAS, history for watches), for tests and simulations.
 import { AlreadyExistsError, ConflictError, GoneError, NotFoundError } from '../errors.js';
-import type { ListResult, RawEntry, Store, StoreEntry, StoreWatchEvent, WatchEventType, WatchOptions } from './store.js';
+import { withFailedKey, type ListResult, type RawEntry, type Store, type StoreEntry, type StoreOp, type StoreWatchEvent, type WatchEventType, type WatchOptions } from './store.js';
 
 /**
  * Values are kept as JSON text: serialising on the way in refuses what etcd could not store
@@ -112,6 +112,40 @@ export class MemoryStore implements Store {
     this.#keys.splice(lowerBound(this.#keys, key), 1);
     const revision = this.#write('DELETED', key, r.json);
     return { revision, value: JSON.parse(r.json) as T };
+  }
+
+  async transaction(ops: readonly StoreOp[]): Promise<number> {
+    if (new Set(ops.map((o) => o.key)).size !== ops.length) throw new Error('a transaction names a key more than once');
+    if (ops.length === 0) return this.#revision;
+    // Every condition is checked against the state before the transaction, as etcd's compares are.
+    for (const op of ops) {
+      const r = this.#data.get(op.key);
+      if (op.type === 'create') {
+        if (r) throw withFailedKey(new AlreadyExistsError(`key "${op.key}" already exists`), op.key);
+        continue;
+      }
+      if (!r) throw withFailedKey(new NotFoundError(`key "${op.key}" not found`), op.key);
+      const expected = op.expectedRevision;
+      if (expected !== undefined && r.revision !== expected) {
+        throw withFailedKey(new ConflictError(`key "${op.key}" is at revision ${r.revision}, not ${expected}`), op.key);
+      }
+    }
+    // Serialise everything before changing anything, so that a value JSON refuses writes nothing.
+    const jsons = ops.map((op) => (op.type === 'delete' ? this.#data.get(op.key)!.json : JSON.stringify(op.value)));
+    const revision = ++this.#revision;
+    ops.forEach((op, i) => {
+      const json = jsons[i]!;
+      if (op.type === 'create') this.#keys.splice(lowerBound(this.#keys, op.key), 0, op.key);
+      if (op.type === 'delete') {
+        this.#keys.splice(lowerBound(this.#keys, op.key), 1);
+        this.#data.delete(op.key);
+      } else {
+        this.#data.set(op.key, { json, revision });
+      }
+      this.#history.push({ type: op.type === 'create' ? 'ADDED' : op.type === 'update' ? 'MODIFIED' : 'DELETED', key: op.key, json, revision });
+    });
+    this.#wakeAll();
+    return revision;
   }
 
   watch<T>(prefix: string, options: WatchOptions): AsyncIterable<StoreWatchEvent<T>> {

@@ -2,7 +2,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { AlreadyExistsError, ConflictError, GoneError, NotFoundError } from '../errors.js';
-import type { Store, StoreWatchEvent } from './store.js';
+import { failedKey, type Store, type StoreWatchEvent } from './store.js';
 
 export interface OpenedStore {
   store: Store;
@@ -212,6 +212,43 @@ export function runStoreContract(name: string, open: () => Promise<OpenedStore>)
       const [event] = await take(store.watch<{ v: number }>(p, { afterRevision: r2 - 1, signal: controller.signal }), 1);
       controller.abort();
       assert.deepEqual([event!.type, event!.revision, event!.value.v], ['MODIFIED', r2, 2]);
+    });
+
+    it('writes a transaction whole, at one revision, and watchers see every key of it', async () => {
+      const p = fresh();
+      const rOld = await store.create(`${p}old`, { v: 1 });
+      const rGone = await store.create(`${p}gone`, { v: 1 });
+      const from = await store.currentRevision();
+      const controller = new AbortController();
+      const watch = store.watch<{ v: number }>(p, { afterRevision: from, signal: controller.signal });
+      const revision = await store.transaction([
+        { type: 'create', key: `${p}new`, value: { v: 2 } },
+        { type: 'update', key: `${p}old`, value: { v: 3 }, expectedRevision: rOld },
+        { type: 'delete', key: `${p}gone`, expectedRevision: rGone },
+      ]);
+      assert.ok(revision > from);
+      assert.deepEqual((await store.list<{ v: number }>(p)).items.map((i) => [i.key.slice(p.length), i.value.v, i.revision]), [['new', 2, revision], ['old', 3, revision]]);
+      const events = await take(watch, 3);
+      controller.abort();
+      assert.deepEqual(events.map((e) => `${e.type} ${e.key.slice(p.length)} ${e.value.v} ${e.revision === revision}`), ['ADDED new 2 true', 'MODIFIED old 3 true', 'DELETED gone 1 true']);
+    });
+
+    it('writes nothing of a transaction whose condition fails, and names the key that failed', async () => {
+      const p = fresh();
+      const r = await store.create(`${p}taken`, { v: 1 });
+      const before = await store.currentRevision();
+      const cases: [string, Parameters<Store['transaction']>[0], new (...args: any[]) => Error, string][] = [
+        ['create of a present key', [{ type: 'create', key: `${p}a`, value: {} }, { type: 'create', key: `${p}taken`, value: {} }], AlreadyExistsError, `${p}taken`],
+        ['update at a stale revision', [{ type: 'create', key: `${p}a`, value: {} }, { type: 'update', key: `${p}taken`, value: {}, expectedRevision: r + 1000 }], ConflictError, `${p}taken`],
+        ['delete of an absent key', [{ type: 'delete', key: `${p}absent` }, { type: 'create', key: `${p}a`, value: {} }], NotFoundError, `${p}absent`],
+      ];
+      for (const [what, ops, errorType, key] of cases) {
+        const err = await store.transaction(ops).then(() => undefined, (e: unknown) => e);
+        assert.ok(err instanceof errorType, `${what}: ${String(err)}`);
+        assert.equal(failedKey(err), key, what);
+      }
+      assert.deepEqual((await store.list(p)).items.map((i) => i.key.slice(p.length)), ['taken']);
+      assert.equal(await store.currentRevision(), before, 'a failed transaction writes nothing');
     });
 
     it('lets exactly one of many concurrent writers win per revision', async () => {

@@ -56,6 +56,23 @@ export interface WatchOptions {
   signal?: AbortSignal;
 }
 
+/** One write of a transaction (as `create`, `update` and `delete` alone). */
+export type StoreOp =
+  | { type: 'create'; key: string; value: unknown }
+  | { type: 'update'; key: string; value: unknown; expectedRevision: number }
+  | { type: 'delete'; key: string; expectedRevision?: number };
+
+/** The key of the transaction operation whose condition failed, on the error `transaction` rejects with. */
+export function failedKey(err: unknown): string | undefined {
+  const key = (err as { storeKey?: unknown } | null)?.storeKey;
+  return typeof key === 'string' ? key : undefined;
+}
+
+/** Marks a store error with the key it is about (see failedKey). */
+export function withFailedKey<E extends Error>(err: E, key: string): E {
+  return Object.assign(err, { storeKey: key });
+}
+
 export interface Store {
   get<T = unknown>(key: string): Promise<StoreEntry<T>>;
   /** Every key starting with `prefix`, read at one revision. */
@@ -71,6 +88,13 @@ export interface Store {
    * Returns the revision of the delete and the value that was removed.
    */
   delete<T = unknown>(key: string, expectedRevision?: number): Promise<{ revision: number; value: T }>;
+  /**
+   * All of `ops` or none, at one new revision (an object and the records of what it holds,
+   * say). Each key at most once. When a condition fails nothing is written and it rejects
+   * with the error that operation alone would have (AlreadyExists, NotFound, Conflict),
+   * marked with its key (failedKey). Watchers see one event per key, all at that revision.
+   */
+  transaction(ops: readonly StoreOp[]): Promise<number>;
   /** Ordered, gap-free events under `prefix` after `options.afterRevision`. */
   watch<T = unknown>(prefix: string, options: WatchOptions): AsyncIterable<StoreWatchEvent<T>>;
   /** The store's current revision (the revision of its latest write). */

@@ -12,10 +12,11 @@ import {
   AlreadyExistsError, BadRequestError, ConflictError, ForbiddenError, NotFoundError,
 } from '../../core/errors.js';
 import type { ListWatcher } from '../../core/controller/informer.js';
-import type { Store, StoreEntry } from '../../core/store/store.js';
+import { failedKey, type Store, type StoreEntry, type StoreOp } from '../../core/store/store.js';
 import { withDefaultTolerations } from './default-tolerations.js';
 import { applyMergePatch } from './merge-patch.js';
 import { podGracePeriod } from './pod-deletion.js';
+import type { AllocationHook } from './service-allocator.js';
 import {
   markDeleting, prepareCreate, prepareStatusUpdate, prepareUpdate, qualifiedResource, readyToRemove,
   reconcileIdentity, sameObject, withResourceVersion,
@@ -73,6 +74,8 @@ export interface ObjectServiceOptions {
    * every pod gets unless it has its own (Kubernetes' DefaultTolerationSeconds); undefined adds none.
    */
   defaultTolerationSeconds?: number;
+  /** Kinds whose objects hold store records of their own (a Service's cluster IP and node ports), written with them atomically. */
+  allocators?: ReadonlyMap<KindDefinition, AllocationHook>;
 }
 
 /** Unconditional writes (no resourceVersion from the client) retry store conflicts this many times. */
@@ -134,12 +137,14 @@ export class ObjectService {
   readonly #store: Store;
   readonly #now: () => Date;
   readonly #defaultTolerationSeconds: number | undefined;
+  readonly #allocators: ReadonlyMap<KindDefinition, AllocationHook>;
   #namespaces: NamespaceLookup | undefined;
 
   constructor(options: ObjectServiceOptions) {
     this.#store = options.store;
     this.#now = options.now ?? (() => new Date());
     this.#defaultTolerationSeconds = options.defaultTolerationSeconds;
+    this.#allocators = options.allocators ?? new Map();
   }
 
   /**
@@ -196,15 +201,39 @@ export class ObjectService {
     if (def === podKind && this.#defaultTolerationSeconds !== undefined) obj = withDefaultTolerations(obj as Pod, this.#defaultTolerationSeconds);
     const name = obj.metadata.name!;
     if (def.namespaced) await this.#checkNamespaceOpen(namespace!);
-    try {
-      const revision = await this.#store.create(storeKey(def, name, namespace), obj);
-      return withResourceVersion(obj, revision);
-    } catch (err) {
-      if (err instanceof AlreadyExistsError) {
-        throw new AlreadyExistsError(`${qualifiedResource(def)} "${name}" already exists`, { cause: err, kind: def.resource, group: def.group, name });
+    const key = storeKey(def, name, namespace);
+    const allocator = this.#allocators.get(def);
+    for (let attempt = 0; ; attempt++) {
+      // Allocation last: a request refused for any other reason records nothing.
+      const { object, ops } = allocator ? await allocator.plan(obj, undefined) : { object: obj, ops: [] };
+      try {
+        const revision = ops.length
+          ? await this.#store.transaction([{ type: 'create', key, value: object }, ...ops])
+          : await this.#store.create(key, object);
+        return withResourceVersion(object, revision);
+      } catch (err) {
+        // A record someone else took between our read and our write: plan again.
+        if (this.#recordRace(err, key) && attempt < MAX_RETRIES) continue;
+        if (err instanceof AlreadyExistsError) {
+          throw new AlreadyExistsError(`${qualifiedResource(def)} "${name}" already exists`, { cause: err, kind: def.resource, group: def.group, name });
+        }
+        throw err;
       }
-      throw err;
     }
+  }
+
+  /** True when a transaction failed on a record it carried rather than on the object itself. */
+  #recordRace(err: unknown, objectKey: string): boolean {
+    const key = failedKey(err);
+    return key !== undefined && key !== objectKey;
+  }
+
+  /** Removes an object and frees the records it holds, in one transaction. */
+  async #remove(def: KindDefinition, entry: StoreEntry<KubeObject>): Promise<number> {
+    const allocator = this.#allocators.get(def);
+    const ops: StoreOp[] = allocator ? await allocator.release(entry.value) : [];
+    if (ops.length === 0) return (await this.#store.delete(entry.key, entry.revision)).revision;
+    return this.#store.transaction([{ type: 'delete', key: entry.key, expectedRevision: entry.revision }, ...ops]);
   }
 
   /** PUT: a full replacement of the object (or of its status, for the /status subresource). */
@@ -243,7 +272,7 @@ export class ObjectService {
         const grace = podGracePeriod(current, options.gracePeriodSeconds);
         const pending = Boolean(current.metadata.finalizers?.length) || def === namespaceKind || grace > 0;
         if (!pending) {
-          await this.#store.delete(entry.key, entry.revision);
+          await this.#remove(def, entry);
           return current;
         }
         const shorter = grace < (current.metadata.deletionGracePeriodSeconds ?? Infinity);
@@ -252,7 +281,7 @@ export class ObjectService {
         const revision = await this.#store.update(entry.key, marked, entry.revision);
         return withResourceVersion(marked as KubeObject, revision);
       } catch (err) {
-        if (err instanceof ConflictError && attempt < MAX_RETRIES) continue;
+        if ((err instanceof ConflictError || this.#recordRace(err, entry.key)) && attempt < MAX_RETRIES) continue;
         if (err instanceof NotFoundError) throw this.#notFound(def, name, err);
         throw err;
       }
@@ -335,21 +364,30 @@ export class ObjectService {
       if (wantedVersion !== undefined && wantedVersion !== current.metadata.resourceVersion) {
         throw this.#conflict(def, name, 'the object has been modified; please apply your changes to the latest version and try again');
       }
-      const body = build(current);
-      const next = options.subresource === 'status'
-        ? prepareStatusUpdate(entry.value, body)
-        : prepareUpdate(def, entry.value, body);
-      const obj = validateObject(def, next);
-      if (options.subresource !== 'status') validateUpdate(def, entry.value, obj);
+      const spec = options.subresource !== 'status';
+      const allocator = spec ? this.#allocators.get(def) : undefined;
+      let body = build(current);
+      if (allocator) body = allocator.carryOver(entry.value, body);
+      const next = spec ? prepareUpdate(def, entry.value, body) : prepareStatusUpdate(entry.value, body);
+      let obj = validateObject(def, next);
+      if (spec) validateUpdate(def, entry.value, obj);
       if (sameObject(obj, entry.value)) return current;
       try {
         if (readyToRemove(obj)) {
-          const removed = await this.#store.delete(entry.key, entry.revision);
-          return withResourceVersion(obj, removed.revision);
+          const revision = await this.#remove(def, entry);
+          return withResourceVersion(obj, revision);
         }
-        const revision = await this.#store.update(entry.key, obj, entry.revision);
+        let ops: StoreOp[] = [];
+        if (allocator) {
+          ({ object: obj, ops } = await allocator.plan(obj, entry.value));
+          if (sameObject(obj, entry.value)) return current;
+        }
+        const revision = ops.length
+          ? await this.#store.transaction([{ type: 'update', key: entry.key, value: obj, expectedRevision: entry.revision }, ...ops])
+          : await this.#store.update(entry.key, obj, entry.revision);
         return withResourceVersion(obj, revision);
       } catch (err) {
+        if (this.#recordRace(err, entry.key) && attempt < MAX_RETRIES) continue;
         if (err instanceof ConflictError) {
           if (wantedVersion === undefined && attempt < MAX_RETRIES) continue;
           throw this.#conflict(def, name, 'the object has been modified; please apply your changes to the latest version and try again');
