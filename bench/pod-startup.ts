@@ -735,8 +735,8 @@ async function startCluster(clusterCIDR: string, errors: string[]) {
   const worker = launch([
     '--role=worker', '--server', server, '--token', joinToken, '--name', NODE_NAME, '--node-ip', '127.0.0.1',
     '--data-dir', workerDir, '--kubelet-address', '127.0.0.1', '--kubelet-port', String(kubeletPort), '--bridge', BRIDGE,
-    // One node on the host's network namespace: no overlay to set up there (and nothing of it left behind).
-    '--overlay=none',
+    // One node on the host's network namespace: no overlay or service rules to set up there (and nothing of them left behind).
+    '--overlay=none', '--proxy=none',
   ], { ...process.env, HOME: home }, (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean));
   made.worker = worker;
   worker.child.once('exit', (code, signal) => {

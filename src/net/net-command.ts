@@ -1,11 +1,11 @@
-// Runs the network tools (ip, bridge, iptables, iptables-restore), found in sbin too, and fails with their own stderr.
+// Runs the network tools (ip, bridge, iptables, iptables-restore, iptables-save), found in sbin too, and fails with their own stderr.
 import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 
 /** One invocation of a network tool: what the pure planners hand to a shell. */
 export interface NetCommand {
-  tool: 'ip' | 'bridge' | 'iptables' | 'iptables-restore';
+  tool: 'ip' | 'bridge' | 'iptables' | 'iptables-restore' | 'iptables-save';
   args: string[];
   /** Written to the tool's stdin (iptables-restore reads its rules there). */
   input?: string;

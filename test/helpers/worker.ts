@@ -61,8 +61,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerPr
     child = spawn(process.execPath, [
       BINARY, '--role=worker', '--server', options.server, '--token', options.joinToken, '--name', nodeName,
       '--node-ip', '127.0.0.1', '--data-dir', dataDir, '--kubelet-port', String(kubeletPort), '--bridge', bridge,
-      // Test workers share the host's network namespace: one VXLAN device there would be fought over.
-      '--overlay=none', ...(options.extraArgs ?? []),
+      // Test workers share the host's network namespace: one VXLAN device and one set of service chains there would be fought over.
+      '--overlay=none', '--proxy=none', ...(options.extraArgs ?? []),
     ], { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.on('data', (d) => { output += d; });
     child.stderr!.on('data', (d) => { output += d; });

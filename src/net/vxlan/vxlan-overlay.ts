@@ -42,7 +42,7 @@ export interface VxlanOverlayOptions {
 }
 
 /** The /16 holding a pod /24: the default cluster CIDR's size. */
-function assumedClusterCIDR(podCIDR: string): string {
+export function assumedClusterCIDR(podCIDR: string): string {
   const range = parseIpv4Cidr(podCIDR);
   if (!range) throw new Error(`invalid pod CIDR "${podCIDR}"`);
   return formatIpv4Cidr({ base: range.base - (range.base % 2 ** 16), bits: 16 });
