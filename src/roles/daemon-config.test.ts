@@ -16,7 +16,14 @@ describe('toDaemonConfig', () => {
       dataDir: '/var/lib/minik8s', address: '0.0.0.0', port: 6443, etcdEndpoints: undefined, etcdPort: 2379, writeClientConfig: true,
       registryPort: 5000, clusterCIDR: '10.244.0.0/16', schedulerPolicy: 'least-allocated',
       nodeMonitorGracePeriodSeconds: 40, defaultTolerationSeconds: 300,
+      serviceCIDR: '10.96.0.0/16', nodePortRange: { min: 30000, max: 32767 },
     });
+  });
+
+  it('reads the service range and node port range', () => {
+    const c = toDaemonConfig({ ...base, serviceCIDR: '10.100.0.0/24', serviceNodePortRange: '31000-31010' });
+    assert.equal(c.master.serviceCIDR, '10.100.0.0/24');
+    assert.deepEqual(c.master.nodePortRange, { min: 31000, max: 31010 });
   });
 
   it('reads the node lifecycle flags, in seconds with or without an s', () => {
@@ -82,12 +89,16 @@ describe('toDaemonConfig for workers', () => {
       labels: { disk: 'ssd', zone: 'a' },
       taints: [{ key: 'gpu', value: 'yes', effect: 'NoSchedule' }, { key: 'spot', effect: 'PreferNoSchedule' }],
       dockerHost: 'unix:///run/d.sock', dataDir: '/var/lib/minik8s', kubeletAddress: '0.0.0.0', kubeletPort: 11250, bridgeName: 'mk8s1',
-      provider: 'docker', overlay: 'vxlan',
+      provider: 'docker', overlay: 'vxlan', proxy: 'iptables', dns: 'on', clusterDNS: '10.96.0.10',
     });
     const d = toDaemonConfig(worker);
     assert.equal(d.worker.kubeletPort, 10250);
     assert.equal(d.worker.bridgeName, 'minik8s0');
     assert.equal(toDaemonConfig({ ...worker, overlay: 'none' }).worker.overlay, 'none');
+    assert.equal(toDaemonConfig({ ...worker, proxy: 'none' }).worker.proxy, 'none');
+    assert.equal(toDaemonConfig({ ...worker, proxy: 'iptables' }).worker.proxy, 'iptables');
+    assert.equal(toDaemonConfig({ ...worker, dns: 'off' }).worker.dns, 'off');
+    assert.equal(toDaemonConfig({ ...worker, clusterDNS: '10.100.0.10' }).worker.clusterDNS, '10.100.0.10');
     assert.deepEqual(d.worker.labels, {});
   });
 
@@ -113,6 +124,8 @@ describe('toDaemonConfig for workers', () => {
     assert.equal(toDaemonConfig({ ...worker, provider: 'docker' }).worker.fake, undefined);
     assert.equal(many.worker.overlay, 'none', 'fake pods have no network for an overlay to join');
     assert.equal(one.worker.overlay, 'none');
+    assert.equal(many.worker.proxy, 'none', 'fake pods have no addresses for service rules to reach');
+    assert.equal(many.worker.dns, 'off', 'fake pods resolve nothing');
   });
 
   for (const [name, flags, message] of [
@@ -142,8 +155,18 @@ describe('toDaemonConfig for workers', () => {
     ['a bad node name', { name: 'under_score' }, /is not a valid node name/],
     ['a bridge name too long', { bridge: 'a-very-long-bridge-name' }, /at most 15 characters/],
     ['an unknown overlay', { overlay: 'ovs' }, /--overlay must be vxlan or none, not "ovs"/],
+    ['an unknown proxy mode', { proxy: 'ipvs' }, /--proxy must be iptables or none, not "ipvs"/],
+    ['fake nodes with the proxy', { fakeNodes: '2', proxy: 'iptables' }, /--proxy=iptables needs real pods/],
+    ['an unknown DNS setting', { dns: 'yes' }, /--dns must be on or off, not "yes"/],
+    ['fake nodes with DNS', { provider: 'fake', dns: 'on' }, /--dns=on needs real pods/],
+    ['a cluster DNS address that is a name', { clusterDNS: 'kube-dns' }, /--cluster-dns must be an IPv4 address/],
     ['a docker host of no known kind', { dockerHost: 'ssh://x' }, /--docker-host "ssh:\/\/x" must look like/],
     ['a cluster CIDR too small', { role: 'master', server: undefined, token: undefined, clusterCIDR: '10.244.0.0/24' }, /--cluster-cidr must be an IPv4 range from \/8 to \/23/],
+    ['a service CIDR that is not a range', { role: 'master', server: undefined, token: undefined, serviceCIDR: '10.96.0.1' }, /--service-cidr must be an IPv4 range from \/8 to \/28/],
+    ['a service CIDR too small', { role: 'master', server: undefined, token: undefined, serviceCIDR: '10.96.0.0/29' }, /--service-cidr must be an IPv4 range/],
+    ['a service CIDR overlapping the pods', { role: 'master', server: undefined, token: undefined, serviceCIDR: '10.244.0.0/20' }, /overlaps --cluster-cidr 10.244.0.0\/16/],
+    ['a reversed node port range', { role: 'master', server: undefined, token: undefined, serviceNodePortRange: '32767-30000' }, /--service-node-port-range must be MIN-MAX/],
+    ['a node port range past 65535', { role: 'master', server: undefined, token: undefined, serviceNodePortRange: '30000-70000' }, /--service-node-port-range must be MIN-MAX/],
     ['a cluster CIDR with host bits', { role: 'master', server: undefined, token: undefined, clusterCIDR: '10.244.1.0/16' }, /has host bits set/],
   ] as const) {
     it(`rejects ${name}`, () => {

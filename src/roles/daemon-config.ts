@@ -3,7 +3,10 @@ import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { parseQuantity } from '../core/api/quantity.js';
+import { parseNodePortRange, parseServiceCIDR as parseServiceRange } from './api/service-allocation.js';
+import { parseIpv4Cidr } from './master/pod-cidr.js';
 import { POLICIES, type SchedulerPolicy } from './scheduler/scores.js';
+import { parseUpstreamList, type Upstream } from '../net/dns/resolv-conf.js';
 
 export type Role = 'master' | 'worker';
 
@@ -23,6 +26,10 @@ export interface MasterConfig {
   registryPort?: number;
   /** Pods' address range; each node gets a /24 of it. */
   clusterCIDR: string;
+  /** Services' cluster IPs come from here (--service-cidr). */
+  serviceCIDR: string;
+  /** NodePort services' node ports come from here (--service-node-port-range). */
+  nodePortRange: { min: number; max: number };
   /** How the scheduler picks among the nodes a pod fits on. */
   schedulerPolicy: SchedulerPolicy;
   /** A node whose heartbeat is older than this is NotReady (Ready=Unknown) and tainted unreachable. */
@@ -52,6 +59,14 @@ export interface WorkerConfig {
   bridgeName: string;
   /** How pods reach other nodes' pods: a VXLAN device kept in step with the Nodes, or nothing (workers sharing one network namespace). */
   overlay: 'vxlan' | 'none';
+  /** Service rules on this machine: kube-proxy-style iptables chains, or none (workers sharing one network namespace would fight over them). */
+  proxy: 'iptables' | 'none';
+  /** The node-local cluster DNS server (on the pod bridge's gateway address, port 53): on, or off (pods then use the node's resolvers). */
+  dns: 'on' | 'off';
+  /** The cluster DNS service address pods get as their nameserver (the proxy leads it to this node's DNS server). */
+  clusterDNS: string;
+  /** Where the DNS server forwards names outside the cluster; default: the nameservers of /etc/resolv.conf. */
+  dnsUpstreams?: Upstream[];
   /** Where pods run: Docker, or the in-memory fake provider (no containers: pods just report Running). */
   provider: 'docker' | 'fake';
   /** Set when provider is fake. */
@@ -105,6 +120,8 @@ export interface RawDaemonFlags {
   registry?: boolean;
   registryPort?: string;
   clusterCIDR?: string;
+  serviceCIDR?: string;
+  serviceNodePortRange?: string;
   schedulerPolicy?: string;
   nodeMonitorGracePeriod?: string;
   defaultTolerationSeconds?: string;
@@ -119,6 +136,10 @@ export interface RawDaemonFlags {
   kubeletPort?: string;
   bridge?: string;
   overlay?: string;
+  proxy?: string;
+  dns?: string;
+  clusterDNS?: string;
+  dnsUpstream?: string;
   provider?: string;
   fakeNodes?: string;
   fakeNodeCapacity?: string;
@@ -212,6 +233,23 @@ export function parseClusterCIDR(text: string): string {
   const addr = octets.reduce((a, o) => a * 256 + o, 0);
   if (addr % 2 ** (32 - bits) !== 0) throw new UsageError(`--cluster-cidr "${text}" has host bits set`);
   return text.trim();
+}
+
+/** The service range: an aligned IPv4 range from /8 to /28 that does not overlap the pods' range. */
+export function parseServiceCIDR(text: string, clusterCIDR: string): string {
+  const range = parseServiceRange(text);
+  if (!range) throw new UsageError(`--service-cidr must be an IPv4 range from /8 to /28 without host bits, such as 10.96.0.0/16, not "${text}"`);
+  const pods = parseIpv4Cidr(clusterCIDR)!;
+  const end = (r: { base: number; bits: number }) => r.base + 2 ** (32 - r.bits);
+  if (range.base < end(pods) && pods.base < end(range)) throw new UsageError(`--service-cidr ${text.trim()} overlaps --cluster-cidr ${clusterCIDR}: services and pods need separate ranges`);
+  return text.trim();
+}
+
+/** `30000-32767`. */
+export function parseNodePortRangeFlag(text: string): { min: number; max: number } {
+  const range = parseNodePortRange(text);
+  if (!range) throw new UsageError(`--service-node-port-range must be MIN-MAX with 1 <= MIN <= MAX <= 65535, such as 30000-32767, not "${text}"`);
+  return range;
 }
 
 /** `cpu=32,memory=256Gi,pods=110` (any subset; the rest keep their defaults) -> what each fake node reports. */
@@ -310,9 +348,22 @@ export function toDaemonConfig(flags: RawDaemonFlags): DaemonConfig {
   if (flags.overlay !== undefined && flags.overlay !== 'vxlan' && flags.overlay !== 'none') {
     throw new UsageError(`--overlay must be vxlan or none, not "${flags.overlay}"`);
   }
+  if (flags.proxy !== undefined && flags.proxy !== 'iptables' && flags.proxy !== 'none') {
+    throw new UsageError(`--proxy must be iptables or none, not "${flags.proxy}"`);
+  }
+  if (flags.dns !== undefined && flags.dns !== 'on' && flags.dns !== 'off') throw new UsageError(`--dns must be on or off, not "${flags.dns}"`);
+  if (flags.clusterDNS !== undefined && isIP(flags.clusterDNS) !== 4) throw new UsageError(`--cluster-dns must be an IPv4 address such as 10.96.0.10, not "${flags.clusterDNS}"`);
+  let dnsUpstreams: Upstream[] | undefined;
+  try {
+    dnsUpstreams = flags.dnsUpstream === undefined ? undefined : parseUpstreamList(flags.dnsUpstream);
+  } catch (err) {
+    throw new UsageError(`--dns-upstream: ${(err as Error).message}`);
+  }
   const fake = parseFakeNodes(flags);
   // Fake pods have no network to join up: the overlay is off for fake nodes.
   if (fake.provider === 'fake' && flags.overlay === 'vxlan') throw new UsageError('--overlay=vxlan needs real pods: fake nodes (--provider=fake, --fake-nodes) run with no overlay');
+  if (fake.provider === 'fake' && flags.dns === 'on') throw new UsageError('--dns=on needs real pods: fake nodes (--provider=fake, --fake-nodes) run no DNS server');
+  if (fake.provider === 'fake' && flags.proxy === 'iptables') throw new UsageError('--proxy=iptables needs real pods: fake nodes (--provider=fake, --fake-nodes) run with no proxy');
   if (fake.fake?.nodes !== undefined && flags.name !== undefined && flags.name.trim().length + 1 + String(fake.fake.nodes - 1).length > 253) {
     throw new UsageError(`--name "${flags.name}" is too long to prefix the fake nodes' names (NAME-N must fit in 253 characters)`);
   }
@@ -328,6 +379,8 @@ export function toDaemonConfig(flags: RawDaemonFlags): DaemonConfig {
       writeClientConfig: flags.writeConfig,
       registryPort: flags.registry === false ? undefined : parsePort('registry-port', flags.registryPort ?? '5000'),
       clusterCIDR: parseClusterCIDR(flags.clusterCIDR ?? '10.244.0.0/16'),
+      serviceCIDR: parseServiceCIDR(flags.serviceCIDR ?? '10.96.0.0/16', parseClusterCIDR(flags.clusterCIDR ?? '10.244.0.0/16')),
+      nodePortRange: parseNodePortRangeFlag(flags.serviceNodePortRange ?? '30000-32767'),
       schedulerPolicy: parseSchedulerPolicy(flags.schedulerPolicy ?? 'least-allocated'),
       nodeMonitorGracePeriodSeconds: parseSeconds('node-monitor-grace-period', flags.nodeMonitorGracePeriod ?? '40', 1),
       defaultTolerationSeconds: parseSeconds('default-toleration-seconds', flags.defaultTolerationSeconds ?? '300', 0),
@@ -346,6 +399,10 @@ export function toDaemonConfig(flags: RawDaemonFlags): DaemonConfig {
       kubeletPort: parsePort('kubelet-port', flags.kubeletPort ?? '10250'),
       bridgeName: bridge,
       overlay: flags.overlay === 'none' || fake.provider === 'fake' ? 'none' : 'vxlan',
+      proxy: flags.proxy === 'none' || fake.provider === 'fake' ? 'none' : 'iptables',
+      dns: flags.dns === 'off' || fake.provider === 'fake' ? 'off' : 'on',
+      clusterDNS: flags.clusterDNS ?? '10.96.0.10',
+      ...(dnsUpstreams && dnsUpstreams.length > 0 ? { dnsUpstreams } : {}),
       ...fake,
     },
   };

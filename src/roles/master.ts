@@ -1,16 +1,19 @@
 // The master role: data dir, etcd, store, registry, tokens and node access, API server, reconcilers, started in that order and stopped in reverse.
 import { setMaxListeners } from 'node:events';
+import { serviceKind } from '../core/api/service.js';
 import { ADMIN_USER, anyOf, TokenAuthenticator } from './api/auth.js';
 import { registerBindingRoutes } from './api/binding-routes.js';
 import { registerEvictionRoutes } from './api/eviction-routes.js';
 import { registerJoinRoutes } from './api/join-routes.js';
 import { registerNodeProxyRoutes } from './api/node-proxy.js';
 import { ObjectService } from './api/object-service.js';
+import { ServiceAllocator } from './api/service-allocator.js';
 import { registerTokenReviewRoutes } from './api/token-review-routes.js';
 import type { MasterConfig } from './daemon-config.js';
 import { startManagedEtcd } from './etcd/managed-etcd.js';
 import { loadOrCreateAdminToken } from './master/admin-token.js';
 import { advertisedServerUrl, joinCommand, readyBanner } from './master/announce.js';
+import { ensureClusterDnsService } from './master/cluster-dns-service.js';
 import { prepareDataDir } from './master/data-dir.js';
 import { ensureDefaultJoinToken } from './master/join-tokens.js';
 import { listenApi } from './master/listen-api.js';
@@ -19,6 +22,8 @@ import { startNodeAccess } from './master/node-access.js';
 import { NodeCleanup } from './master/node-cleanup.js';
 import { openStore } from './master/open-store.js';
 import { StoreCompactor } from './master/store-compactor.js';
+import { EndpointsReconciler } from './reconcilers/endpoints.js';
+import { GatewayReconciler } from './reconcilers/gateway.js';
 import { NamespaceReconciler } from './reconcilers/namespace.js';
 import { NodeLifecycleReconciler } from './reconcilers/node-lifecycle.js';
 import { startManagedRegistry } from './registry/managed-registry.js';
@@ -78,7 +83,11 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     const admins = new TokenAuthenticator();
     admins.add(admin.token, ADMIN_USER);
 
-    const service = new ObjectService({ store, defaultTolerationSeconds: config.defaultTolerationSeconds });
+    // Service cluster IPs and node ports are recorded in the same transaction as each Service.
+    const serviceAllocator = new ServiceAllocator({ store, ranges: { serviceCIDR: config.serviceCIDR, nodePorts: config.nodePortRange } });
+    const service = new ObjectService({ store, defaultTolerationSeconds: config.defaultTolerationSeconds, allocators: new Map([[serviceKind, serviceAllocator]]) });
+    // Before the API serves, so that no create is half-way: records for services stored without them.
+    for (const note of await serviceAllocator.repair()) log(`service allocations: ${note}`);
     const nodes = await startNodeAccess({ store, service, clusterCIDR: config.clusterCIDR, signal: shutdown.signalFor('node-access'), log });
     shutdown.push('node-access', () => nodes.stopped);
     const joinToken = await ensureDefaultJoinToken({ tokens: nodes.joinTokens, dataDir });
@@ -102,6 +111,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       ],
     });
     shutdown.push('api', () => api.closed);
+    await ensureClusterDnsService({ service, serviceCIDR: config.serviceCIDR, log });
 
     const reconcilerSignal = shutdown.signalFor('reconcilers');
     // Every reconciler's informers and loops listen on it: many listeners here are by design, not a leak.
@@ -111,6 +121,8 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       new Scheduler({ service, policy: config.schedulerPolicy, log }).start(reconcilerSignal),
       new NodeCleanup({ service, registrar: nodes.registrar, log }).start(reconcilerSignal),
       new NodeLifecycleReconciler({ service, gracePeriodSeconds: config.nodeMonitorGracePeriodSeconds, log }).start(reconcilerSignal),
+      new EndpointsReconciler({ service, log }).start(reconcilerSignal),
+      new GatewayReconciler({ service, log }).start(reconcilerSignal),
     ]);
     shutdown.push('reconcilers', () => reconcilers);
 

@@ -2,11 +2,15 @@
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { ApiClient } from '../core/client/api-client.js';
-import { VxlanOverlay } from '../net/vxlan/vxlan-overlay.js';
+import { assumedClusterCIDR, VxlanOverlay } from '../net/vxlan/vxlan-overlay.js';
+import { DEFAULT_CLUSTER_DOMAIN } from '../net/dns/cluster-zone.js';
+import { NodeDns } from '../net/dns/node-dns.js';
+import { podNetworkConfig } from '../runtime/docker-container-config.js';
 import { DockerProvider } from '../runtime/docker-provider.js';
 import type { WorkerConfig } from './daemon-config.js';
 import { Kubelet } from './kubelet/kubelet.js';
 import { procNodeStats } from './kubelet/node-stats.js';
+import { nodeLocalDnsEndpoints, ServiceProxy } from './proxy/proxy.js';
 import { portInUseMessage, StartupError } from './startup-error.js';
 import { startFakeWorker } from './worker/fake-worker.js';
 import { NodeAgent } from './worker/node-agent.js';
@@ -54,6 +58,10 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
       ipMasquerade: config.overlay === 'none',
       rootDir: join(config.dataDir, 'kubelet'),
       imageRegistry,
+      // ClusterFirst pods ask the cluster DNS: at its service address, which the proxy leads to this node's server, or, with no proxy, at the server itself.
+      ...(config.dns === 'on'
+        ? { clusterDNS: { nameserver: config.proxy === 'iptables' ? config.clusterDNS : podNetworkConfig(credential.podCIDR).gateway, domain: DEFAULT_CLUSTER_DOMAIN } }
+        : {}),
       log,
       signal,
     });
@@ -76,6 +84,31 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
       throw new StartupError(`cannot set up the pod overlay: ${err.message}`, { cause: err });
     });
 
+    // Node-local cluster DNS on the pod bridge's gateway address, so the bridge is made first; a port or address problem stops the worker with the reason.
+    let dns: NodeDns | undefined;
+    if (config.dns === 'on') {
+      const bridge = await provider.ensurePodNetwork().catch((err: Error) => {
+        throw new StartupError(`cannot make the pod network for the cluster DNS: ${err.message}`, { cause: err });
+      });
+      dns = new NodeDns({ client, address: bridge.gateway, clusterDNS: config.clusterDNS, upstreams: config.dnsUpstreams, log });
+      await dns.listen().catch((err: NodeJS.ErrnoException) => {
+        const why = err?.code === 'EADDRINUSE' ? portInUseMessage({ port: 53, what: `cluster DNS on ${bridge.gateway}`, flag: '--dns=off' }) : `cannot serve the cluster DNS on ${bridge.gateway}:53: ${err.message}`;
+        throw new StartupError(why, { cause: err });
+      });
+    }
+
+    // Service rules: a machine where iptables cannot work stops the worker with the reason.
+    const proxy = config.proxy === 'iptables'
+      ? new ServiceProxy({
+        client, nodeName: credential.nodeName, clusterCIDR: credential.clusterCIDR ?? assumedClusterCIDR(credential.podCIDR),
+        // 10.96.0.10:53 leads to this node's own DNS server, on the pod bridge's gateway address.
+        localServiceEndpoints: dns ? nodeLocalDnsEndpoints(credential.podCIDR) : undefined, bridgeName: config.bridgeName, log,
+      })
+      : undefined;
+    await proxy?.check().catch((err: Error) => {
+      throw new StartupError(`cannot set up the service proxy: ${err.message}`, { cause: err });
+    });
+
     const kubelet = new Kubelet({
       client, nodeName: credential.nodeName, nodeIP, provider, podCIDR: credential.podCIDR,
       address: config.kubeletAddress, port: config.kubeletPort, log,
@@ -88,6 +121,8 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
       }),
       agent.start(signal),
       overlay?.start(signal),
+      proxy?.start(signal),
+      dns?.start(signal),
     ]);
     await provider.close();
   } finally {

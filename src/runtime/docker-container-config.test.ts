@@ -5,7 +5,7 @@ import type { Container, Pod } from '../core/api/pod.js';
 import {
   appContainerCreateOptions, appContainerName, checkBridgeName, commandLine, containerBinds, containerEnv, cpuCores, demuxDockerBuffer,
   dockerErrorMessage, dockerTime, exitReason, expandVars, groupRuntimePods, instancesToRemove, memoryWorkingSet, podAllocatedHostPorts,
-  podNetworkConfig, portBindings, portConflictMessage, resolveImageName, resourceConfig, runState, sandboxContainerName, sandboxCreateOptions,
+  podDnsSettings, podNetworkConfig, resolvConfText, portBindings, portConflictMessage, resolveImageName, resourceConfig, runState, sandboxContainerName, sandboxCreateOptions,
   volumeSources, type InspectedContainer,
 } from './docker-container-config.js';
 import { dockerConnectOptions, startFailureMessage } from './docker-provider.js';
@@ -170,6 +170,11 @@ describe('sandbox and app container options', () => {
     assert.equal(host.HostConfig.PortBindings, undefined);
     assert.equal(host.Hostname, undefined);
   });
+  it('gives the sandbox the cluster DNS settings', () => {
+    const o = sandboxCreateOptions({ pod: pod({ containers }), nodeName: 'n1', image: 'p', network: 'minik8s0', clusterDNS: { nameserver: '10.96.0.10', domain: 'cluster.local' } });
+    assert.deepEqual(o.HostConfig.Dns, ['10.96.0.10']);
+    assert.deepEqual(o.HostConfig.DnsOptions, ['ndots:5']);
+  });
   it('joins app containers to the sandbox\'s namespaces, with labels, limits and mounts', () => {
     const c = { name: 'app', image: 'busybox', command: ['sh', '-c', 'echo $(GREETING)'], env: [{ name: 'GREETING', value: 'hi' }], workingDir: '/w', resources: { limits: { memory: '1Mi' } }, volumeMounts: [{ name: 'v', mountPath: '/v' }] } as unknown as Container;
     const o = appContainerCreateOptions({
@@ -308,5 +313,40 @@ describe('Docker plumbing', () => {
       if (want instanceof RegExp) assert.throws(() => dockerConnectOptions(input), want);
       else assert.deepEqual(dockerConnectOptions(input), want);
     }
+  });
+});
+
+describe('podDnsSettings', () => {
+  const cluster = { nameserver: '10.96.0.10', domain: 'cluster.local' };
+  const clusterFirst = { Dns: ['10.96.0.10'], DnsSearch: ['ns.svc.cluster.local', 'svc.cluster.local', 'cluster.local'], DnsOptions: ['ndots:5'] };
+  const dnsConfig = { nameservers: ['1.1.1.1'], searches: ['corp.example'], options: [{ name: 'ndots', value: '2' }, { name: 'edns0' }] };
+  const cases: [string, Partial<Pod['spec']>, typeof cluster | undefined, object][] = [
+    ['ClusterFirst (the default): the cluster nameserver, the namespace search path, ndots:5', {}, cluster, clusterFirst],
+    ['ClusterFirst said outright', { dnsPolicy: 'ClusterFirst' }, cluster, clusterFirst],
+    ['ClusterFirst with dnsConfig: its entries added, its options overriding by name', { dnsConfig }, cluster,
+      { Dns: ['10.96.0.10', '1.1.1.1'], DnsSearch: [...clusterFirst.DnsSearch, 'corp.example'], DnsOptions: ['ndots:2', 'edns0'] }],
+    ['ClusterFirst on a node without cluster DNS: the node\'s resolvers', {}, undefined, {}],
+    ['ClusterFirst with hostNetwork: the node\'s resolvers, as the kubelet does', { hostNetwork: true }, cluster, {}],
+    ['ClusterFirstWithHostNet with hostNetwork: the cluster\'s', { hostNetwork: true, dnsPolicy: 'ClusterFirstWithHostNet' }, cluster, clusterFirst],
+    ['Default: the node\'s resolvers', { dnsPolicy: 'Default' }, cluster, {}],
+    ['Default with dnsConfig: its parts in place of the node\'s', { dnsPolicy: 'Default', dnsConfig }, cluster,
+      { Dns: ['1.1.1.1'], DnsSearch: ['corp.example'], DnsOptions: ['ndots:2', 'edns0'] }],
+    ['None: dnsConfig alone', { dnsPolicy: 'None', dnsConfig: { nameservers: ['9.9.9.9'] } }, cluster, { Dns: ['9.9.9.9'] }],
+  ];
+  for (const [name, spec, settings, want] of cases) it(name, () => assert.deepEqual(podDnsSettings(pod(spec), settings), want));
+  it('keeps at most three nameservers, without repeats', () => {
+    const got = podDnsSettings(pod({ dnsConfig: { nameservers: ['10.96.0.10', '1.1.1.1', '2.2.2.2', '3.3.3.3'] } }), cluster);
+    assert.deepEqual(got.Dns, ['10.96.0.10', '1.1.1.1', '2.2.2.2']);
+  });
+});
+
+describe('resolvConfText', () => {
+  it('writes search, nameservers and options as resolv.conf has them', () => {
+    assert.equal(resolvConfText({ Dns: ['10.96.0.10'], DnsSearch: ['ns.svc.cluster.local', 'cluster.local'], DnsOptions: ['ndots:5'] }),
+      '# Written by minik8s for the pod\'s dnsPolicy.\nsearch ns.svc.cluster.local cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n');
+  });
+  it('leaves Docker\'s file alone when the pod names no nameserver', () => {
+    assert.equal(resolvConfText({}), undefined);
+    assert.equal(resolvConfText({ DnsSearch: ['corp.example'] }), undefined);
   });
 });

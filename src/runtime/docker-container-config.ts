@@ -144,12 +144,64 @@ export function podAllocatedHostPorts(pod: Pod): string[] {
   });
 }
 
-export function sandboxCreateOptions(options: { pod: Pod; nodeName: string; image: string; network: string }): DockerCreateOptions {
+/** The cluster DNS a node gives its pods: the nameserver address and the cluster domain. */
+export interface ClusterDnsSettings {
+  nameserver: string;
+  domain: string;
+}
+
+/** Kubernetes' limits on a pod's resolv.conf: 3 nameservers (glibc's), 32 search domains. */
+const MAX_NAMESERVERS = 3;
+const MAX_SEARCHES = 32;
+
+/**
+ * A pod's resolv.conf as Docker's Dns, DnsSearch and DnsOptions, by its dnsPolicy: ClusterFirst (the default) gives the
+ * cluster nameserver, the namespace's search path and ndots:5, and adds spec.dnsConfig's entries (its options override ours
+ * by name); Default keeps the node's resolv.conf (Docker's copy) with dnsConfig's entries in place of its parts; None uses
+ * dnsConfig alone. ClusterFirst falls back to Default for host-network pods, and everywhere when the node runs no cluster DNS,
+ * as the kubelet does.
+ */
+export function podDnsSettings(pod: Pod, clusterDNS: ClusterDnsSettings | undefined): Pick<DockerCreateOptions['HostConfig'], 'Dns' | 'DnsSearch' | 'DnsOptions'> {
+  const config = pod.spec.dnsConfig;
+  const policy = pod.spec.dnsPolicy ?? 'ClusterFirst';
+  const extraOptions = (config?.options ?? []).map((o) => ({ name: o.name, text: o.value === undefined ? o.name : `${o.name}:${o.value}` }));
+  const cluster = clusterDNS && (policy === 'ClusterFirstWithHostNet' || (policy === 'ClusterFirst' && pod.spec.hostNetwork !== true));
+  if (!cluster) {
+    return {
+      ...(config?.nameservers?.length ? { Dns: config.nameservers } : {}),
+      ...(config?.searches?.length ? { DnsSearch: config.searches } : {}),
+      ...(extraOptions.length ? { DnsOptions: extraOptions.map((o) => o.text) } : {}),
+    };
+  }
+  const namespace = pod.metadata.namespace ?? 'default';
+  const nameservers = [...new Set([clusterDNS.nameserver, ...(config?.nameservers ?? [])])].slice(0, MAX_NAMESERVERS);
+  const searches = [...new Set([`${namespace}.svc.${clusterDNS.domain}`, `svc.${clusterDNS.domain}`, clusterDNS.domain, ...(config?.searches ?? [])])].slice(0, MAX_SEARCHES);
+  const options = new Map<string, string>([['ndots', 'ndots:5']]);
+  for (const o of extraOptions) options.set(o.name, o.text);
+  return { Dns: nameservers, DnsSearch: searches, DnsOptions: [...options.values()] };
+}
+
+/**
+ * The resolv.conf a pod's containers read. On a user-defined network Docker writes its embedded resolver (127.0.0.11)
+ * there and forwards to the Dns servers from dockerd; the provider writes this in its place, as Kubernetes' dockershim
+ * did, so pods ask the cluster DNS themselves. Undefined when the pod keeps Docker's file (no nameserver of its own).
+ */
+export function resolvConfText(settings: Pick<DockerCreateOptions['HostConfig'], 'Dns' | 'DnsSearch' | 'DnsOptions'>): string | undefined {
+  if (!settings.Dns?.length) return undefined;
+  const lines = [
+    '# Written by minik8s for the pod\'s dnsPolicy.',
+    ...(settings.DnsSearch?.length ? [`search ${settings.DnsSearch.join(' ')}`] : []),
+    ...settings.Dns.map((ns) => `nameserver ${ns}`),
+    ...(settings.DnsOptions?.length ? [`options ${settings.DnsOptions.join(' ')}`] : []),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+export function sandboxCreateOptions(options: { pod: Pod; nodeName: string; image: string; network: string; clusterDNS?: ClusterDnsSettings }): DockerCreateOptions {
   const { pod, nodeName, image } = options;
   const ref = podRefOf(pod);
   const hostNetwork = pod.spec.hostNetwork === true;
   const { exposed, bindings } = portBindings(pod);
-  const dns = pod.spec.dnsConfig;
   return {
     name: sandboxContainerName(ref),
     Image: image,
@@ -162,9 +214,7 @@ export function sandboxCreateOptions(options: { pod: Pod; nodeName: string; imag
       IpcMode: pod.spec.hostIPC ? 'host' : 'shareable',
       ...(pod.spec.hostPID ? { PidMode: 'host' } : {}),
       ...(hostNetwork ? {} : { PortBindings: bindings }),
-      ...(dns?.nameservers?.length ? { Dns: dns.nameservers } : {}),
-      ...(dns?.searches?.length ? { DnsSearch: dns.searches } : {}),
-      ...(dns?.options?.length ? { DnsOptions: dns.options.map((o) => (o.value === undefined ? o.name : `${o.name}:${o.value}`)) } : {}),
+      ...podDnsSettings(pod, options.clusterDNS),
       ...(pod.spec.hostAliases?.length ? { ExtraHosts: pod.spec.hostAliases.flatMap((a) => (a.hostnames ?? []).map((h) => `${h}:${a.ip}`)) } : {}),
       RestartPolicy: { Name: 'no' },
     },

@@ -1,14 +1,14 @@
 // The Docker pod provider: a pause sandbox per pod holding its namespaces, app containers joined to it, state read back from labels.
 import { arch } from 'node:os';
-import { closeSync, mkdirSync, openSync, rmSync, statSync, type Stats } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import Docker from 'dockerode';
 import type { Container, Pod } from '../core/api/pod.js';
 import {
   appContainerCreateOptions, cpuCores, demuxDockerBuffer, dockerErrorMessage, findContainerSpec, groupRuntimePods, instancesToRemove,
-  memoryWorkingSet, podDir, podNetworkConfig, podRefOf, portConflictMessage, resolveImageName, sandboxCreateOptions, checkBridgeName,
-  volumeSources, type CpuSample, type InspectedContainer, type VolumeSource,
+  memoryWorkingSet, podDir, podNetworkConfig, podRefOf, portConflictMessage, resolvConfText, resolveImageName, sandboxCreateOptions, checkBridgeName,
+  volumeSources, type ClusterDnsSettings, type CpuSample, type InspectedContainer, type VolumeSource,
 } from './docker-container-config.js';
 import {
   ContainerStartError, LABELS, type ActionResult, type ContainerAction, type ContainerStats, type CreatePodOptions, type ExecOptions,
@@ -35,6 +35,8 @@ export interface DockerProviderOptions {
   imageRegistry: string;
   /** The sandbox image (default `${imageRegistry}/minik8s/pause:1.0`). */
   pauseImage?: string;
+  /** The cluster DNS pods get as nameserver (dnsPolicy ClusterFirst); without it they keep the node's resolvers. */
+  clusterDNS?: ClusterDnsSettings;
   log?: (message: string) => void;
   /** Aborting it does what close() does: stops following Docker's events. */
   signal?: AbortSignal;
@@ -126,6 +128,7 @@ export class DockerProvider implements PodProvider {
   readonly #cpuSamples = new Map<string, CpuSample>();
   #events: AbortController | undefined;
   #closed = false;
+  #resolvConfWarned = false;
   #eventsDone: Promise<void> | undefined;
 
   constructor(options: DockerProviderOptions) {
@@ -163,7 +166,7 @@ export class DockerProvider implements PodProvider {
       throw new ContainerStartError('CreateContainerConfigError', (err as Error).message, { cause: err });
     }
 
-    const body = sandboxCreateOptions({ pod, nodeName: this.#o.nodeName, image: this.#pauseImage, network });
+    const body = sandboxCreateOptions({ pod, nodeName: this.#o.nodeName, image: this.#pauseImage, network, clusterDNS: this.#o.clusterDNS });
     let container: Docker.Container;
     try {
       container = await this.#docker.createContainer(body);
@@ -180,6 +183,7 @@ export class DockerProvider implements PodProvider {
       throw new ContainerStartError('RunContainerError', portConflictMessage(message) ?? `starting the pod sandbox failed: ${message}`, { cause: err });
     }
     this.#log(`docker: started sandbox of pod ${ref.namespace}/${ref.name} (${container.id.slice(0, 12)})`);
+    if (network !== 'host' && network !== DEFAULT_BRIDGE_NETWORK) await this.#writeResolvConf(container, resolvConfText(body.HostConfig));
     return (await this.getPod(ref.uid))!;
   }
 
@@ -429,6 +433,34 @@ export class DockerProvider implements PodProvider {
     const ms = Date.now() - started;
     this.#log(`docker: pulled ${image} in ${ms} ms`);
     return { image, ms };
+  }
+
+  /**
+   * Puts the pod's own resolv.conf in place of Docker's (which names its embedded resolver) before any app container
+   * starts; those share the sandbox's file. Best effort: an engine whose files this process cannot reach (a remote
+   * Docker) keeps its embedded resolver, which forwards to the same nameservers.
+   */
+  async #writeResolvConf(container: Docker.Container, text: string | undefined): Promise<void> {
+    if (!text) return;
+    try {
+      const path = (await container.inspect()).ResolvConfPath;
+      if (!path) throw new Error('the engine names no resolv.conf for the sandbox');
+      writeFileSync(path, text);
+    } catch (err) {
+      if (!this.#resolvConfWarned) this.#log(`docker: pods keep Docker's embedded resolver (cannot write their resolv.conf: ${(err as Error).message})`);
+      this.#resolvConfWarned = true;
+    }
+  }
+
+  /**
+   * Makes the node's pod network now rather than at the first pod, and says its gateway address: the bridge holds that
+   * address from then on, so services on the node (the cluster DNS) can listen on it.
+   */
+  async ensurePodNetwork(): Promise<{ name: string; gateway: string }> {
+    const podCIDR = this.#o.podCIDR;
+    if (!podCIDR) throw new Error('this provider has no podCIDR: pods use Docker\'s default bridge');
+    const name = await this.#ensureNetwork(podCIDR);
+    return { name, gateway: podNetworkConfig(podCIDR).gateway };
   }
 
   /** The node's pod network, created on first use; a network of that name on another subnet is a setup error the user must see. */

@@ -2,6 +2,7 @@
 import { apiVersionOf, type KindDefinition } from './kind.js';
 import { namespaceKind } from './namespace.js';
 import { deploymentKind } from './deployment.js';
+import { dnsKind } from './dns.js';
 import { endpointsKind } from './endpoints.js';
 import { eventKind } from './event.js';
 import { horizontalPodAutoscalerKind } from './horizontalpodautoscaler.js';
@@ -21,6 +22,7 @@ export const kinds: readonly KindDefinition[] = [
   replicaSetKind,
   deploymentKind,
   horizontalPodAutoscalerKind,
+  dnsKind,
 ];
 
 /** Finds a kind by what a user types: kind, plural, singular or short name (case-insensitive), optionally `name.group`. */
