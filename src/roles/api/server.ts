@@ -120,6 +120,11 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ru
     const s = serve({ fetch: app.fetch, hostname: options.address, port: options.port }, () => resolve(s));
     s.once('error', reject);
   });
+  // Node closes an idle kept-alive connection after 5 s; a client that reuses it at that moment (a kubelet
+  // between heartbeats, a busy CLI) sees its request fail unsent. Keep them as long as Go's servers do.
+  const http = server as unknown as { keepAliveTimeout: number; headersTimeout: number };
+  http.keepAliveTimeout = 90_000;
+  http.headersTimeout = 91_000;
   // Only once listening: a failed start must leave nothing running that would keep the process alive.
   const namespaces = new Informer({ source: service.listWatcher(namespaceKind), name: 'api-namespaces' });
   const informerDone = namespaces.start(options.signal);
