@@ -7,7 +7,7 @@ import type { CliContext } from './context.js';
 /** Where the CLI looks when neither flags, environment nor ~/.minik8s/config name a server. */
 export const DEFAULT_SERVER = 'http://127.0.0.1:6443';
 
-export const COMMANDS = ['api-resources', 'apply', 'cordon', 'create', 'delete', 'describe', 'drain', 'exec', 'get', 'image', 'logs', 'token', 'top', 'uncordon', 'version'] as const;
+export const COMMANDS = ['api-resources', 'apply', 'cordon', 'create', 'delete', 'describe', 'drain', 'exec', 'get', 'image', 'logs', 'scale', 'token', 'top', 'uncordon', 'version'] as const;
 
 export interface CliIo {
   stdout(text: string): void;
@@ -285,6 +285,11 @@ async function runWithYargs(argv: readonly string[], io: CliIo, clients: ApiClie
       // Words after `--` land in `_` (behind the command name itself), not in the positional.
       pod: str(a.pod), container: str(a.c), stdin: Boolean(a.i), command: [...strings(a.command), ...strings(a._).slice(1)],
     })))
+    .command('scale [resources..]', 'Set the number of replicas of a ReplicaSet: minik8s scale rs/NAME --replicas=N', (y) => y
+      .positional('resources', { type: 'string', array: true, describe: 'TYPE NAME... or TYPE/NAME...' })
+      .option('replicas', { type: 'string', requiresArg: true, describe: 'the new number of replicas' })
+      .option('current-replicas', { type: 'string', requiresArg: true, describe: 'only scale if the number of replicas is this now' }),
+    run(async () => (await import('./scale.js')).runScale, (a) => ({ resources: strings(a.resources), replicas: str(a.replicas), currentReplicas: str(a['current-replicas']) })))
     .command('top [resource] [name]', 'Show CPU and memory use of pods or nodes', (y) => y
       .positional('resource', { type: 'string', describe: 'pods or nodes' })
       .positional('name', { type: 'string', describe: 'one pod or node' })

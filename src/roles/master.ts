@@ -6,6 +6,7 @@ import { registerBindingRoutes } from './api/binding-routes.js';
 import { registerEvictionRoutes } from './api/eviction-routes.js';
 import { registerJoinRoutes } from './api/join-routes.js';
 import { registerNodeProxyRoutes } from './api/node-proxy.js';
+import { registerScaleRoutes } from './api/scale-routes.js';
 import { ObjectService } from './api/object-service.js';
 import { ServiceAllocator } from './api/service-allocator.js';
 import { registerTokenReviewRoutes } from './api/token-review-routes.js';
@@ -23,9 +24,11 @@ import { NodeCleanup } from './master/node-cleanup.js';
 import { openStore } from './master/open-store.js';
 import { StoreCompactor } from './master/store-compactor.js';
 import { EndpointsReconciler } from './reconcilers/endpoints.js';
+import { GarbageCollector } from './reconcilers/garbage-collector.js';
 import { GatewayReconciler } from './reconcilers/gateway.js';
 import { NamespaceReconciler } from './reconcilers/namespace.js';
 import { NodeLifecycleReconciler } from './reconcilers/node-lifecycle.js';
+import { ReplicaSetController } from './reconcilers/replicaset.js';
 import { startManagedRegistry } from './registry/managed-registry.js';
 import { Scheduler } from './scheduler/scheduler.js';
 import { ShutdownSequence } from './shutdown-sequence.js';
@@ -108,6 +111,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
         (app) => registerTokenReviewRoutes(app, { authenticator }),
         (app) => registerBindingRoutes(app, { service }),
         (app) => registerEvictionRoutes(app, { service }),
+        (app) => registerScaleRoutes(app, { service }),
       ],
     });
     shutdown.push('api', () => api.closed);
@@ -123,6 +127,8 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       new NodeLifecycleReconciler({ service, gracePeriodSeconds: config.nodeMonitorGracePeriodSeconds, log }).start(reconcilerSignal),
       new EndpointsReconciler({ service, log }).start(reconcilerSignal),
       new GatewayReconciler({ service, log }).start(reconcilerSignal),
+      new ReplicaSetController({ service, log }).start(reconcilerSignal),
+      new GarbageCollector({ service, log }).start(reconcilerSignal),
     ]);
     shutdown.push('reconcilers', () => reconcilers);
 

@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import type { KindDefinition, PrintColumn } from './kind.js';
 import { conditionSchema, kindSchema } from './meta.js';
 import { intSchema, podTemplateSpecSchema, selectorMatchesTemplate, type PodTemplateSpec } from './pod.js';
+import { SCALE_SUBRESOURCE } from './scale.js';
 import { formatSelector, labelSelectorSchema, selectorFromLabelSelector, type LabelSelector } from './selector.js';
 import { withChecks } from './validate.js';
 
@@ -61,6 +62,7 @@ export const replicaSetKind: KindDefinition = {
   namespaced: true,
   schema: replicaSetSchema,
   statusSubresource: true,
+  subresources: [SCALE_SUBRESOURCE],
   columns: [
     { name: 'DESIRED', value: (o) => String((o as ReplicaSet).spec.replicas) },
     { name: 'CURRENT', value: (o) => String((o as ReplicaSet).status?.replicas ?? 0) },

@@ -15,6 +15,7 @@ import type { ListWatcher } from '../../core/controller/informer.js';
 import { failedKey, type Store, type StoreEntry, type StoreOp } from '../../core/store/store.js';
 import { withDefaultTolerations } from './default-tolerations.js';
 import { applyMergePatch } from './merge-patch.js';
+import { effectivePolicy, finalizersForDeletion, ownsDependents } from './deletion-propagation.js';
 import { podGracePeriod } from './pod-deletion.js';
 import type { AllocationHook } from './service-allocator.js';
 import {
@@ -38,6 +39,8 @@ export interface WriteOptions {
 export interface DeleteOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
   propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
+  /** Deprecated form of propagationPolicy: true is Orphan, false Background. */
+  orphanDependents?: boolean;
   /** Pods on a node: how long the kubelet gives the containers; 0 removes the object at once. */
   gracePeriodSeconds?: number;
 }
@@ -270,14 +273,19 @@ export class ObjectService {
       }
       try {
         const grace = podGracePeriod(current, options.gracePeriodSeconds);
-        const pending = Boolean(current.metadata.finalizers?.length) || def === namespaceKind || grace > 0;
+        const had = current.metadata.finalizers ?? [];
+        // Owners carry the garbage collector's finalizers for Foreground and Orphan; kinds that own nothing ignore the policy.
+        const finalizers = ownsDependents(def) ? finalizersForDeletion(had, effectivePolicy(options)) : had;
+        const finalizersChanged = finalizers.length !== had.length || finalizers.some((f, i) => f !== had[i]);
+        const pending = finalizers.length > 0 || def === namespaceKind || grace > 0;
         if (!pending) {
           await this.#remove(def, entry);
           return current;
         }
         const shorter = grace < (current.metadata.deletionGracePeriodSeconds ?? Infinity);
-        if (current.metadata.deletionTimestamp && !shorter) return current;
+        if (current.metadata.deletionTimestamp && !shorter && !finalizersChanged) return current;
         const marked = markDeleting(entry.value, this.#now(), grace);
+        if (finalizersChanged) (marked.metadata as { finalizers?: string[] }).finalizers = finalizers;
         const revision = await this.#store.update(entry.key, marked, entry.revision);
         return withResourceVersion(marked as KubeObject, revision);
       } catch (err) {

@@ -53,6 +53,10 @@ async function readDeleteOptions(c: Context): Promise<DeleteOptions> {
       };
     }
     if (body.propagationPolicy !== undefined) options.propagationPolicy = body.propagationPolicy as DeleteOptions['propagationPolicy'];
+    if (body.orphanDependents !== undefined && body.orphanDependents !== null) {
+      if (typeof body.orphanDependents !== 'boolean') throw new BadRequestError('orphanDependents must be a boolean');
+      options.orphanDependents = body.orphanDependents;
+    }
     if (body.gracePeriodSeconds !== undefined && body.gracePeriodSeconds !== null) options.gracePeriodSeconds = gracePeriod(body.gracePeriodSeconds);
   }
   const grace = c.req.query('gracePeriodSeconds');
@@ -63,6 +67,14 @@ async function readDeleteOptions(c: Context): Promise<DeleteOptions> {
       throw new BadRequestError(`propagationPolicy must be one of Background, Foreground, Orphan; got "${String(policy)}"`);
     }
     options.propagationPolicy = policy;
+  }
+  const orphan = c.req.query('orphanDependents');
+  if (orphan !== undefined && orphan !== '') {
+    if (orphan !== 'true' && orphan !== 'false') throw new BadRequestError(`orphanDependents must be true or false; got "${orphan}"`);
+    options.orphanDependents = orphan === 'true';
+  }
+  if (options.orphanDependents !== undefined && options.propagationPolicy !== undefined) {
+    throw new BadRequestError('orphanDependents and propagationPolicy may not both be set');
   }
   return options;
 }

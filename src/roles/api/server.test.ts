@@ -205,6 +205,30 @@ describe('API server', () => {
     assert.equal((await h.call('GET', `${PODS}/web`)).status, 404);
   });
 
+  it('puts the garbage collector\'s finalizer on an owner for Foreground and Orphan (query, body or orphanDependents)', async () => {
+    const RS = '/apis/apps/v1/namespaces/default/replicasets';
+    const rs = (name: string) => ({
+      apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name },
+      spec: { selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } },
+    });
+    for (const name of ['fg', 'or', 'od', 'bg']) assert.equal((await h.call('POST', RS, rs(name))).status, 201);
+    const fg = await h.call('DELETE', `${RS}/fg?propagationPolicy=Foreground`);
+    assert.deepEqual([fg.status, fg.body.metadata.finalizers, Boolean(fg.body.metadata.deletionTimestamp)], [200, ['foregroundDeletion'], true]);
+    assert.deepEqual((await h.call('DELETE', `${RS}/or`, { propagationPolicy: 'Orphan' })).body.metadata.finalizers, ['orphan']);
+    assert.deepEqual((await h.call('DELETE', `${RS}/od?orphanDependents=true`)).body.metadata.finalizers, ['orphan']);
+    // A later Background delete drops the collector's finalizer, and with none left the object goes.
+    assert.equal((await h.call('DELETE', `${RS}/od`, { propagationPolicy: 'Background' })).status, 200);
+    assert.equal((await h.call('GET', `${RS}/od`)).status, 404);
+    assert.equal((await h.call('DELETE', `${RS}/bg`)).status, 200);
+    assert.equal((await h.call('GET', `${RS}/bg`)).status, 404);
+    assert.equal((await h.call('DELETE', `${RS}/fg?orphanDependents=maybe`)).status, 400);
+    assert.equal((await h.call('DELETE', `${RS}/fg?orphanDependents=true&propagationPolicy=Orphan`)).status, 400);
+    // Kinds that own nothing ignore the policy: an unbound pod goes at once.
+    await h.call('POST', PODS, pod('lone'));
+    assert.equal((await h.call('DELETE', `${PODS}/lone?propagationPolicy=Foreground`)).status, 200);
+    assert.equal((await h.call('GET', `${PODS}/lone`)).status, 404);
+  });
+
   it('filters lists by label and field selectors', async () => {
     await h.call('POST', PODS, pod('a', { app: 'web', tier: 'front' }));
     await h.call('POST', PODS, pod('b', { app: 'web', tier: 'back' }));
