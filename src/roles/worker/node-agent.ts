@@ -39,6 +39,8 @@ export class NodeAgent {
   readonly #o: NodeAgentOptions;
   #last: Node['status'] | undefined;
   #lastInfo: RuntimeInfo | undefined;
+  /** A heartbeat failed since the last one that got through. */
+  #missed = false;
   readonly #machineID = readTrimmed('/etc/machine-id');
   readonly #bootID = readTrimmed('/proc/sys/kernel/random/boot_id');
 
@@ -73,6 +75,11 @@ export class NodeAgent {
       }
     }
     if (runtimeError === undefined) this.#lastInfo = info;
+    if (this.#missed) {
+      // While we could not post, the master may have marked the node Unknown: read what it holds,
+      // so that Ready's lastTransitionTime moves when we come back, as it does in Kubernetes.
+      this.#last = (await this.#o.client.get(nodeKind, { name: this.#o.nodeName }) as Node).status;
+    }
     const status = nodeStatus({
       info,
       runtimeError,
@@ -87,11 +94,18 @@ export class NodeAgent {
       machineID: this.#machineID,
       bootID: this.#bootID,
     });
-    const node = await this.#o.client.request('PATCH', `${kindObjectPath(nodeKind, this.#o.nodeName)}/status`, {
-      body: { status },
-      contentType: 'application/merge-patch+json',
-    }) as Node;
+    let node: Node;
+    try {
+      node = await this.#o.client.request('PATCH', `${kindObjectPath(nodeKind, this.#o.nodeName)}/status`, {
+        body: { status },
+        contentType: 'application/merge-patch+json',
+      }) as Node;
+    } catch (err) {
+      this.#missed = true;
+      throw err;
+    }
     this.#last = node.status;
+    this.#missed = false;
   }
 
   /** Heartbeats until `signal` aborts; a failed one is logged and the next is tried on time. */
