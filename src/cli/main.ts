@@ -7,7 +7,7 @@ import type { CliContext } from './context.js';
 /** Where the CLI looks when neither flags, environment nor ~/.minik8s/config name a server. */
 export const DEFAULT_SERVER = 'http://127.0.0.1:6443';
 
-export const COMMANDS = ['api-resources', 'apply', 'cordon', 'create', 'delete', 'describe', 'drain', 'exec', 'get', 'image', 'logs', 'scale', 'token', 'top', 'uncordon', 'version'] as const;
+export const COMMANDS = ['api-resources', 'apply', 'cordon', 'create', 'delete', 'describe', 'drain', 'exec', 'get', 'image', 'logs', 'rollout', 'scale', 'token', 'top', 'uncordon', 'version'] as const;
 
 export interface CliIo {
   stdout(text: string): void;
@@ -285,7 +285,16 @@ async function runWithYargs(argv: readonly string[], io: CliIo, clients: ApiClie
       // Words after `--` land in `_` (behind the command name itself), not in the positional.
       pod: str(a.pod), container: str(a.c), stdin: Boolean(a.i), command: [...strings(a.command), ...strings(a._).slice(1)],
     })))
-    .command('scale [resources..]', 'Set the number of replicas of a ReplicaSet: minik8s scale rs/NAME --replicas=N', (y) => y
+    .command('rollout [command] [resources..]', 'Manage the rollout of a Deployment: minik8s rollout status|history|undo|pause|resume deploy/NAME', (y) => y
+      .positional('command', { type: 'string', describe: 'status, history, undo, pause or resume' })
+      .positional('resources', { type: 'string', array: true, describe: 'deploy/NAME or deployment NAME' })
+      .option('to-revision', { type: 'string', requiresArg: true, describe: 'undo: the revision to roll back to (default: the previous one)' })
+      .option('watch', { alias: 'w', type: 'boolean', default: true, describe: 'status: wait until the rollout finishes (--watch=false reports once)' })
+      .option('timeout', { type: 'string', requiresArg: true, describe: 'status: seconds to wait before giving up (0: forever)' }),
+    run(async () => (await import('./rollout.js')).runRollout, (a) => ({
+      command: str(a.command) as import('./rollout.js').RolloutCommand, resources: strings(a.resources), toRevision: str(a['to-revision']), watch: a.watch !== false, timeoutSeconds: str(a.timeout),
+    })))
+    .command('scale [resources..]', 'Set the number of replicas of a ReplicaSet or Deployment: minik8s scale rs/NAME --replicas=N', (y) => y
       .positional('resources', { type: 'string', array: true, describe: 'TYPE NAME... or TYPE/NAME...' })
       .option('replicas', { type: 'string', requiresArg: true, describe: 'the new number of replicas' })
       .option('current-replicas', { type: 'string', requiresArg: true, describe: 'only scale if the number of replicas is this now' }),

@@ -23,6 +23,7 @@ import { startNodeAccess } from './master/node-access.js';
 import { NodeCleanup } from './master/node-cleanup.js';
 import { openStore } from './master/open-store.js';
 import { StoreCompactor } from './master/store-compactor.js';
+import { DeploymentController } from './reconcilers/deployment.js';
 import { EndpointsReconciler } from './reconcilers/endpoints.js';
 import { GarbageCollector } from './reconcilers/garbage-collector.js';
 import { GatewayReconciler } from './reconcilers/gateway.js';
@@ -128,6 +129,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       new EndpointsReconciler({ service, log }).start(reconcilerSignal),
       new GatewayReconciler({ service, log }).start(reconcilerSignal),
       new ReplicaSetController({ service, log }).start(reconcilerSignal),
+      new DeploymentController({ service, log }).start(reconcilerSignal),
       new GarbageCollector({ service, log }).start(reconcilerSignal),
     ]);
     shutdown.push('reconcilers', () => reconcilers);

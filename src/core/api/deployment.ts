@@ -4,6 +4,7 @@ import type { KindDefinition } from './kind.js';
 import { conditionSchema, kindSchema } from './meta.js';
 import { intSchema, podTemplateSpecSchema, selectorMatchesTemplate } from './pod.js';
 import { workloadWideColumns } from './replicaset.js';
+import { SCALE_SUBRESOURCE } from './scale.js';
 import { labelSelectorSchema } from './selector.js';
 import { withChecks, type FieldProblem } from './validate.js';
 
@@ -103,6 +104,7 @@ export const deploymentKind: KindDefinition = {
   namespaced: true,
   schema: deploymentSchema,
   statusSubresource: true,
+  subresources: [SCALE_SUBRESOURCE],
   columns: [
     { name: 'READY', value: (o) => { const d = o as Deployment; return `${d.status?.readyReplicas ?? 0}/${d.spec.replicas}`; } },
     { name: 'UP-TO-DATE', value: (o) => String((o as Deployment).status?.updatedReplicas ?? 0) },

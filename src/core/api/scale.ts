@@ -1,4 +1,4 @@
-// autoscaling/v1 Scale: the `/scale` subresource view of a workload (ReplicaSet now, Deployment later).
+// autoscaling/v1 Scale: the `/scale` subresource view of a workload (ReplicaSet, Deployment).
 import type { SubresourceDefinition } from './kind.js';
 import type { KubeObject } from './meta.js';
 import { formatSelector, selectorFromLabelSelector, type LabelSelector } from './selector.js';
