@@ -7,68 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '../src/core/wait-for.js';
 import { BINARY, freePort, startMaster, type MasterProcess } from './helpers/master.js';
+import { PodTracker } from './helpers/pod-tracker.js';
 
 const PODS = '/api/v1/namespaces/default/pods';
 const RS = '/apis/apps/v1/namespaces/default/replicasets';
-
-/** Follows the pods of one label through a watch: which exist, the most alive at once, how many were ever made. */
-class PodTracker {
-  readonly pods = new Map<string, any>();
-  readonly created = new Set<string>();
-  max = 0;
-  readonly #abort = new AbortController();
-  #done: Promise<void> = Promise.resolve();
-
-  start(url: string, token: string, selector: string): void {
-    this.#done = (async () => {
-      const res = await fetch(`${url}${PODS}?watch=1&labelSelector=${encodeURIComponent(selector)}`, { headers: { authorization: `Bearer ${token}` }, signal: this.#abort.signal });
-      const decoder = new TextDecoder();
-      let buffered = '';
-      try {
-        for await (const chunk of res.body as any as AsyncIterable<Uint8Array>) {
-          buffered += decoder.decode(chunk, { stream: true });
-          let nl: number;
-          while ((nl = buffered.indexOf('\n')) >= 0) {
-            const line = buffered.slice(0, nl).trim();
-            buffered = buffered.slice(nl + 1);
-            if (line) this.#apply(JSON.parse(line));
-          }
-        }
-      } catch (err) {
-        if (!this.#abort.signal.aborted) throw err;
-      }
-    })();
-  }
-
-  #apply(event: { type: string; object: any }): void {
-    const name = event.object.metadata?.name;
-    if (!name || event.type === 'BOOKMARK') return;
-    if (event.type === 'DELETED') this.pods.delete(name);
-    else {
-      this.pods.set(name, event.object);
-      this.created.add(name);
-    }
-    this.max = Math.max(this.max, this.alive().length);
-  }
-
-  /** Pods not being deleted. */
-  alive(): any[] {
-    return [...this.pods.values()].filter((p) => !p.metadata.deletionTimestamp);
-  }
-
-  ready(): any[] {
-    return this.alive().filter((p) => p.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True'));
-  }
-
-  resetMax(): void {
-    this.max = this.alive().length;
-  }
-
-  async stop(): Promise<void> {
-    this.#abort.abort();
-    await this.#done.catch(() => {});
-  }
-}
 
 describe('ReplicaSet controller (real master, fake nodes)', () => {
   let master: MasterProcess;
