@@ -1,6 +1,6 @@
 // Processes the simulated cluster starts, known by PID and start time (which a reused PID does not share): start with output to a file, wait until ready, stop.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { waitFor } from '../../src/core/wait-for.js';
 
 /** How a process is told from a later one given the same PID. */
@@ -21,6 +21,29 @@ export function procStat(pid: number): { state: string; startTime: string } | un
   } catch {
     return undefined;
   }
+}
+
+/** `roots` and every process below them (by parent PID in /proc). */
+export function withDescendants(roots: readonly number[]): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const list = children.get(ppid) ?? [];
+      list.push(Number(entry));
+      children.set(ppid, list);
+    } catch { /* gone meanwhile */ }
+  }
+  const out = new Set<number>();
+  const visit = (pid: number) => {
+    if (out.has(pid)) return;
+    out.add(pid);
+    for (const c of children.get(pid) ?? []) visit(c);
+  };
+  roots.forEach(visit);
+  return [...out];
 }
 
 export function commandLine(pid: number): string {

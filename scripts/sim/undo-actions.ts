@@ -3,7 +3,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import Docker from 'dockerode';
 import { waitFor } from '../../src/core/wait-for.js';
 import { iptablesRuleExists, linkExists, netnsExists, sh } from './host-commands.js';
-import { isRunning, readPidFile, stopPid } from './processes.js';
+import { isRunning, procStat, readPidFile, stopPid, withDescendants } from './processes.js';
 
 /** One thing to undo. Each is idempotent: undoing what is already gone does nothing. */
 export type UndoAction =
@@ -66,7 +66,17 @@ export async function undo(action: UndoAction): Promise<void> {
       if (await linkExists(action.name)) await sh('ip', ['link', 'del', action.name]);
       return;
     case 'delete-netns':
-      if (await netnsExists(action.name)) await sh('ip', ['netns', 'del', action.name]);
+      if (await netnsExists(action.name)) {
+        // What is left running in the machine: a dockerd killed by a test leaves its containers' shims
+        // (and under them the containers) behind. All of it was started inside this namespace we made.
+        const pids = withDescendants((await sh('ip', ['netns', 'pids', action.name])).split('\n').filter(Boolean).map(Number));
+        for (const pid of pids) {
+          try { process.kill(pid, 'SIGKILL'); } catch { /* gone already */ }
+        }
+        await waitFor(() => pids.every((pid) => procStat(pid) === undefined || procStat(pid)!.state === 'Z'),
+          { timeoutMs: 10_000, intervalMs: 50, description: `the processes left in ${action.name} to end` });
+        await sh('ip', ['netns', 'del', action.name]);
+      }
       // The kernel dismantles a deleted namespace's devices (a veth end there takes ours with it) in the background.
       await waitFor(async () => !(await linkExists(action.veth)), { timeoutMs: 10_000, intervalMs: 50, description: `veth ${action.veth} to go with ${action.name}` });
       return;
