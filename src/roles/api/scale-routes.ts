@@ -3,7 +3,7 @@ import type { Context, Hono, Next } from 'hono';
 import type { KindDefinition } from '../../core/api/kind.js';
 import { kindByResource } from '../../core/api/registry.js';
 import { scaleOf, scaleReplicasProblem } from '../../core/api/scale.js';
-import { BadRequestError, InvalidError, MethodNotAllowedError } from '../../core/errors.js';
+import { BadRequestError, ConflictError, InvalidError, MethodNotAllowedError } from '../../core/errors.js';
 import type { UserInfo } from './auth.js';
 import { parseJsonObject, readRequestText } from './body.js';
 import { applyMergePatch } from './merge-patch.js';
@@ -23,6 +23,9 @@ function scalableKind(c: Context): KindDefinition | undefined {
 function json(c: Context, body: unknown): Response {
   return c.body(JSON.stringify(body), 200, { 'content-type': 'application/json' });
 }
+
+/** How often a PATCH without a resourceVersion is tried again after losing to another write. */
+const PATCH_RETRIES = 8;
 
 /** Writes spec.replicas, guarded by the resourceVersion the client read (if it sent one). */
 async function setReplicas(options: ScaleRoutesOptions, def: KindDefinition, namespace: string, name: string, replicas: unknown, resourceVersion: unknown): Promise<unknown> {
@@ -46,10 +49,18 @@ async function handle(c: Context, options: ScaleRoutesOptions, def: KindDefiniti
     return json(c, await setReplicas(options, def, namespace, name, (body.spec as { replicas?: unknown } | undefined)?.replicas, meta.resourceVersion));
   }
   // PATCH: a merge patch on the Scale as it is now, applied only if the object has not moved on meanwhile.
-  const current = scaleOf(await service.get(def, namespace, name));
-  const patched = applyMergePatch(current, body) as { spec?: { replicas?: unknown }; metadata?: { resourceVersion?: unknown } };
-  const wanted = (body.metadata as { resourceVersion?: unknown } | undefined)?.resourceVersion ?? current.metadata.resourceVersion;
-  return json(c, await setReplicas(options, def, namespace, name, patched.spec?.replicas, wanted));
+  // Without a resourceVersion from the client, a write that lost to another (a controller's status
+  // update) is patched again on the new state, as the API does for any patch.
+  const clientVersion = (body.metadata as { resourceVersion?: unknown } | undefined)?.resourceVersion;
+  for (let attempt = 0; ; attempt++) {
+    const current = scaleOf(await service.get(def, namespace, name));
+    const patched = applyMergePatch(current, body) as { spec?: { replicas?: unknown }; metadata?: { resourceVersion?: unknown } };
+    try {
+      return json(c, await setReplicas(options, def, namespace, name, patched.spec?.replicas, clientVersion ?? current.metadata.resourceVersion));
+    } catch (err) {
+      if (clientVersion !== undefined || !(err instanceof ConflictError) || attempt >= PATCH_RETRIES) throw err;
+    }
+  }
 }
 
 /** Registered after authentication and authorization, ahead of the generic resource routes; kinds without a scale subresource fall through to them. */
