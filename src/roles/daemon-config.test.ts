@@ -14,7 +14,7 @@ describe('toDaemonConfig', () => {
     assert.deepEqual(c.roles, ['master']);
     assert.deepEqual(c.master, {
       dataDir: '/var/lib/minik8s', address: '0.0.0.0', port: 6443, etcdEndpoints: undefined, etcdPort: 2379, writeClientConfig: true,
-      registryPort: 5000, clusterCIDR: '10.244.0.0/16', schedulerPolicy: 'least-allocated',
+      registryPort: 5000, clusterCIDR: '10.244.0.0/16', schedulerPolicy: 'least-allocated', disableScheduler: false,
       nodeMonitorGracePeriodSeconds: 40, defaultTolerationSeconds: 300,
       serviceCIDR: '10.96.0.0/16', nodePortRange: { min: 30000, max: 32767 },
     });

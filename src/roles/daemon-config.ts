@@ -32,6 +32,8 @@ export interface MasterConfig {
   nodePortRange: { min: number; max: number };
   /** How the scheduler picks among the nodes a pod fits on. */
   schedulerPolicy: SchedulerPolicy;
+  /** Run no scheduler (--disable-scheduler, as k3s has): pods stay unbound unless something else binds them. */
+  disableScheduler: boolean;
   /** A node whose heartbeat is older than this is NotReady (Ready=Unknown) and tainted unreachable. */
   nodeMonitorGracePeriodSeconds: number;
   /** tolerationSeconds of the not-ready and unreachable tolerations every new pod gets (unless it has its own). */
@@ -123,6 +125,7 @@ export interface RawDaemonFlags {
   serviceCIDR?: string;
   serviceNodePortRange?: string;
   schedulerPolicy?: string;
+  disableScheduler?: boolean;
   nodeMonitorGracePeriod?: string;
   defaultTolerationSeconds?: string;
   server?: string;
@@ -382,6 +385,7 @@ export function toDaemonConfig(flags: RawDaemonFlags): DaemonConfig {
       serviceCIDR: parseServiceCIDR(flags.serviceCIDR ?? '10.96.0.0/16', parseClusterCIDR(flags.clusterCIDR ?? '10.244.0.0/16')),
       nodePortRange: parseNodePortRangeFlag(flags.serviceNodePortRange ?? '30000-32767'),
       schedulerPolicy: parseSchedulerPolicy(flags.schedulerPolicy ?? 'least-allocated'),
+      disableScheduler: flags.disableScheduler ?? false,
       nodeMonitorGracePeriodSeconds: parseSeconds('node-monitor-grace-period', flags.nodeMonitorGracePeriod ?? '40', 1),
       defaultTolerationSeconds: parseSeconds('default-toleration-seconds', flags.defaultTolerationSeconds ?? '300', 0),
     },

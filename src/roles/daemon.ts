@@ -34,6 +34,7 @@ function parser(argv: string[]) {
     .option('node-monitor-grace-period', { type: 'string', requiresArg: true, default: '40', describe: 'seconds without a heartbeat before a node is NotReady and tainted unreachable' })
     .option('default-toleration-seconds', { type: 'string', requiresArg: true, default: '300', describe: 'how long new pods tolerate a not-ready or unreachable node before eviction (unless they say)' })
     .option('scheduler-policy', { type: 'string', requiresArg: true, default: 'least-allocated', describe: 'how the scheduler picks a node: least-allocated, fewest-pods, balanced or round-robin' })
+    .option('disable-scheduler', { type: 'boolean', default: false, describe: 'run no scheduler (pods stay Pending unless bound some other way)' })
     .group(['server', 'token', 'name', 'node-ip', 'labels', 'taints', 'docker-host', 'kubelet-address', 'kubelet-port', 'bridge', 'overlay', 'proxy', 'dns', 'cluster-dns', 'dns-upstream', 'provider', 'fake-nodes', 'fake-node-capacity', 'fake-node-heartbeat'], 'Worker:')
     .option('server', { type: 'string', requiresArg: true, describe: 'the master\'s API server URL (worker only)' })
     .option('token', { type: 'string', requiresArg: true, describe: 'join token from the master (worker only)' })
@@ -85,6 +86,7 @@ async function parse(argv: string[]): Promise<DaemonConfig | number> {
       serviceCIDR: raw['service-cidr'],
       serviceNodePortRange: raw['service-node-port-range'],
       schedulerPolicy: raw['scheduler-policy'],
+      disableScheduler: raw['disable-scheduler'],
       nodeMonitorGracePeriod: raw['node-monitor-grace-period'],
       defaultTolerationSeconds: raw['default-toleration-seconds'],
       server: raw.server,

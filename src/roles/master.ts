@@ -123,7 +123,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     setMaxListeners(100, reconcilerSignal);
     const reconcilers = Promise.all([
       new NamespaceReconciler({ service, log }).start(reconcilerSignal),
-      new Scheduler({ service, policy: config.schedulerPolicy, log }).start(reconcilerSignal),
+      config.disableScheduler ? undefined : new Scheduler({ service, policy: config.schedulerPolicy, log }).start(reconcilerSignal),
       new NodeCleanup({ service, registrar: nodes.registrar, log }).start(reconcilerSignal),
       new NodeLifecycleReconciler({ service, gracePeriodSeconds: config.nodeMonitorGracePeriodSeconds, log }).start(reconcilerSignal),
       new EndpointsReconciler({ service, log }).start(reconcilerSignal),
