@@ -99,7 +99,7 @@ describe('node-local DNS on a real master', () => {
     dns = new NodeDns({ client, address: '127.0.0.1', port: 0, resolvConfPath: join(dir, 'resolv.conf'), log: (m) => logs.push(m) });
     port = await dns.listen();
     running = dns.start(stop.signal);
-    await waitFor(() => dns.zone().synced, { description: `the DNS server's caches to list (${logs.join('; ')})` });
+    await waitFor(() => dns.zone().synced, { timeoutMs: 30_000, description: `the DNS server's caches to list (${logs.join('; ')})` });
   });
 
   after(async () => {
