@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds minik8s's base images (pause, busybox, python, nginx) from local parts and pushes them into the master's registry store; cached.
+# Builds minik8s's base images (pause, busybox, python, nginx, slurm-client) from local parts and pushes them into the master's registry store; cached.
 # Usage: sudo scripts/build-images.sh [--only pause,busybox,python,nginx] [--force]
 #
 # No public registry is reachable, so every image is made here: pause from our own C source,
@@ -16,7 +16,7 @@ STORE="$DATA_DIR/registry"
 CACHE_DIR="${MINIK8S_CACHE_DIR:-/var/cache/minik8s}"
 REGISTRY=127.0.0.1:5000
 SUITE=bookworm
-ALL_IMAGES=(pause busybox python nginx)
+ALL_IMAGES=(pause busybox python nginx slurm-client)
 # Bump to rebuild every image (e.g. after a change outside the recipe functions that matters).
 RECIPE_VERSION=1
 
@@ -43,6 +43,7 @@ tags_of() {
     busybox) echo "busybox:1.35 busybox:latest" ;;
     python) echo "python:3.11 python:latest" ;;
     nginx) echo "nginx:1.22 nginx:latest" ;;
+    slurm-client) echo "minik8s/slurm-client:22.05" ;;
   esac
 }
 
@@ -84,7 +85,7 @@ for name in "${ONLY[@]}"; do
   case "$name" in
     pause) packages+=(gcc libc6-dev binutils) ;;
     busybox) packages+=(busybox-static) ;;
-    python|nginx) packages+=(debootstrap) ;;
+    python|nginx|slurm-client) packages+=(debootstrap) ;;
   esac
 done
 ensure_packages "${packages[@]}"
@@ -260,7 +261,9 @@ build_busybox() {
 
 python_rootfs() {
   local dir="$1" version
-  debootstrap_rootfs "$dir" python3,python-is-python3
+  # pip: the image factory installs functions' requirements with it (pip install --target) at build time.
+  debootstrap_rootfs "$dir" python3,python-is-python3,python3-pip
+  chroot "$dir" python3 -m pip --version >/dev/null 2>&1 || die "pip does not run in the new root filesystem"
   version="$(chroot "$dir" python --version 2>&1)" || die "python does not run in the new root filesystem: $version"
   case "$version" in "Python 3.11"*) ;; *) note "warning: the image has $version, but is tagged 3.11" ;; esac
 }
@@ -338,6 +341,28 @@ build_nginx() {
   import_tar "$tarball" "$ref" "$hash" "$PATH_ENV" 'EXPOSE 80/tcp' 'CMD ["nginx", "-g", "daemon off;"]'
 }
 
+# GPU job submitters: Debian's Slurm client (the same 22.05 as Debian's slurmctld), munge's library, ssh and python3,
+# with our submitter (templates/gpu-job/) added on top of the cached root filesystem, so editing it costs no debootstrap.
+slurm_client_rootfs() {
+  local dir="$1"
+  debootstrap_rootfs "$dir" python3,slurm-client,openssh-client
+  # The client talks to the node's munged through its socket; a key made at install time would only mislead.
+  rm -f "$dir/etc/munge/munge.key"
+  # sbatch reads a configuration even for --version: a throwaway one proves that it runs.
+  printf 'ClusterName=check\nSlurmctldHost=localhost\n' >"$dir/tmp/check.conf"
+  chroot "$dir" env SLURM_CONF=/tmp/check.conf sbatch --version >/dev/null 2>&1 || die "sbatch does not run in the new root filesystem"
+  rm -f "$dir/tmp/check.conf"
+}
+
+build_slurm-client() {
+  local ref="$1" hash="$2" tarball
+  tarball="$(cached_rootfs slurm-client "$(recipe_hash slurm_client_rootfs)" slurm_client_rootfs)"
+  cp "$tarball" "$WORK/slurm-client.tar"
+  tar -C "$ROOT/templates/gpu-job" --owner=0 --group=0 --numeric-owner --mode=0755 \
+    --transform 's,^submitter.py$,opt/minik8s/gpujob-submitter.py,' -rf "$WORK/slurm-client.tar" submitter.py
+  import_tar "$WORK/slurm-client.tar" "$ref" "$hash" "$PATH_ENV" 'ENV LANG=C.UTF-8' 'CMD ["python3", "/opt/minik8s/gpujob-submitter.py", "submit"]'
+}
+
 # A hash of everything a recipe depends on: the bodies of its functions, its source files, host package versions.
 recipe_hash() {
   {
@@ -349,6 +374,7 @@ recipe_hash() {
       build_busybox) dpkg-query -W -f='${Version}' busybox-static ;;
       build_python) declare -f python_rootfs ;;
       build_nginx) declare -f nginx_rootfs ;;
+      build_slurm-client) declare -f slurm_client_rootfs; cat "$ROOT/templates/gpu-job/submitter.py" ;;
     esac
   } | sha256sum | cut -c1-64
 }
@@ -359,8 +385,9 @@ describe() {
   case "$1" in
     pause) echo "building pause (static C binary, about 1 s)" ;;
     busybox) echo "building busybox (busybox-static, about 2 s)" ;;
-    python) echo "building python (debootstrap, about 30 s; cached after the first run)" ;;
+    python) echo "building python (debootstrap with pip, about 40 s; cached after the first run)" ;;
     nginx) echo "building nginx (debootstrap, about 30 s; cached after the first run)" ;;
+    slurm-client) echo "building slurm-client (debootstrap with Slurm's client, about 60 s; cached after the first run)" ;;
   esac
 }
 

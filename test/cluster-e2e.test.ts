@@ -232,8 +232,21 @@ describe('three machines: scheduling, the overlay, and nodes that die and come b
   });
 
   it('keeps pods running untouched while the master is killed, and carries on when it restarts', async () => {
-    const containerIDs = async () => (await Promise.all(workers.map((w) => w.machine.docker.listContainers({ filters: { label: [`minik8s.io/node=${w.nodeName}`] } }))))
-      .flat().map((c) => c.Id).sort();
+    const running = async () => (await Promise.all(workers.map((w) => w.machine.docker.listContainers({ filters: { label: [`minik8s.io/node=${w.nodeName}`] } })))).flat();
+    const containerIDs = async () => (await running()).map((c) => c.Id).sort();
+    // Earlier tests restarted a worker and an engine: their pods' containers may still be being replaced or removed.
+    // The snapshot is taken once what runs is exactly what the pods report.
+    await waitFor(async () => {
+      const pods = ((await api('GET', `/api/v1/namespaces/${NS}/pods`)).items as Pod[]).filter((p) => p.spec.nodeName);
+      if (pods.some((p) => p.metadata.deletionTimestamp)) return false;
+      const live = pods.filter((p) => p.status?.phase === 'Running');
+      if (pods.some((p) => !['Running', 'Succeeded', 'Failed'].includes(p.status?.phase ?? ''))) return false;
+      const reported = new Set(live.flatMap((p) => (p.status?.containerStatuses ?? []).map((c) => c.state?.running ? c.containerID?.replace(/^docker:\/\//, '') : 'not running')));
+      const uids = new Set(live.map((p) => p.metadata.uid));
+      const now = await running();
+      const apps = now.filter((c) => c.Labels['minik8s.io/role'] === 'app').map((c) => c.Id);
+      return now.every((c) => uids.has(c.Labels['minik8s.io/pod-uid'])) && apps.length === reported.size && apps.every((id) => reported.has(id));
+    }, { timeoutMs: 60_000, intervalMs: 500, description: 'the containers on the nodes to be exactly those of the running pods' });
     const before = await containerIDs();
     assert.ok(before.length > 0);
     process.kill(master().pid, 'SIGKILL');

@@ -19,6 +19,8 @@ export interface NetnsMaster {
   token: string;
   joinToken: string;
   registryPort: number;
+  /** The activator (function and workflow URLs): http://BRIDGE_ADDRESS:PORT, on a free port like the API's. */
+  activatorUrl: string;
   clusterCIDR: string;
   dataDir: string;
   /** Its HOME: the master writes its CLI config there, not into the invoking user's. */
@@ -196,6 +198,7 @@ async function startMaster(o: { spec: NetnsClusterSpec; address: string; registr
   mkdirSync(home, { recursive: true });
   const port = await freePort();
   const etcdPort = await etcdPorts();
+  const activatorPort = await freePort();
   const clusterCIDR = await freeClusterCIDR();
   if (o.spec.seedImages ?? true) {
     await ensureBaseImages();
@@ -207,12 +210,12 @@ async function startMaster(o: { spec: NetnsClusterSpec; address: string; registr
   const logFile = join(root, 'master.log');
   const args = [
     MINIK8S_BINARY, '--role=master', '--data-dir', dataDir, '--address', o.address, '--port', String(port), '--etcd-port', String(etcdPort),
-    '--registry-port', String(o.registryPort), '--cluster-cidr', clusterCIDR, ...(o.spec.masterArgs ?? []),
+    '--registry-port', String(o.registryPort), '--cluster-cidr', clusterCIDR, '--activator-port', String(activatorPort), ...(o.spec.masterArgs ?? []),
   ];
   const p = await launchMaster(o.spec, { args, logFile, home, dataDir, url });
   const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
   return {
-    url, token, joinToken: readFileSync(join(dataDir, 'join-token'), 'utf8').trim(), registryPort: o.registryPort, clusterCIDR, dataDir, home, logFile,
+    url, token, joinToken: readFileSync(join(dataDir, 'join-token'), 'utf8').trim(), registryPort: o.registryPort, activatorUrl: `http://${o.address}:${activatorPort}`, clusterCIDR, dataDir, home, logFile,
     env: { ...process.env, HOME: home, MINIK8S_SERVER: url, MINIK8S_TOKEN: token },
     pid: p.pid, startTime: p.startTime, output: p.output, args,
   };

@@ -4,6 +4,8 @@ import { NotFoundError } from '../core/errors.js';
 import type { ApiClient } from '../core/client/api-client.js';
 import { CliError, ConnectionError, formatError } from './cli-error.js';
 import type { CliContext } from './context.js';
+import { applyFunction } from './function-apply.js';
+import { applyGpuJob } from './gpujob-apply.js';
 import { manifestNamespace, readManifests, type Manifest } from './manifests.js';
 import { objectRef } from './printers.js';
 import { lastApplied, threeWayMergePatch, withLastApplied } from './three-way-patch.js';
@@ -18,6 +20,10 @@ export type ApplyOutcome = 'created' | 'configured' | 'unchanged';
 /** Applies one object; returns what happened to it. */
 export async function applyOne(client: ApiClient, manifest: Manifest, namespace: string | undefined): Promise<ApplyOutcome> {
   const { def } = manifest;
+  // A Function's code is too big for the last-applied annotation: its own apply keeps it out.
+  if (def.kind === 'Function') return applyFunction(client, manifest, namespace);
+  // A GpuJob's program likewise.
+  if (def.kind === 'GpuJob') return applyGpuJob(client, manifest, namespace);
   const name = manifest.object.metadata.name;
   if (!name) throw new CliError(`error when retrieving current configuration of ${def.kind} from "${manifest.source}": resource name may not be empty`);
   const modified = withLastApplied(manifest.object);

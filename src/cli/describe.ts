@@ -6,7 +6,19 @@ import type { ApiClient } from '../core/client/api-client.js';
 import type { Node } from '../core/api/node.js';
 import { podKind, type Pod } from '../core/api/pod.js';
 import { describeNode } from './describe-node.js';
+import { describeHpa } from './describe-hpa.js';
+import type { HorizontalPodAutoscaler } from '../core/api/horizontalpodautoscaler.js';
+import { describeFunction } from './function-describe.js';
+import { functionVersionKind, type FunctionVersion } from '../core/api/function-version.js';
+import type { FunctionObject } from '../core/api/function.js';
 import { describeService } from './describe-service.js';
+import { describeGpuJob, describeSecret } from './gpujob-describe.js';
+import type { GpuJob } from '../core/api/gpujob.js';
+import type { Secret } from '../core/api/secret.js';
+import { workflowKind, type Workflow } from '../core/api/workflow.js';
+import { kindObjectPath } from '../core/client/api-client.js';
+import type { WorkflowExecutionSummary } from '../roles/workflows/execution-store.js';
+import { describeWorkflow } from './workflow-describe.js';
 import { endpointsKind, type Endpoints } from '../core/api/endpoints.js';
 import type { Service } from '../core/api/service.js';
 import { ConnectionError, formatError } from './cli-error.js';
@@ -300,6 +312,10 @@ export interface RenderContext {
   pods?: readonly Pod[];
   /** A Service's Endpoints (same name). */
   endpoints?: Endpoints;
+  /** A Function's kept versions. */
+  functionVersions?: readonly FunctionVersion[];
+  /** A Workflow's executions, newest first (undefined: not fetched). */
+  workflowExecutions?: readonly WorkflowExecutionSummary[];
   now?: Date;
 }
 
@@ -313,6 +329,21 @@ export function renderObject(def: KindDefinition, obj: KubeObject, context: Rend
   } else if (def.kind === 'Service') {
     describeMeta(w, def, obj);
     describeService(w, obj as Service, context.endpoints);
+  } else if (def.kind === 'HorizontalPodAutoscaler') {
+    describeMeta(w, def, obj);
+    describeHpa(w, obj as HorizontalPodAutoscaler, describeTime);
+  } else if (def.kind === 'Function') {
+    describeMeta(w, def, obj);
+    describeFunction(w, obj as FunctionObject, context.functionVersions ?? [], context.now ?? new Date());
+  } else if (def.kind === 'Workflow') {
+    describeMeta(w, def, obj);
+    describeWorkflow(w, obj as Workflow, context.workflowExecutions, context.now ?? new Date());
+  } else if (def.kind === 'GpuJob') {
+    describeMeta(w, def, obj);
+    describeGpuJob(w, obj as GpuJob, describeTime);
+  } else if (def.kind === 'Secret') {
+    describeMeta(w, def, obj);
+    describeSecret(w, obj as Secret);
   } else describeGeneric(w, def, obj);
   return w.render();
 }
@@ -323,6 +354,28 @@ async function endpointsOf(client: ApiClient, service: KubeObject): Promise<Endp
     return (await client.get(endpointsKind, { namespace: service.metadata.namespace, name: service.metadata.name ?? '' })) as Endpoints;
   } catch (err) {
     if (err instanceof ApiError) return undefined;
+    throw err;
+  }
+}
+
+/** A Workflow's executions, newest first; undefined when the server does not serve them. */
+async function executionsOf(client: ApiClient, wf: KubeObject): Promise<WorkflowExecutionSummary[] | undefined> {
+  try {
+    const list = await client.request('GET', `${kindObjectPath(workflowKind, wf.metadata.name ?? '', wf.metadata.namespace)}/executions`) as { items?: WorkflowExecutionSummary[] };
+    return list.items ?? [];
+  } catch (err) {
+    if (err instanceof ApiError) return undefined;
+    throw err;
+  }
+}
+
+/** A Function's versions (labelled with its name, controlled by it). */
+async function versionsOf(client: ApiClient, fn: KubeObject): Promise<FunctionVersion[]> {
+  try {
+    const list = await client.list(functionVersionKind, { namespace: fn.metadata.namespace, labelSelector: `minik8s.io/function=${fn.metadata.name}` });
+    return (list.items as FunctionVersion[]).filter((v) => v.metadata.ownerReferences?.some((r) => r.uid === fn.metadata.uid));
+  } catch (err) {
+    if (err instanceof ApiError) return [];
     throw err;
   }
 }
@@ -361,7 +414,9 @@ export async function runDescribe(ctx: CliContext, args: DescribeArgs): Promise<
     for (const obj of objects) {
       const pods = def.kind === 'Node' ? await podsOnNode(client, obj.metadata.name ?? '') : undefined;
       const endpoints = def.kind === 'Service' ? await endpointsOf(client, obj) : undefined;
-      const text = renderObject(def, obj, { pods, endpoints, now: ctx.now() }) + renderEvents(await fetchEvents(client, def, obj), ctx.now());
+      const functionVersions = def.kind === 'Function' ? await versionsOf(client, obj) : undefined;
+      const workflowExecutions = def.kind === 'Workflow' ? await executionsOf(client, obj) : undefined;
+      const text = renderObject(def, obj, { pods, endpoints, functionVersions, workflowExecutions, now: ctx.now() }) + renderEvents(await fetchEvents(client, def, obj), ctx.now());
       blocks.push(text);
     }
   }

@@ -7,7 +7,7 @@ import type { CliContext } from './context.js';
 /** Where the CLI looks when neither flags, environment nor ~/.minik8s/config name a server. */
 export const DEFAULT_SERVER = 'http://127.0.0.1:6443';
 
-export const COMMANDS = ['api-resources', 'apply', 'cordon', 'create', 'delete', 'describe', 'drain', 'exec', 'get', 'image', 'logs', 'rollout', 'scale', 'token', 'top', 'uncordon', 'version'] as const;
+export const COMMANDS = ['api-resources', 'apply', 'autoscale', 'cordon', 'create', 'delete', 'describe', 'drain', 'exec', 'function', 'get', 'gpujob', 'image', 'invoke', 'logs', 'rollout', 'scale', 'token', 'top', 'uncordon', 'version', 'workflow'] as const;
 
 export interface CliIo {
   stdout(text: string): void;
@@ -285,20 +285,92 @@ async function runWithYargs(argv: readonly string[], io: CliIo, clients: ApiClie
       // Words after `--` land in `_` (behind the command name itself), not in the positional.
       pod: str(a.pod), container: str(a.c), stdin: Boolean(a.i), command: [...strings(a.command), ...strings(a._).slice(1)],
     })))
+    .command('function', 'Serverless functions: minik8s function create|update|delete|rollback|logs NAME', (y) => {
+      const codeOptions = (yy: typeof y) => yy
+        .positional('name', { type: 'string', describe: 'the function' })
+        .option('f', { alias: 'filename', type: 'string', requiresArg: true, describe: 'the code: handler.py (def handler(event, context)), a directory, or a .zip/.tar.gz' })
+        .option('requirements', { type: 'string', requiresArg: true, describe: 'a requirements.txt, installed with pip when the image is built' })
+        .option('handler', { type: 'string', requiresArg: true, describe: 'module.function (default handler.handler; -f hello.py implies hello.handler)' })
+        .option('env', { type: 'string', requiresArg: true, describe: 'NAME=VALUE for the function\'s environment (repeatable)' })
+        .option('min-scale', { type: 'string', requiresArg: true, describe: 'pods kept even when idle (default 0: scale to zero)' })
+        .option('max-scale', { type: 'string', requiresArg: true, describe: 'most pods (default 10)' })
+        .option('target', { type: 'string', requiresArg: true, describe: 'requests in flight per pod the autoscaler aims at (default 10)' })
+        .option('idle-grace', { type: 'string', requiresArg: true, describe: 'seconds without requests before going to zero pods (default 30)' })
+        .option('timeout', { type: 'string', requiresArg: true, describe: 'seconds a request may take (default 60)' })
+        .option('wait', { type: 'boolean', default: true, describe: 'follow the build until the version serves (--wait=false returns at once)' });
+      const writeArgs = (a: Record<string, unknown>): import('./function.js').FunctionWriteArgs => ({
+        name: str(a.name), file: str(a.f), requirements: str(a.requirements), handler: str(a.handler), env: strings(a.env),
+        minScale: str(a['min-scale']), maxScale: str(a['max-scale']), target: str(a.target), idleGrace: str(a['idle-grace']), timeout: str(a.timeout),
+        soft: Boolean(a.soft), hard: Boolean(a.hard), wait: a.wait !== false,
+      });
+      return y
+        .command('create [name]', 'Create a function from code and build its first version', (yy) => codeOptions(yy),
+          run(async () => (await import('./function.js')).runFunctionCreate, writeArgs))
+        .command('update [name]', 'Change a function\'s code or settings: a new version, rolled out --soft (default) or --hard', (yy) => codeOptions(yy)
+          .option('soft', { type: 'boolean', describe: 'old pods serve until the new version has a Ready pod' })
+          .option('hard', { type: 'boolean', describe: 'old pods stop at once; the next request cold-starts the new version' }),
+        run(async () => (await import('./function.js')).runFunctionUpdate, writeArgs))
+        .command('rollback [name]', 'Serve an earlier version again (its image is reused: no build)', (yy) => yy
+          .positional('name', { type: 'string', describe: 'the function' })
+          .option('to', { type: 'string', requiresArg: true, describe: 'the version (default: the newest built one before the serving one)' })
+          .option('soft', { type: 'boolean', describe: 'old pods serve until the version has a Ready pod' })
+          .option('hard', { type: 'boolean', describe: 'old pods stop at once' })
+          .option('wait', { type: 'boolean', default: true, describe: 'wait until the version serves' }),
+        run(async () => (await import('./function.js')).runFunctionRollback, (a) => ({ name: str(a.name), to: str(a.to), soft: Boolean(a.soft), hard: Boolean(a.hard), wait: a.wait !== false })))
+        .command('delete [names..]', 'Delete functions with their versions, ReplicaSets and pods', (yy) => yy
+          .positional('names', { type: 'string', array: true, describe: 'the functions' })
+          .option('wait', { type: 'boolean', default: true, describe: 'wait until everything is gone' }),
+        run(async () => (await import('./function.js')).runFunctionDelete, (a) => ({ names: strings(a.names), wait: a.wait !== false })))
+        .command('logs [name]', 'Print the logs of a function\'s pods, each line prefixed with its pod', (yy) => yy
+          .positional('name', { type: 'string', describe: 'the function' })
+          .option('f', { alias: 'follow', type: 'boolean', describe: 'keep streaming, following pods as they come' })
+          .option('tail', { type: 'string', requiresArg: true, describe: 'only the last N lines of each pod (-1: all)' }),
+        run(async () => (await import('./function-logs.js')).runFunctionLogs, (a) => ({ name: str(a.name), follow: Boolean(a.f), tail: str(a.tail) })))
+        .command('invocations [name] [id]', 'List a function\'s last calls (ID, VERSION, TRIGGER, STATUS, COLD, DURATION, AGE), or one in full', (yy) => yy
+          .positional('name', { type: 'string', describe: 'the function' })
+          .positional('id', { type: 'string', describe: 'one invocation, printed in full (result, error, traceback, stdout, stderr)' })
+          .option('o', { alias: 'output', type: 'string', requiresArg: true, describe: 'wide, json or yaml (full records)' })
+          .option('limit', { type: 'string', requiresArg: true, describe: 'only the newest N' })
+          .option('headers', { type: 'boolean', default: true, describe: 'print the header row (--no-headers omits it)' }),
+        run(async () => (await import('./function-invocations.js')).runFunctionInvocations, (a) => ({
+          name: str(a.name), id: str(a.id), output: str(a.o), limit: str(a.limit), noHeaders: a.headers === false,
+        })))
+        .demandCommand(1, 'minik8s function needs a command: create, update, delete, rollback, logs or invocations');
+    })
+    .command('invoke [target] [name]', 'Call a function (or run a workflow) through the activator: minik8s invoke NAME [--data JSON|@file] | invoke workflow NAME --data JSON', (y) => y
+      .positional('target', { type: 'string', describe: 'the function, or `workflow` followed by the workflow\'s name' })
+      .positional('name', { type: 'string', describe: 'the workflow (after `workflow`)' })
+      .option('d', { alias: 'data', type: 'string', requiresArg: true, describe: 'the body: JSON (or text), @FILE, or @- for stdin' })
+      .option('path', { type: 'string', requiresArg: true, describe: 'sub-path (and query) the handler sees, e.g. /items/7?full=1' })
+      .option('method', { alias: 'X', type: 'string', requiresArg: true, describe: 'HTTP method (default POST)' })
+      .option('activator', { type: 'string', requiresArg: true, describe: 'the activator URL (default: $MINIK8S_ACTIVATOR, the function\'s URL, what the master says)' }),
+    run(async () => (await import('./invoke.js')).runInvoke, (a) => ({
+      target: str(a.target), name: str(a.name), data: str(a.d), path: str(a.path), method: str(a.method), activator: str(a.activator), env: io.env,
+    })))
     .command('rollout [command] [resources..]', 'Manage the rollout of a Deployment: minik8s rollout status|history|undo|pause|resume deploy/NAME', (y) => y
       .positional('command', { type: 'string', describe: 'status, history, undo, pause or resume' })
       .positional('resources', { type: 'string', array: true, describe: 'deploy/NAME or deployment NAME' })
       .option('to-revision', { type: 'string', requiresArg: true, describe: 'undo: the revision to roll back to (default: the previous one)' })
+      .option('revision', { type: 'string', requiresArg: true, describe: 'history: show the pod template of this revision' })
       .option('watch', { alias: 'w', type: 'boolean', default: true, describe: 'status: wait until the rollout finishes (--watch=false reports once)' })
       .option('timeout', { type: 'string', requiresArg: true, describe: 'status: seconds to wait before giving up (0: forever)' }),
     run(async () => (await import('./rollout.js')).runRollout, (a) => ({
-      command: str(a.command) as import('./rollout.js').RolloutCommand, resources: strings(a.resources), toRevision: str(a['to-revision']), watch: a.watch !== false, timeoutSeconds: str(a.timeout),
+      command: str(a.command) as import('./rollout.js').RolloutCommand, resources: strings(a.resources), toRevision: str(a['to-revision']), revision: str(a.revision), watch: a.watch !== false, timeoutSeconds: str(a.timeout),
     })))
     .command('scale [resources..]', 'Set the number of replicas of a ReplicaSet or Deployment: minik8s scale rs/NAME --replicas=N', (y) => y
       .positional('resources', { type: 'string', array: true, describe: 'TYPE NAME... or TYPE/NAME...' })
       .option('replicas', { type: 'string', requiresArg: true, describe: 'the new number of replicas' })
       .option('current-replicas', { type: 'string', requiresArg: true, describe: 'only scale if the number of replicas is this now' }),
     run(async () => (await import('./scale.js')).runScale, (a) => ({ resources: strings(a.resources), replicas: str(a.replicas), currentReplicas: str(a['current-replicas']) })))
+    .command('autoscale [resources..]', 'Create a HorizontalPodAutoscaler for a Deployment or ReplicaSet: minik8s autoscale deployment NAME --min=2 --max=10 --cpu-percent=80', (y) => y
+      .positional('resources', { type: 'string', array: true, describe: 'TYPE NAME or TYPE/NAME (deployment, replicaset)' })
+      .option('min', { type: 'string', requiresArg: true, describe: 'the fewest pods (default 1)' })
+      .option('max', { type: 'string', requiresArg: true, describe: 'the most pods (required)' })
+      .option('cpu-percent', { type: 'string', requiresArg: true, describe: 'the target average cpu utilization, percent of the pods\' requests (default: the server\'s, 80)' })
+      .option('name', { type: 'string', requiresArg: true, describe: 'the autoscaler\'s name (default: the target\'s)' }),
+    run(async () => (await import('./autoscale.js')).runAutoscale, (a) => ({
+      resources: strings(a.resources), min: str(a.min), max: str(a.max), cpuPercent: str(a['cpu-percent']), name: str(a.name),
+    })))
     .command('top [resource] [name]', 'Show CPU and memory use of pods or nodes', (y) => y
       .positional('resource', { type: 'string', describe: 'pods or nodes' })
       .positional('name', { type: 'string', describe: 'one pod or node' })
@@ -319,6 +391,24 @@ async function runWithYargs(argv: readonly string[], io: CliIo, clients: ApiClie
         .positional('ids', { type: 'string', array: true, describe: 'token IDs (the part before the dot)' }),
       run(async () => (await import('./token.js')).runToken, (a) => ({ action: 'delete' as const, ids: strings(a.ids) })))
       .demandCommand(1, 'minik8s token needs a command: create, list or delete'))
+    .command('workflow', 'Workflow executions: minik8s workflow executions NAME | workflow execution NAME EXECUTION', (y) => y
+      .command('executions [name]', 'List a workflow\'s executions, newest first', (yy) => yy
+        .positional('name', { type: 'string', describe: 'the workflow' })
+        .option('o', { alias: 'output', type: 'string', requiresArg: true, describe: 'wide, json or yaml' })
+        .option('headers', { type: 'boolean', default: true, describe: 'print the header row (--no-headers omits it)' }),
+      run(async () => (await import('./workflow.js')).runWorkflowExecutions, (a) => ({ name: str(a.name), output: str(a.o), noHeaders: a.headers === false })))
+      .command('execution [name] [execution]', 'Show one execution with its history (state entered, exited, failed, retried, caught)', (yy) => yy
+        .positional('name', { type: 'string', describe: 'the workflow' })
+        .positional('execution', { type: 'string', describe: 'the execution, as `workflow executions` lists it' })
+        .option('o', { alias: 'output', type: 'string', requiresArg: true, describe: 'json or yaml' }),
+      run(async () => (await import('./workflow.js')).runWorkflowExecution, (a) => ({ name: str(a.name), execution: str(a.execution), output: str(a.o) })))
+      .demandCommand(1, 'minik8s workflow needs a command: executions or execution'))
+    .command('gpujob', 'GPU jobs on Slurm: minik8s gpujob output NAME [-o DIR]', (y) => y
+      .command('output [name]', 'Write a finished job\'s result.out and error.err into a directory', (yy) => yy
+        .positional('name', { type: 'string', describe: 'the GpuJob' })
+        .option('o', { alias: 'output-dir', type: 'string', requiresArg: true, describe: 'the directory to write them into (default: the working directory)' }),
+      run(async () => (await import('./gpujob.js')).runGpuJobOutput, (a) => ({ name: str(a.name), dir: str(a.o) })))
+      .demandCommand(1, 'minik8s gpujob needs a command: output'))
     .command('version', 'Print the client and server versions', (y) => y
       .option('client', { type: 'boolean', describe: 'only the client version' })
       .option('o', { alias: 'output', type: 'string', requiresArg: true, describe: 'json' }),

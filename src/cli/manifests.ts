@@ -6,6 +6,8 @@ import type { KindDefinition } from '../core/api/kind.js';
 import type { KubeObject } from '../core/api/meta.js';
 import { kindByApiVersion } from '../core/api/registry.js';
 import { CliError } from './cli-error.js';
+import { resolveFunctionManifest } from './function-code.js';
+import { resolveGpuJobManifest } from './gpujob-files.js';
 
 /** Kubernetes stores objects of at most 1.5 MiB (etcd's request limit); a bigger document is a mistake or an attack. */
 export const MAX_DOCUMENT_BYTES = 2 * 1024 * 1024;
@@ -157,6 +159,12 @@ export async function readManifests(paths: readonly string[], options: ReadManif
     }
   }
   if (manifests.length === 0) throw new CliError(`no objects passed to ${options.verb ?? 'apply'}`);
+  // A Function's spec.codePath and requirementsPath name files beside its manifest: read them now (delete needs no code).
+  if (options.verb !== 'delete') {
+    for (const m of manifests) if (m.def.kind === 'Function') m.object = await resolveFunctionManifest(m.object, m.source);
+    // A GpuJob's spec.program.path likewise: its files go up with the job.
+    for (const m of manifests) if (m.def.kind === 'GpuJob') m.object = await resolveGpuJobManifest(m.object, m.source);
+  }
   return manifests;
 }
 

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Deployment } from '../core/api/deployment.js';
 import type { ReplicaSet } from '../core/api/replicaset.js';
-import { formatHistory, parseTimeout, rolloutStatusMessage, templateForUndo, undoTarget } from './rollout.js';
+import { formatHistory, formatRevision, parseTimeout, rolloutStatusMessage, templateForUndo, undoTarget } from './rollout.js';
 
 const deploy = (generation: number, status: Deployment['status']): Deployment =>
   ({ metadata: { name: 'web', uid: 'd', generation }, spec: { replicas: 3, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'v2' }] } } }, status } as unknown as Deployment);
@@ -39,6 +39,14 @@ describe('history and undo', () => {
 
   it('lists revisions oldest first with their change cause', () => {
     assert.equal(formatHistory(d, rses), 'deployment.apps/web\nREVISION  CHANGE-CAUSE\n1         first\n2         <none>\n\n');
+  });
+
+  it('shows one revision\'s pod template without the hash label, and says when there is no such revision', () => {
+    const out = formatRevision(d, rses, 1);
+    assert.match(out, /^deployment\.apps\/web with revision #1\nChange-Cause: first\nPod Template:\n/);
+    assert.match(out, /image: v1/);
+    assert.doesNotMatch(out, /pod-template-hash/);
+    assert.throws(() => formatRevision(d, rses, 7), /unable to find the specified revision 7/);
   });
 
   it('undo goes to the previous revision, or the one asked for, without the hash label', () => {

@@ -1,4 +1,5 @@
 // `minik8s rollout status|history|undo|pause|resume deploy/NAME`: follow and steer Deployment rollouts, as kubectl rollout.
+import { stringify } from 'yaml';
 import { deploymentKind, type Deployment } from '../core/api/deployment.js';
 import type { PodTemplateSpec } from '../core/api/pod.js';
 import { replicaSetKind, type ReplicaSet } from '../core/api/replicaset.js';
@@ -17,6 +18,8 @@ export interface RolloutArgs {
   resources: string[];
   /** undo: the revision to go back to (default: the one before the current). */
   toRevision?: string;
+  /** history: show this revision's pod template instead of the list. */
+  revision?: string;
   /** status: keep waiting (default) or report once. */
   watch?: boolean;
   /** status: give up after this many seconds (0: never). */
@@ -62,6 +65,15 @@ export function formatHistory(d: Deployment, rses: readonly ReplicaSet[]): strin
   const width = Math.max('REVISION'.length, ...rows.map((r) => r[0]!.length)) + 2;
   const lines = [['REVISION', 'CHANGE-CAUSE'], ...rows].map(([rev, cause]) => `${rev!.padEnd(width)}${cause}`);
   return `deployment.apps/${d.metadata.name}\n${lines.join('\n')}\n\n`;
+}
+
+/** One revision's pod template, as `kubectl rollout history --revision N` shows it. */
+export function formatRevision(d: Deployment, rses: readonly ReplicaSet[], revision: number): string {
+  const rs = history(d, rses).find((r) => revisionOf(r) === revision);
+  if (!rs) throw new CliError(`unable to find the specified revision ${revision}`);
+  const template = stringify(templateForUndo(rs)).trimEnd().split('\n').map((line) => `  ${line}`).join('\n');
+  const cause = rs.metadata.annotations?.[CHANGE_CAUSE_ANNOTATION];
+  return `deployment.apps/${d.metadata.name} with revision #${revision}\n${cause ? `Change-Cause: ${cause}\n` : ''}Pod Template:\n${template}\n\n`;
 }
 
 /** The template of a ReplicaSet as the Deployment would hold it: without the hash label. */
@@ -123,8 +135,10 @@ export async function runRollout(ctx: CliContext, args: RolloutArgs): Promise<nu
       }
     }
     case 'history': {
+      const revision = args.revision === undefined ? undefined : Number(args.revision);
+      if (revision !== undefined && (!Number.isSafeInteger(revision) || revision <= 0)) throw new CliError(`invalid argument "${args.revision}" for "--revision" flag`);
       const d = await get();
-      ctx.out(formatHistory(d, await replicaSets()));
+      ctx.out(revision === undefined ? formatHistory(d, await replicaSets()) : formatRevision(d, await replicaSets(), revision));
       return 0;
     }
     case 'undo': {

@@ -15,9 +15,20 @@ describe('toDaemonConfig', () => {
     assert.deepEqual(c.master, {
       dataDir: '/var/lib/minik8s', address: '0.0.0.0', port: 6443, etcdEndpoints: undefined, etcdPort: 2379, writeClientConfig: true,
       registryPort: 5000, clusterCIDR: '10.244.0.0/16', schedulerPolicy: 'least-allocated', disableScheduler: false,
-      nodeMonitorGracePeriodSeconds: 40, defaultTolerationSeconds: 300,
+      nodeMonitorGracePeriodSeconds: 40, defaultTolerationSeconds: 300, hpaSyncPeriodSeconds: 15,
       serviceCIDR: '10.96.0.0/16', nodePortRange: { min: 30000, max: 32767 },
+      activatorPort: 8090, podRoutes: true,
     });
+  });
+
+  it('reads the activator flags; a master that is also a worker keeps no pod routes of its own', () => {
+    const c = toDaemonConfig({ ...base, activatorPort: '18090', activatorAddress: '127.0.0.1' });
+    assert.equal(c.master.activatorPort, 18090);
+    assert.equal(c.master.activatorAddress, '127.0.0.1');
+    assert.equal(c.master.podRoutes, true);
+    assert.equal(toDaemonConfig({ ...base, role: 'master,worker' }).master.podRoutes, false);
+    assert.throws(() => toDaemonConfig({ ...base, activatorPort: '0' }), /--activator-port must be a port number from 1 to 65535, not "0"/);
+    assert.throws(() => toDaemonConfig({ ...base, activatorAddress: 'here' }), /--activator-address must be an IP address/);
   });
 
   it('reads the service range and node port range', () => {
@@ -31,6 +42,8 @@ describe('toDaemonConfig', () => {
     assert.equal(c.master.nodeMonitorGracePeriodSeconds, 3);
     assert.equal(c.master.defaultTolerationSeconds, 0);
     assert.equal(toDaemonConfig({ ...base, nodeMonitorGracePeriod: '50s', defaultTolerationSeconds: '60s' }).master.nodeMonitorGracePeriodSeconds, 50);
+    assert.equal(toDaemonConfig({ ...base, hpaSyncPeriod: '2' }).master.hpaSyncPeriodSeconds, 2);
+    assert.throws(() => toDaemonConfig({ ...base, hpaSyncPeriod: '0' }), /--hpa-sync-period must be a whole number of seconds of at least 1/);
   });
 
   it('takes the role from a word or the flag, in any combination of master and worker', () => {

@@ -38,6 +38,21 @@ export interface MasterConfig {
   nodeMonitorGracePeriodSeconds: number;
   /** tolerationSeconds of the not-ready and unreachable tolerations every new pod gets (unless it has its own). */
   defaultTolerationSeconds: number;
+  /** How often the autoscaler looks at each HPA (--hpa-sync-period, Kubernetes' --horizontal-pod-autoscaler-sync-period: 15 s). */
+  hpaSyncPeriodSeconds: number;
+  /** The Docker engine the image factory builds function images on (--docker-host; default DOCKER_HOST or the local socket). */
+  dockerHost?: string;
+  /** pip's --index-url for functions' requirements (--pip-index-url); default: pip's own index. */
+  pipIndexUrl?: string;
+  /** Port of the activator, which serves /function/NAME and /workflow/NAME (--activator-port). */
+  activatorPort: number;
+  /** Address the activator listens on (--activator-address); default: --address. */
+  activatorAddress?: string;
+  /**
+   * Keep host routes to the Ready nodes' pod ranges via their addresses, so the activator reaches
+   * pods: on when the master runs alone; off when this process is a worker too (its overlay routes them).
+   */
+  podRoutes: boolean;
 }
 
 export interface WorkerConfig {
@@ -128,6 +143,10 @@ export interface RawDaemonFlags {
   disableScheduler?: boolean;
   nodeMonitorGracePeriod?: string;
   defaultTolerationSeconds?: string;
+  hpaSyncPeriod?: string;
+  pipIndexUrl?: string;
+  activatorPort?: string;
+  activatorAddress?: string;
   server?: string;
   token?: string;
   name?: string;
@@ -303,6 +322,18 @@ export function parseSchedulerPolicy(text: string): SchedulerPolicy {
   return policy as SchedulerPolicy;
 }
 
+/** An http(s) URL of a Python package index (PEP 503 simple API), e.g. http://10.0.0.5:8080/simple. */
+export function parsePipIndexUrl(text: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(text.trim());
+  } catch { /* reported below */ }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new UsageError(`--pip-index-url must be an http:// or https:// URL of a package index, such as http://10.0.0.5:8080/simple, not "${text}"`);
+  }
+  return text.trim();
+}
+
 /** A node name: a DNS-1123 subdomain. */
 function parseNodeName(text: string): string {
   const name = text.trim().toLowerCase();
@@ -325,6 +356,7 @@ export function toDaemonConfig(flags: RawDaemonFlags): DaemonConfig {
   if (!roles) throw new UsageError('no role given: use --role=master (or "minik8s master")');
   if (!flags.dataDir.trim()) throw new UsageError('--data-dir must not be empty');
   if (isIP(flags.address) === 0) throw new UsageError(`--address must be an IP address such as 0.0.0.0 or 127.0.0.1, not "${flags.address}"`);
+  if (flags.activatorAddress !== undefined && isIP(flags.activatorAddress) === 0) throw new UsageError(`--activator-address must be an IP address such as 0.0.0.0 or 127.0.0.1, not "${flags.activatorAddress}"`);
   const master = roles.includes('master');
   const worker = roles.includes('worker');
   if (worker && !master) {
@@ -388,6 +420,12 @@ export function toDaemonConfig(flags: RawDaemonFlags): DaemonConfig {
       disableScheduler: flags.disableScheduler ?? false,
       nodeMonitorGracePeriodSeconds: parseSeconds('node-monitor-grace-period', flags.nodeMonitorGracePeriod ?? '40', 1),
       defaultTolerationSeconds: parseSeconds('default-toleration-seconds', flags.defaultTolerationSeconds ?? '300', 0),
+      hpaSyncPeriodSeconds: parseSeconds('hpa-sync-period', flags.hpaSyncPeriod ?? '15', 1),
+      ...(flags.dockerHost !== undefined ? { dockerHost: flags.dockerHost } : {}),
+      ...(flags.pipIndexUrl !== undefined ? { pipIndexUrl: parsePipIndexUrl(flags.pipIndexUrl) } : {}),
+      activatorPort: parsePort('activator-port', flags.activatorPort ?? '8090'),
+      ...(flags.activatorAddress !== undefined ? { activatorAddress: flags.activatorAddress } : {}),
+      podRoutes: !worker,
     },
     worker: {
       server: flags.server,

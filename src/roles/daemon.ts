@@ -35,6 +35,10 @@ function parser(argv: string[]) {
     .option('default-toleration-seconds', { type: 'string', requiresArg: true, default: '300', describe: 'how long new pods tolerate a not-ready or unreachable node before eviction (unless they say)' })
     .option('scheduler-policy', { type: 'string', requiresArg: true, default: 'least-allocated', describe: 'how the scheduler picks a node: least-allocated, fewest-pods, balanced or round-robin' })
     .option('disable-scheduler', { type: 'boolean', default: false, describe: 'run no scheduler (pods stay Pending unless bound some other way)' })
+    .option('hpa-sync-period', { type: 'string', requiresArg: true, default: '15', describe: 'seconds between the autoscaler\'s looks at each HorizontalPodAutoscaler' })
+    .option('activator-port', { type: 'string', requiresArg: true, default: '8090', describe: 'port of the activator (function and workflow URLs: /function/NAME, /workflow/NAME)' })
+    .option('activator-address', { type: 'string', requiresArg: true, describe: 'address the activator listens on (default: --address)' })
+    .option('pip-index-url', { type: 'string', requiresArg: true, describe: 'package index for functions\' requirements (pip --index-url; builds use the host\'s network, so a local index on loopback works)' })
     .group(['server', 'token', 'name', 'node-ip', 'labels', 'taints', 'docker-host', 'kubelet-address', 'kubelet-port', 'bridge', 'overlay', 'proxy', 'dns', 'cluster-dns', 'dns-upstream', 'provider', 'fake-nodes', 'fake-node-capacity', 'fake-node-heartbeat'], 'Worker:')
     .option('server', { type: 'string', requiresArg: true, describe: 'the master\'s API server URL (worker only)' })
     .option('token', { type: 'string', requiresArg: true, describe: 'join token from the master (worker only)' })
@@ -42,7 +46,7 @@ function parser(argv: string[]) {
     .option('node-ip', { type: 'string', requiresArg: true, describe: 'the node\'s address (default: the one that routes to the master)' })
     .option('labels', { type: 'string', requiresArg: true, describe: 'node labels, k=v,...' })
     .option('taints', { type: 'string', requiresArg: true, describe: 'node taints, k=v:NoSchedule,...' })
-    .option('docker-host', { type: 'string', requiresArg: true, describe: 'Docker engine, unix:///var/run/docker.sock or tcp://HOST:PORT' })
+    .option('docker-host', { type: 'string', requiresArg: true, describe: 'Docker engine (pods\'; and the master\'s function image builds), unix:///var/run/docker.sock or tcp://HOST:PORT' })
     .option('kubelet-address', { type: 'string', requiresArg: true, describe: 'address the kubelet API listens on (default 0.0.0.0)' })
     .option('kubelet-port', { type: 'string', requiresArg: true, describe: 'kubelet API port (default 10250)' })
     .option('bridge', { type: 'string', requiresArg: true, describe: 'Docker network and Linux bridge for pods (default minik8s0)' })
@@ -89,6 +93,10 @@ async function parse(argv: string[]): Promise<DaemonConfig | number> {
       disableScheduler: raw['disable-scheduler'],
       nodeMonitorGracePeriod: raw['node-monitor-grace-period'],
       defaultTolerationSeconds: raw['default-toleration-seconds'],
+      hpaSyncPeriod: raw['hpa-sync-period'],
+      pipIndexUrl: raw['pip-index-url'],
+      activatorPort: raw['activator-port'],
+      activatorAddress: raw['activator-address'],
       server: raw.server,
       token: raw.token,
       name: raw.name,

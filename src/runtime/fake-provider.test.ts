@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from '../core/api/pod.js';
-import { FakeBackend, FakeProvider } from './fake-provider.js';
+import { FAKE_USAGE_ANNOTATION, FakeBackend, FakeProvider, parseUsageAnnotation } from './fake-provider.js';
 import { runProviderContract } from './provider-contract.js';
 import { ContainerStartError } from './provider.js';
 
@@ -99,5 +99,31 @@ describe('FakeProvider controls', () => {
     let text = '';
     for await (const chunk of stream) text += String(chunk);
     assert.equal(text, 'one\ntwo\n');
+  });
+
+  it('reports the usage the pod\'s fake.minik8s.io/usage annotation sets (the pod given wins over the one last seen)', async () => {
+    const p = new FakeProvider();
+    const containers = [{ name: 'web', image: 'x:1' }, { name: 'side', image: 'x:1' }];
+    const annotated = (usage: string | undefined) => {
+      const spec = pod('f', containers);
+      if (usage !== undefined) spec.metadata.annotations = { [FAKE_USAGE_ANNOTATION]: usage };
+      return spec;
+    };
+    const first = annotated('cpu=300m,memory=64Mi');
+    await p.createPod(first, {});
+    for (const c of containers) await p.updatePod(first, { type: 'start', container: c.name, attempt: 0 });
+    const ref = { uid: 'uid-f', namespace: 'default', name: 'f' };
+    const byName = (stats: { name: string; cpuCores: number; memoryBytes: number }[]) => Object.fromEntries(stats.map((s) => [s.name, [s.cpuCores, s.memoryBytes]]));
+    assert.deepEqual(byName(await p.stats(ref)), { web: [0.3, 64 * 2 ** 20], side: [0.3, 64 * 2 ** 20] });
+    assert.deepEqual(byName(await p.stats(ref, annotated('web:cpu=1.5;memory=1Gi'))), { web: [1.5, 0], side: [0, 2 ** 30] });
+    p.setStats({ container: 'web', cpuCores: 0.1, memoryBytes: 5 });
+    assert.deepEqual(byName(await p.stats(ref, annotated(undefined))), { web: [0.1, 5], side: [0, 0] });
+    assert.deepEqual(byName(await p.stats(ref, annotated('cpu=lots'))), { web: [0.1, 5], side: [0, 0] }, 'an annotation that does not parse is ignored');
+  });
+
+  it('parses usage annotations', () => {
+    assert.deepEqual(parseUsageAnnotation('cpu=250m, memory=100Mi'), new Map([['*', { cpuCores: 0.25, memoryBytes: 100 * 2 ** 20 }]]));
+    assert.deepEqual(parseUsageAnnotation('a:cpu=1;b:memory=1k'), new Map([['a', { cpuCores: 1, memoryBytes: 0 }], ['b', { cpuCores: 0, memoryBytes: 1000 }]]));
+    for (const bad of ['cpu', 'gpu=1', 'cpu=-1', 'cpu=1=2', 'cpu=x']) assert.equal(parseUsageAnnotation(bad), undefined, bad);
   });
 });

@@ -1,6 +1,7 @@
 // An in-memory PodProvider that behaves as the Docker one does (the contract suite checks it), with controls for kubelet tests.
 import { PassThrough, Readable } from 'node:stream';
 import type { Pod } from '../core/api/pod.js';
+import { parseQuantity } from '../core/api/quantity.js';
 import { findContainerSpec, podAllocatedHostPorts, podNetworkConfig, podRefOf, portAllocatedMessage, resolveImageName } from './docker-container-config.js';
 import {
   ContainerStartError, type ActionResult, type ContainerAction, type ContainerStats, type CreatePodOptions, type ExecOptions, type ExecResult,
@@ -9,6 +10,40 @@ import {
 
 /** What a killed process exits with when it does not handle SIGTERM (128 + 15), as Docker reports it. */
 export const KILLED_EXIT_CODE = 143;
+
+/**
+ * The pod annotation a fake pod's stats report, set from outside as kwok's resource-usage
+ * emulation does: `cpu=300m,memory=64Mi` for every container, or per container
+ * `web:cpu=300m,memory=64Mi;sidecar:cpu=10m` (a part without `NAME:` covers the containers not named).
+ */
+export const FAKE_USAGE_ANNOTATION = 'fake.minik8s.io/usage';
+
+type Usage = Omit<ContainerStats, 'name'>;
+
+/** The usage the annotation gives each named container (`*`: the rest); undefined when it does not parse. */
+export function parseUsageAnnotation(text: string): Map<string, Usage> | undefined {
+  const out = new Map<string, Usage>();
+  for (const part of text.split(';').map((p) => p.trim()).filter(Boolean)) {
+    const colon = part.indexOf(':');
+    const container = colon > 0 && !part.slice(0, colon).includes('=') ? part.slice(0, colon).trim() : '*';
+    const usage: Usage = { cpuCores: 0, memoryBytes: 0 };
+    for (const pair of part.slice(container === '*' ? 0 : colon + 1).split(',').map((p) => p.trim()).filter(Boolean)) {
+      const [key, value, extra] = pair.split('=').map((x) => x.trim());
+      if (extra !== undefined || value === undefined || (key !== 'cpu' && key !== 'memory')) return undefined;
+      let amount: number;
+      try {
+        amount = parseQuantity(value);
+      } catch {
+        return undefined;
+      }
+      if (amount < 0) return undefined;
+      if (key === 'cpu') usage.cpuCores = amount;
+      else usage.memoryBytes = amount;
+    }
+    out.set(container, usage);
+  }
+  return out;
+}
 
 interface FakeInstance extends Omit<RuntimeContainer, 'previous'> {
   log: { at: string; text: string }[];
@@ -79,6 +114,8 @@ export class FakeProvider implements PodProvider {
   readonly #failures: { match: string; error: ContainerStartError }[] = [];
   readonly #exec = new Map<string, ExecScript>();
   readonly #stats = new Map<string, Omit<ContainerStats, 'name'>>();
+  /** The usage annotation of each pod as last given to createPod or updatePod. */
+  readonly #usageAnnotations = new Map<string, string>();
 
   constructor(options: FakeProviderOptions = {}) {
     this.#o = options;
@@ -126,6 +163,7 @@ export class FakeProvider implements PodProvider {
   async createPod(pod: Pod, options: CreatePodOptions): Promise<RuntimePod> {
     const ref = podRefOf(pod);
     this.#record({ method: 'createPod', uid: ref.uid });
+    this.#noteUsage(pod);
     const existing = this.backend.pods.get(ref.uid);
     if (existing?.sandbox.state === 'ready') return this.#snapshot(existing);
     const hostPorts = podAllocatedHostPorts(pod);
@@ -149,6 +187,7 @@ export class FakeProvider implements PodProvider {
   async updatePod(pod: Pod, action: ContainerAction): Promise<ActionResult> {
     const ref = podRefOf(pod);
     this.#record({ method: 'updatePod', uid: ref.uid, action });
+    this.#noteUsage(pod);
     if (action.type === 'kill') {
       const instance = this.#current(ref.uid, action.container);
       if (instance?.state === 'running') {
@@ -202,6 +241,7 @@ export class FakeProvider implements PodProvider {
   async deletePod(ref: PodRef, options: { gracePeriodSeconds: number }): Promise<void> {
     this.#record({ method: 'deletePod', uid: ref.uid, gracePeriodSeconds: options.gracePeriodSeconds });
     const fp = this.backend.pods.get(ref.uid);
+    this.#usageAnnotations.delete(ref.uid);
     if (!fp) return;
     for (const i of fp.instances) if (i.state === 'running') this.#finish(i, KILLED_EXIT_CODE);
     this.backend.pods.delete(ref.uid);
@@ -257,12 +297,15 @@ export class FakeProvider implements PodProvider {
     return out;
   }
 
-  async stats(ref: PodRef): Promise<ContainerStats[]> {
+  /** Usage comes from the pod's usage annotation (the pod given, else as last seen), then setStats, else zero. */
+  async stats(ref: PodRef, apiPod?: Pod): Promise<ContainerStats[]> {
     this.#record({ method: 'stats', uid: ref.uid });
     const pod = await this.getPod(ref.uid);
+    const annotation = apiPod ? apiPod.metadata.annotations?.[FAKE_USAGE_ANNOTATION] : this.#usageAnnotations.get(ref.uid);
+    const annotated = annotation === undefined ? undefined : parseUsageAnnotation(annotation);
     return (pod?.containers ?? []).filter((c) => c.state === 'running').map((c) => ({
       name: c.name,
-      ...(this.#stats.get(`${ref.uid}/${c.name}`) ?? this.#stats.get(`*/${c.name}`) ?? { cpuCores: 0, memoryBytes: 0 }),
+      ...(annotated?.get(c.name) ?? annotated?.get('*') ?? this.#stats.get(`${ref.uid}/${c.name}`) ?? this.#stats.get(`*/${c.name}`) ?? { cpuCores: 0, memoryBytes: 0 }),
     }));
   }
 
@@ -279,6 +322,14 @@ export class FakeProvider implements PodProvider {
   }
 
   // ---- Internals ---------------------------------------------------------------------------------
+
+  #noteUsage(pod: Pod): void {
+    const uid = pod.metadata.uid;
+    if (!uid) return;
+    const annotation = pod.metadata.annotations?.[FAKE_USAGE_ANNOTATION];
+    if (annotation === undefined) this.#usageAnnotations.delete(uid);
+    else this.#usageAnnotations.set(uid, annotation);
+  }
 
   #record(call: FakeCall): void {
     if (this.#o.recordCalls !== false) this.calls.push(call);

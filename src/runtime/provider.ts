@@ -33,8 +33,11 @@ export interface PodProvider {
   exec(ref: PodRef, container: string, command: string[], options?: ExecOptions): Promise<ExecResult>;
   /** The container's log (stdout and stderr interleaved), optionally followed. */
   logs(ref: PodRef, container: string, options: LogOptions): Promise<Readable>;
-  /** CPU and memory use of each of the pod's containers, now. */
-  stats(ref: PodRef): Promise<ContainerStats[]>;
+  /**
+   * CPU and memory use of each of the pod's containers, now. `pod` is the pod as the API has it
+   * when the kubelet knows it: the fake provider reads the usage it should report from it.
+   */
+  stats(ref: PodRef, pod?: Pod): Promise<ContainerStats[]>;
   /** Facts for the Node object: runtime version, capacity. */
   info(): Promise<RuntimeInfo>;
 }
@@ -142,8 +145,8 @@ export interface RuntimeInfo {
   architecture: string;
 }
 
-/** Kinds of failure a start can meet; the kubelet shows them as waiting reasons, as Kubernetes does. */
-export type StartFailureReason = 'ErrImagePull' | 'ErrImageNeverPull' | 'CreateContainerError' | 'RunContainerError' | 'CreateContainerConfigError';
+/** Kinds of failure a start can meet; the kubelet shows them as waiting reasons, as Kubernetes does (PostStartHookError: the kubelet's own, a failed postStart hook). */
+export type StartFailureReason = 'ErrImagePull' | 'ErrImageNeverPull' | 'CreateContainerError' | 'RunContainerError' | 'CreateContainerConfigError' | 'PostStartHookError';
 
 /** A start that failed for a reason the user must see (bad image, port taken, bad config). */
 export class ContainerStartError extends Error {

@@ -31,6 +31,9 @@ export interface MasterProcess {
   readonly joinToken: string;
   /** The registry's port; undefined with `registry: false`. */
   registryPort?: number;
+  /** The activator's port (a free one) and URL, http://127.0.0.1:PORT. */
+  activatorPort: number;
+  activatorUrl: string;
   clusterCIDR: string;
   dataDir: string;
   home: string;
@@ -54,6 +57,7 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
   const port = await freePort();
   const etcdPort = await etcdPorts();
   const registryPort = options.registry === false ? undefined : await freePort();
+  const activatorPort = await freePort();
   const clusterCIDR = options.clusterCIDR ?? await freeClusterCIDR();
   if (options.seedImages) {
     await ensureBaseImages();
@@ -69,7 +73,7 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
     child = spawn(process.execPath, [
       BINARY, '--role=master', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port), '--etcd-port', String(etcdPort),
       ...(registryPort === undefined ? ['--no-registry'] : ['--registry-port', String(registryPort)]),
-      '--cluster-cidr', clusterCIDR,
+      '--cluster-cidr', clusterCIDR, '--activator-port', String(activatorPort),
       ...(options.extraArgs ?? []),
     ], { env: { ...process.env, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.on('data', (d) => { output += d; });
@@ -97,7 +101,7 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
   await launch();
   const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
   const master: MasterProcess = {
-    url, token, dataDir, home, port, etcdPort, registryPort, clusterCIDR,
+    url, token, dataDir, home, port, etcdPort, registryPort, clusterCIDR, activatorPort, activatorUrl: `http://127.0.0.1:${activatorPort}`,
     get child() { return child; },
     get joinToken() { return joinToken; },
     output: () => output,

@@ -1,4 +1,6 @@
 // Follows the pods of one label selector through a real watch, for tests that must show a controller never overshoots: which pods exist, how many were ever made, and the extremes seen at any event.
+import { setTimeout as delay } from 'node:timers/promises';
+
 export const isPodReady = (p: any): boolean => !!p.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True');
 
 export class PodTracker {
@@ -16,28 +18,60 @@ export class PodTracker {
   readonly #abort = new AbortController();
   #done: Promise<void> = Promise.resolve();
 
-  /** Watches `namespace`'s pods matching `selector` on the API server at `url`. */
-  start(url: string, token: string, selector: string, namespace = 'default'): void {
-    this.#done = (async () => {
-      const res = await fetch(`${url}/api/v1/namespaces/${namespace}/pods?watch=1&labelSelector=${encodeURIComponent(selector)}`, {
-        headers: { authorization: `Bearer ${token}` }, signal: this.#abort.signal,
-      });
+  /**
+   * Watches `namespace`'s pods matching `selector` on the API server at `url`. With `reconnect`, a
+   * watch the server ends (a master killed and restarted) is taken up again until stop(): a fresh
+   * list (pods deleted meanwhile are dropped), then a watch from the list's resourceVersion.
+   */
+  start(url: string, token: string, selector: string, namespace = 'default', options: { reconnect?: boolean } = {}): void {
+    const signal = this.#abort.signal;
+    const headers = { authorization: `Bearer ${token}` };
+    const pods = `${url}/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(selector)}`;
+    const watch = async (resourceVersion?: string) => {
+      const res = await fetch(`${pods}&watch=1${resourceVersion ? `&resourceVersion=${resourceVersion}` : ''}`, { headers, signal });
       const decoder = new TextDecoder();
       let buffered = '';
-      try {
-        for await (const chunk of res.body as any as AsyncIterable<Uint8Array>) {
-          buffered += decoder.decode(chunk, { stream: true });
-          let nl: number;
-          while ((nl = buffered.indexOf('\n')) >= 0) {
-            const line = buffered.slice(0, nl).trim();
-            buffered = buffered.slice(nl + 1);
-            if (line) this.#apply(JSON.parse(line));
-          }
+      for await (const chunk of res.body as any as AsyncIterable<Uint8Array>) {
+        buffered += decoder.decode(chunk, { stream: true });
+        let nl: number;
+        while ((nl = buffered.indexOf('\n')) >= 0) {
+          const line = buffered.slice(0, nl).trim();
+          buffered = buffered.slice(nl + 1);
+          if (line) this.#apply(JSON.parse(line));
         }
+      }
+    };
+    this.#done = (async () => {
+      try {
+        await watch();
       } catch (err) {
-        if (!this.#abort.signal.aborted) throw err;
+        if (signal.aborted) return;
+        if (!options.reconnect) throw err;
+      }
+      while (options.reconnect && !signal.aborted) {
+        try {
+          // Paced, so a master that is down is not asked hundreds of times a second.
+          await delay(500, undefined, { signal });
+          const res = await fetch(pods, { headers, signal });
+          if (!res.ok) continue;
+          const list = await res.json() as { metadata: { resourceVersion: string }; items: any[] };
+          this.#relisted(list.items);
+          await watch(list.metadata.resourceVersion);
+        } catch {
+          // The master is still down (or the watch broke): try again.
+        }
       }
     })();
+  }
+
+  /** A fresh list after a reconnect replaces what was known at once: applied pod by pod, a stale pod could count beside its replacement. */
+  #relisted(items: any[]): void {
+    this.pods.clear();
+    for (const pod of items) {
+      this.pods.set(pod.metadata.name, pod);
+      this.created.add(pod.metadata.name);
+    }
+    this.#observe();
   }
 
   #apply(event: { type: string; object: any }): void {
@@ -48,6 +82,10 @@ export class PodTracker {
       this.pods.set(name, event.object);
       this.created.add(name);
     }
+    this.#observe();
+  }
+
+  #observe(): void {
     this.max = Math.max(this.max, this.alive().length);
     if (this.#armed) {
       this.minReady = Math.min(this.minReady, this.ready().length);

@@ -21,6 +21,12 @@ export interface SubresourceDefinition {
   verbs: readonly string[];
 }
 
+/** Reads stored objects, for admission checks that depend on other objects. */
+export interface AdmissionLookup {
+  /** The stored object, or undefined when there is none. */
+  get(ref: { group: string; resource: string; namespace?: string; name: string }): Promise<KubeObject | undefined>;
+}
+
 export interface KindDefinition {
   kind: string;
   /** '' for the core group, e.g. 'apps', 'autoscaling', 'minik8s.io'. */
@@ -41,6 +47,12 @@ export interface KindDefinition {
   subresources?: readonly SubresourceDefinition[];
   /** Rules on what an update may change (immutable fields), judged on validated objects; problems become a 422. */
   validateUpdate?(existing: KubeObject, next: KubeObject): FieldProblem[];
+  /**
+   * Checks against other stored objects (a Workflow's Tasks must name Functions that exist), run on
+   * create and on spec updates after the schema and update rules; problems become a 422. Paths are
+   * relative to the object (`spec.definition...`).
+   */
+  admit?(obj: KubeObject, lookup: AdmissionLookup): Promise<FieldProblem[]>;
   /** Columns between NAME and AGE in `get` tables. */
   columns?: readonly PrintColumn[];
 }

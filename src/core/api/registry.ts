@@ -5,11 +5,17 @@ import { deploymentKind } from './deployment.js';
 import { dnsKind } from './dns.js';
 import { endpointsKind } from './endpoints.js';
 import { eventKind } from './event.js';
+import { functionKind } from './function.js';
+import { functionVersionKind } from './function-version.js';
+import { gpuJobKind } from './gpujob.js';
 import { horizontalPodAutoscalerKind } from './horizontalpodautoscaler.js';
 import { nodeKind } from './node.js';
 import { podKind } from './pod.js';
 import { replicaSetKind } from './replicaset.js';
+import { secretKind } from './secret.js';
 import { serviceKind } from './service.js';
+import { slurmClusterKind } from './slurmcluster.js';
+import { workflowKind } from './workflow.js';
 
 /** Adding a kind: write its schema file, then add one line here. */
 export const kinds: readonly KindDefinition[] = [
@@ -23,6 +29,12 @@ export const kinds: readonly KindDefinition[] = [
   deploymentKind,
   horizontalPodAutoscalerKind,
   dnsKind,
+  functionKind,
+  functionVersionKind,
+  workflowKind,
+  secretKind,
+  slurmClusterKind,
+  gpuJobKind,
 ];
 
 /** Finds a kind by what a user types: kind, plural, singular or short name (case-insensitive), optionally `name.group`. */

@@ -80,7 +80,7 @@ export function duplicates<T>(items: readonly T[], keyOf: (item: T) => unknown, 
  * Map-valued fields (valibot records): their entries print as `[key]`, and a bad key is reported
  * on the map itself. Valibot marks record entries like object fields, so we know them by name.
  */
-const MAP_FIELDS = new Set(['labels', 'annotations', 'nodeSelector', 'matchLabels', 'requests', 'limits', 'capacity', 'allocatable', 'sizeLimit']);
+const MAP_FIELDS = new Set(['labels', 'annotations', 'nodeSelector', 'matchLabels', 'requests', 'limits', 'capacity', 'allocatable', 'sizeLimit', 'files']);
 
 /** `spec.containers[0].image`; map entries as `spec.nodeSelector[disk]`. */
 export function fieldPath(path: readonly v.IssuePathItem[] | undefined): string {

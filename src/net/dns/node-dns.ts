@@ -71,7 +71,8 @@ export class NodeDns {
 
   /** The current snapshot; kept while the master is away (the informers keep their caches). */
   zone(): ClusterZone {
-    this.#zone ??= buildClusterZone({
+    if (this.#zone) return this.#zone;
+    const zone = buildClusterZone({
       domain: this.#o.domain ?? DEFAULT_CLUSTER_DOMAIN,
       services: this.services.list(),
       endpoints: this.endpoints.list().filter((e) => this.#isHeadless(e)),
@@ -79,7 +80,10 @@ export class NodeDns {
       // Endpoints only refine headless names: the zone may answer before they are listed.
       synced: this.services.hasSynced && this.dnses.hasSynced,
     });
-    return this.#zone;
+    // A zone built before every first list is never kept: a first list that brings no object (no DNS objects yet)
+    // emits no event to invalidate it, and the server would answer SERVFAIL until some later change.
+    if (zone.synced) this.#zone = zone;
+    return zone;
   }
 
   /** The node's resolvers from resolv.conf, re-read when the file changes. */

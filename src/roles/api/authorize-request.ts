@@ -1,12 +1,13 @@
 // The authorization middleware: the request's attributes, the stored facts a node's writes are judged by, authorize(), and 403 Status on refusal.
 import type { Context, MiddlewareHandler } from 'hono';
+import { gpuJobKind, type GpuJob } from '../../core/api/gpujob.js';
 import type { KubeObject } from '../../core/api/meta.js';
 import { nodeKind } from '../../core/api/node.js';
 import { podKind } from '../../core/api/pod.js';
 import { ForbiddenError, NotFoundError } from '../../core/errors.js';
 import type { UserInfo } from './auth.js';
 import {
-  authorize, forbiddenMessage, MASTERS_GROUP, needsBodyName, needsNodeSpecCheck, needsPodLookup, requestAttributes, type RequestAttributes,
+  authorize, forbiddenMessage, MASTERS_GROUP, needsBodyName, needsGpuJobLookup, needsNodeSpecCheck, needsPodLookup, requestAttributes, type RequestAttributes,
 } from './authorization.js';
 import { BODY_TEXT_VARIABLE, readRequestText } from './body.js';
 import type { ObjectService } from './object-service.js';
@@ -20,6 +21,17 @@ async function podNode(service: ObjectService, namespace: string, name: string):
   try {
     const pod = await service.get(podKind, namespace, name) as KubeObject & { spec?: { nodeName?: string } };
     return pod.spec?.nodeName ?? '';
+  } catch (err) {
+    if (err instanceof NotFoundError) return null;
+    throw err;
+  }
+}
+
+/** The stored GpuJob's uid and phase, null when there is no such job (a job token is good for that one object only). */
+async function gpuJobFacts(service: ObjectService, namespace: string, name: string): Promise<{ uid: string; phase?: string } | null> {
+  try {
+    const job = await service.get(gpuJobKind, namespace, name) as GpuJob;
+    return { uid: job.metadata.uid ?? '', phase: job.status?.phase };
   } catch (err) {
     if (err instanceof NotFoundError) return null;
     throw err;
@@ -67,6 +79,9 @@ export function authorizationMiddleware(options: AuthorizationMiddlewareOptions)
     const attrs: RequestAttributes = requestAttributes(c.req.method, c.req.path, { watch: c.req.query('watch') });
     if (needsPodLookup(user, attrs)) {
       attrs.podNodeName = await podNode(options.service, attrs.resource!.namespace!, attrs.resource!.name!);
+    }
+    if (needsGpuJobLookup(user, attrs)) {
+      attrs.gpuJob = await gpuJobFacts(options.service, attrs.resource!.namespace!, attrs.resource!.name!);
     }
     if (needsBodyName(user, attrs)) {
       const text = await readRequestText(c);

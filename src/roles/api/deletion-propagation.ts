@@ -1,6 +1,9 @@
 // Deletion propagation: which garbage-collector finalizers a DELETE puts on an owner (foreground, orphan) and which kinds take part.
 import type { KindDefinition } from '../../core/api/kind.js';
 import { deploymentKind } from '../../core/api/deployment.js';
+import { functionKind } from '../../core/api/function.js';
+import { functionVersionKind } from '../../core/api/function-version.js';
+import { gpuJobKind } from '../../core/api/gpujob.js';
 import { podKind } from '../../core/api/pod.js';
 import { replicaSetKind } from '../../core/api/replicaset.js';
 
@@ -21,6 +24,9 @@ export const GARBAGE_COLLECTED_KINDS: readonly { def: KindDefinition; owner: boo
   { def: deploymentKind, owner: true },
   { def: replicaSetKind, owner: true },
   { def: podKind, owner: false },
+  { def: functionKind, owner: true },
+  { def: functionVersionKind, owner: false },
+  { def: gpuJobKind, owner: true },
 ];
 
 export function ownsDependents(def: KindDefinition): boolean {

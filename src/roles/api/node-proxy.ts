@@ -264,21 +264,9 @@ export function registerNodeProxyRoutes<E extends { Variables: { user: UserInfo 
         throw err;
       })) as Node | undefined].filter((n): n is Node => n !== undefined)
       : ((await service.list(nodeKind, undefined)).items as Node[]);
-    const answers = await Promise.all(nodes.filter(isNodeReady).map(async (node) => {
-      const target = kubeletTarget(node);
-      if (!target) return undefined;
-      try {
-        const res = await callKubelet(target, {
-          method: 'GET', path: '/stats/summary', token: options.kubeletToken, dialTimeoutMs: timeoutMs, responseTimeoutMs: timeoutMs,
-        });
-        if ((res.statusCode ?? 500) >= 300) {
-          res.destroy();
-          return undefined;
-        }
-        return { node, summary: JSON.parse(await readAll(res, 64 * 1024 * 1024)) as SummaryLike };
-      } catch {
-        return undefined;
-      }
+    const answers = await Promise.all(nodes.map(async (node) => {
+      const summary = await fetchKubeletSummary(node, { token: options.kubeletToken, timeoutMs });
+      return summary ? { node, summary } : undefined;
     }));
     return answers.filter((a): a is NonNullable<typeof a> => a !== undefined);
   };
@@ -321,6 +309,24 @@ export function registerNodeProxyRoutes<E extends { Variables: { user: UserInfo 
       ],
     });
   });
+}
+
+/** A Ready node's kubelet Summary (GET /stats/summary); undefined when the node is not Ready or its kubelet fails or is slow. Also what the autoscaler reads. */
+export async function fetchKubeletSummary(node: Node, options: { token: string; timeoutMs: number }): Promise<SummaryLike | undefined> {
+  const target = isNodeReady(node) ? kubeletTarget(node) : undefined;
+  if (!target) return undefined;
+  try {
+    const res = await callKubelet(target, {
+      method: 'GET', path: '/stats/summary', token: options.token, dialTimeoutMs: options.timeoutMs, responseTimeoutMs: options.timeoutMs,
+    });
+    if ((res.statusCode ?? 500) >= 300) {
+      res.destroy();
+      return undefined;
+    }
+    return JSON.parse(await readAll(res, 64 * 1024 * 1024)) as SummaryLike;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The exec body to send on: the client's JSON (or `?command=` parameters), with at least one command word. */

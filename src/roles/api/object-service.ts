@@ -6,10 +6,10 @@ import { podKind, type Pod } from '../../core/api/pod.js';
 import { storeKey, storePrefix } from '../../core/api/registry.js';
 import { matchesFields, parseFieldSelector, type FieldRequirement } from '../../core/api/selector.js';
 import { matches, parseSelector, type Selector } from '../../core/api/selector.js';
-import { validateObject, validateUpdate } from '../../core/api/validate.js';
+import { invalidError, validateObject, validateUpdate } from '../../core/api/validate.js';
 import { apiVersionOf } from '../../core/api/kind.js';
 import {
-  AlreadyExistsError, BadRequestError, ConflictError, ForbiddenError, NotFoundError,
+  AlreadyExistsError, BadRequestError, ConflictError, ForbiddenError, NotFoundError, toApiError,
 } from '../../core/errors.js';
 import type { ListWatcher } from '../../core/controller/informer.js';
 import { failedKey, type Store, type StoreEntry, type StoreOp } from '../../core/store/store.js';
@@ -17,6 +17,7 @@ import { withDefaultTolerations } from './default-tolerations.js';
 import { applyMergePatch } from './merge-patch.js';
 import { effectivePolicy, finalizersForDeletion, ownsDependents } from './deletion-propagation.js';
 import { podGracePeriod } from './pod-deletion.js';
+import { RequestCounter } from './request-metrics.js';
 import type { AllocationHook } from './service-allocator.js';
 import {
   markDeleting, prepareCreate, prepareStatusUpdate, prepareUpdate, qualifiedResource, readyToRemove,
@@ -79,6 +80,8 @@ export interface ObjectServiceOptions {
   defaultTolerationSeconds?: number;
   /** Kinds whose objects hold store records of their own (a Service's cluster IP and node ports), written with them atomically. */
   allocators?: ReadonlyMap<KindDefinition, AllocationHook>;
+  /** Where the requests of this service's client views (forClient) are counted; a new counter when absent. */
+  requests?: RequestCounter;
 }
 
 /** Unconditional writes (no resourceVersion from the client) retry store conflicts this many times. */
@@ -141,13 +144,61 @@ export class ObjectService {
   readonly #now: () => Date;
   readonly #defaultTolerationSeconds: number | undefined;
   readonly #allocators: ReadonlyMap<KindDefinition, AllocationHook>;
-  #namespaces: NamespaceLookup | undefined;
+  readonly #options: ObjectServiceOptions;
+  /** Shared with every client view, so a cache set later on the service serves them too. */
+  #shared: { namespaces?: NamespaceLookup } = {};
+  readonly #requests: RequestCounter;
+  /** Set on client views: the component whose calls are counted under this name. */
+  #client: string | undefined;
 
   constructor(options: ObjectServiceOptions) {
+    this.#options = options;
     this.#store = options.store;
     this.#now = options.now ?? (() => new Date());
     this.#defaultTolerationSeconds = options.defaultTolerationSeconds;
     this.#allocators = options.allocators ?? new Map();
+    this.#requests = options.requests ?? new RequestCounter();
+  }
+
+  /**
+   * The same service for one in-process component (a controller, the scheduler): its calls are
+   * counted in `requests` under `client`, as the API server counts an HTTP request under its
+   * user. The service itself counts nothing: the API server counts HTTP requests before they
+   * reach it, and counting them here as well would count them twice.
+   */
+  forClient(client: string): ObjectService {
+    const view = new ClientObjectService({ ...this.#options, requests: this.#requests });
+    view.#shared = this.#shared;
+    view.#client = client;
+    return view;
+  }
+
+  /** The request counters (apiserver_request_total) shared by this service, its client views and the API server. */
+  get requests(): RequestCounter {
+    return this.#requests;
+  }
+
+  /** Counts one request under this client view's client (nothing on the service itself), with the HTTP code it ended with or would have. */
+  recordRequest(verb: string, def: KindDefinition, subresource = '', code = 200): void {
+    if (this.#client === undefined) return;
+    this.#requests.add({ verb, group: def.group, resource: def.resource, subresource, client: this.#client, code: String(code) });
+  }
+
+  /**
+   * Runs a request and counts it with the code it ended with (`ok`, or the error's). The client
+   * views' verbs go through it; components that write past the service (the scheduler's binding,
+   * straight to the store) wrap that write in it to be counted too.
+   */
+  async counted<T>(verb: string, def: KindDefinition, subresource: string | undefined, run: () => Promise<T>, ok = 200): Promise<T> {
+    if (this.#client === undefined) return run();
+    try {
+      const result = await run();
+      this.recordRequest(verb, def, subresource, ok);
+      return result;
+    } catch (err) {
+      this.recordRequest(verb, def, subresource, toApiError(err).code);
+      throw err;
+    }
   }
 
   /**
@@ -156,7 +207,7 @@ export class ObjectService {
    * the store, so one created a moment ago is never refused.
    */
   useNamespaceCache(lookup: NamespaceLookup): void {
-    this.#namespaces = lookup;
+    this.#shared.namespaces = lookup;
   }
 
   get store(): Store {
@@ -169,6 +220,10 @@ export class ObjectService {
   }
 
   async list(def: KindDefinition, namespace: string | undefined, options: ListOptions = {}): Promise<ObjectList> {
+    return this.#list(def, namespace, options);
+  }
+
+  async #list(def: KindDefinition, namespace: string | undefined, options: ListOptions): Promise<ObjectList> {
     const filter = parseFilter(def, options);
     const result = await this.#store.list<KubeObject>(storePrefix(def, namespace));
     const items: KubeObject[] = [];
@@ -189,7 +244,7 @@ export class ObjectService {
   async listJson(def: KindDefinition, namespace: string | undefined, options: ListOptions = {}): Promise<string> {
     const head = (rv: string) => `{"apiVersion":${JSON.stringify(apiVersionOf(def))},"kind":${JSON.stringify(`${def.kind}List`)},"metadata":{"resourceVersion":"${rv}"},"items":[`;
     if (options.labelSelector || options.fieldSelector) {
-      const list = await this.list(def, namespace, options);
+      const list = await this.#list(def, namespace, options);
       return `${head(list.resourceVersion)}${list.items.map((i) => JSON.stringify(i)).join(',')}]}`;
     }
     const raw = await this.#store.listRaw(storePrefix(def, namespace));
@@ -202,6 +257,7 @@ export class ObjectService {
     let obj = validateObject(def, prepared);
     // Admission happens on create only, after validation, as Kubernetes' admission plugins run.
     if (def === podKind && this.#defaultTolerationSeconds !== undefined) obj = withDefaultTolerations(obj as Pod, this.#defaultTolerationSeconds);
+    await this.#admit(def, obj);
     const name = obj.metadata.name!;
     if (def.namespaced) await this.#checkNamespaceOpen(namespace!);
     const key = storeKey(def, name, namespace);
@@ -380,6 +436,8 @@ export class ObjectService {
       let obj = validateObject(def, next);
       if (spec) validateUpdate(def, entry.value, obj);
       if (sameObject(obj, entry.value)) return current;
+      // Only a changed spec is judged against other objects: an object being deleted, or one whose labels or finalizers change, is not refused for what it refers to.
+      if (spec && def.admit && !obj.metadata.deletionTimestamp && JSON.stringify(obj.spec) !== JSON.stringify(entry.value.spec)) await this.#admit(def, obj);
       try {
         if (readyToRemove(obj)) {
           const revision = await this.#remove(def, entry);
@@ -406,6 +464,23 @@ export class ObjectService {
     }
   }
 
+  /** The kind's admission check against other stored objects (KindDefinition.admit); its problems are a 422. */
+  async #admit(def: KindDefinition, obj: KubeObject): Promise<void> {
+    if (!def.admit) return;
+    const problems = await def.admit(obj, {
+      get: async (ref) => {
+        const key = `/registry/${ref.group || 'core'}/${ref.resource}/${ref.namespace !== undefined ? `${ref.namespace}/` : ''}${ref.name}`;
+        try {
+          return (await this.#store.get<KubeObject>(key)).value;
+        } catch (err) {
+          if (err instanceof NotFoundError) return undefined;
+          throw err;
+        }
+      },
+    });
+    if (problems.length) throw invalidError(def, obj.metadata.name ?? '', problems);
+  }
+
   async #read(def: KindDefinition, namespace: string | undefined, name: string): Promise<StoreEntry<KubeObject>> {
     try {
       return await this.#store.get<KubeObject>(storeKey(def, name, namespace));
@@ -416,7 +491,7 @@ export class ObjectService {
   }
 
   async #checkNamespaceOpen(namespace: string): Promise<void> {
-    let ns = this.#namespaces?.get(namespace);
+    let ns = this.#shared.namespaces?.get(namespace);
     if (!ns) {
       try {
         ns = (await this.#store.get<KubeObject>(storeKey(namespaceKind, namespace))).value;
@@ -436,5 +511,46 @@ export class ObjectService {
 
   #conflict(def: KindDefinition, name: string, why: string): ConflictError {
     return new ConflictError(`Operation cannot be fulfilled on ${qualifiedResource(def)} "${name}": ${why}`, { kind: def.resource, group: def.group, name });
+  }
+}
+
+/**
+ * What forClient hands out: the service with each verb counted. The verbs' bodies stay in
+ * ObjectService (which calls no public verb of its own, so nothing counts twice); the informers'
+ * list and watch come through listWatcher, which calls these.
+ */
+class ClientObjectService extends ObjectService {
+  override get(def: KindDefinition, namespace: string | undefined, name: string): Promise<KubeObject> {
+    return this.counted('get', def, '', () => super.get(def, namespace, name));
+  }
+
+  override list(def: KindDefinition, namespace: string | undefined, options?: ListOptions): Promise<ObjectList> {
+    return this.counted('list', def, '', () => super.list(def, namespace, options));
+  }
+
+  override listJson(def: KindDefinition, namespace: string | undefined, options?: ListOptions): Promise<string> {
+    return this.counted('list', def, '', () => super.listJson(def, namespace, options));
+  }
+
+  override create(def: KindDefinition, namespace: string | undefined, body: Record<string, unknown>): Promise<KubeObject> {
+    return this.counted('create', def, '', () => super.create(def, namespace, body), 201);
+  }
+
+  override replace(def: KindDefinition, namespace: string | undefined, name: string, body: Record<string, unknown>, options: WriteOptions = {}): Promise<KubeObject> {
+    return this.counted('update', def, options.subresource, () => super.replace(def, namespace, name, body, options));
+  }
+
+  override patch(def: KindDefinition, namespace: string | undefined, name: string, patch: Record<string, unknown>, options: WriteOptions = {}): Promise<KubeObject> {
+    return this.counted('patch', def, options.subresource, () => super.patch(def, namespace, name, patch, options));
+  }
+
+  override delete(def: KindDefinition, namespace: string | undefined, name: string, options?: DeleteOptions): Promise<KubeObject> {
+    return this.counted('delete', def, '', () => super.delete(def, namespace, name, options));
+  }
+
+  /** Counted when it starts, as the API server counts a watch when its stream opens. */
+  override watch(def: KindDefinition, namespace: string | undefined, options?: WatchOptions): AsyncGenerator<ObjectWatchEvent> {
+    this.recordRequest('watch', def);
+    return super.watch(def, namespace, options);
   }
 }

@@ -10,6 +10,7 @@ import type { Authenticator, UserInfo } from './auth.js';
 import { authorizationMiddleware } from './authorize-request.js';
 import { apiGroupList, apiResourceList, coreVersions } from './discovery.js';
 import { ObjectService, SYSTEM_NAMESPACES } from './object-service.js';
+import { METRICS_PATH, metricsResponse, requestCountingMiddleware } from './request-metrics-routes.js';
 import { handleResource, statusResponse } from './resource-routes.js';
 
 export type ApiHono = Hono<{ Variables: { user: UserInfo } }>;
@@ -66,7 +67,10 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
     c.set('user', user);
     return next();
   });
+  // Counted into the service's counters, where its client views count the in-process controllers' calls.
+  app.use('*', requestCountingMiddleware(service.requests));
   app.use('*', authorizationMiddleware({ service }));
+  app.get(METRICS_PATH, (c) => metricsResponse(c, service.requests));
 
   for (const routes of options.routes ?? []) routes(app, { service });
 

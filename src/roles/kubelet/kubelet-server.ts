@@ -228,7 +228,8 @@ export function createKubeletApp(options: KubeletAppOptions): Hono {
     // A pod that vanishes between list and stats is left out rather than failing the scrape.
     const pods = (await Promise.all(running.map(async (p) => {
       try {
-        return { ref: { uid: p.uid, namespace: p.namespace, name: p.name }, containers: await provider.stats(p) };
+        const known = options.findPod(p.namespace, p.name);
+        return { ref: { uid: p.uid, namespace: p.namespace, name: p.name }, containers: await provider.stats(p, known?.metadata.uid === p.uid ? known : undefined) };
       } catch {
         return undefined;
       }

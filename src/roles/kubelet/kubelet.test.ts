@@ -510,3 +510,100 @@ describe('kubelet sync loop on the fake provider', () => {
     assert.equal(unhealthy.type, 'Warning');
   }));
 });
+
+describe('container lifecycle hooks on the fake provider', () => {
+  const ok = { exitCode: 0, stdout: '', stderr: '' };
+  const calls = (provider: FakeProvider, uid: string) => provider.calls.filter((x) => x.uid === uid)
+    .map((x) => (x.method === 'exec' ? `exec ${x.command!.join(' ')}` : x.method === 'updatePod' ? `${x.action!.type} ${x.action!.container}` : x.method));
+
+  it('runs postStart right after the start, and preStop before SIGTERM on deletion, taking the time it took off the grace period', () => withKubelet(async (c, { kubelet, provider }) => {
+    const pod = await createPod(c, 'web', {
+      terminationGracePeriodSeconds: 10,
+      containers: [{ name: 'app', image: IMAGE, lifecycle: { postStart: { exec: { command: ['touch', '/started'] } }, preStop: { sleep: { seconds: 4 } } } }],
+    });
+    const uid = pod.metadata.uid!;
+    await waitForPod(c, 'web', 'running', running());
+    assert.deepEqual(calls(provider, uid), ['createPod', 'start app', 'exec touch /started']);
+    await kubelet.whenIdle();
+    const timers = c.clock.pendingTimers;
+
+    await c.client.request('DELETE', kindObjectPath(podKind, 'web', 'default'));
+    await waitForEvent(c, uid, 'Killing', 'Stopping container app');
+    // The sleep runs on the kubelet's clock (and a timer for the grace period beside it): nothing is stopped until it is over.
+    await waitFor(() => c.clock.pendingTimers >= timers + 2, { timeoutMs: 5000, intervalMs: 2, description: 'the preStop sleep to start' });
+    await c.clock.advance(3999);
+    assert.ok(!provider.calls.some((x) => x.method === 'deletePod'), 'nothing stopped before the preStop hook ended');
+    assert.ok(await getPod(c, 'web'), 'the pod object stays while its hook runs');
+    await c.clock.advance(1);
+    await waitFor(async () => (await getPod(c, 'web')) === undefined, { timeoutMs: 5000, intervalMs: 5, description: 'the pod object to go' });
+    assert.equal(provider.calls.find((x) => x.method === 'deletePod')?.gracePeriodSeconds, 6, '10 s of grace less the 4 the hook took');
+  }));
+
+  it('reports a failed preStop hook (FailedPreStopHook) and stops the pod all the same', () => withKubelet(async (c, { provider }) => {
+    provider.setExecResult({ container: 'app', result: (command) => (command[0] === '/drain' ? { exitCode: 2, stdout: 'cannot drain', stderr: '' } : ok) });
+    const pod = await createPod(c, 'web', { containers: [{ name: 'app', image: IMAGE, lifecycle: { preStop: { exec: { command: ['/drain', 'now'] } } } }] });
+    const uid = pod.metadata.uid!;
+    await waitForPod(c, 'web', 'running', running());
+    await c.client.request('DELETE', kindObjectPath(podKind, 'web', 'default'), { body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 3 } });
+    await waitFor(async () => (await getPod(c, 'web')) === undefined, { timeoutMs: 5000, intervalMs: 5, description: 'the pod object to go' });
+    const failed = await waitForEvent(c, uid, 'FailedPreStopHook');
+    assert.equal(failed.type, 'Warning');
+    assert.equal(failed.involvedObject.fieldPath, 'spec.containers{app}');
+    assert.equal(failed.message, `Exec lifecycle hook ([/drain now]) for Container "app" in Pod "web_default(${uid})" failed - error: command '/drain now' exited with 2: cannot drain, message: "cannot drain"`);
+    // (A second deletePod follows when the kubelet sees the object gone: deleting what is gone is a no-op.)
+    assert.deepEqual(calls(provider, uid).slice(0, 4), ['createPod', 'start app', 'exec /drain now', 'deletePod']);
+    assert.equal(provider.calls.find((x) => x.method === 'deletePod')?.gracePeriodSeconds, 3);
+  }));
+
+  it('kills a container whose postStart hook fails (FailedPostStartHook, Killing) and starts it again after the backoff', () => withKubelet(async (c, { provider }) => {
+    let failing = true;
+    provider.setExecResult({ container: 'app', result: (command) => (command[0] === '/setup' && failing ? { exitCode: 1, stdout: '', stderr: 'no config' } : ok) });
+    const pod = await createPod(c, 'web', {
+      terminationGracePeriodSeconds: 5,
+      containers: [{ name: 'app', image: IMAGE, lifecycle: { postStart: { exec: { command: ['/setup'] } } } }],
+    });
+    const uid = pod.metadata.uid!;
+    const message = `Exec lifecycle hook ([/setup]) for Container "app" in Pod "web_default(${uid})" failed - error: command '/setup' exited with 1: no config, message: "no config"`;
+    const seen = await waitForPod(c, 'web', 'PostStartHookError', (p) => statusOf(p)?.state?.waiting?.reason === 'PostStartHookError');
+    assert.equal(statusOf(seen)!.state!.waiting!.message, message);
+    assert.equal(statusOf(seen)!.lastState?.terminated?.exitCode, KILLED_EXIT_CODE);
+    assert.equal(seen.status?.conditions?.find((x) => x.type === 'Ready')?.status, 'False');
+    const failed = await waitForEvent(c, uid, 'FailedPostStartHook');
+    assert.deepEqual([failed.type, failed.message, failed.involvedObject.fieldPath], ['Warning', message, 'spec.containers{app}']);
+    await waitForEvent(c, uid, 'Killing', 'Container app failed post-start hook, will be restarted');
+    assert.deepEqual(calls(provider, uid), ['createPod', 'start app', 'exec /setup', 'kill app']);
+    const kill = provider.calls.find((x) => x.method === 'updatePod' && x.action?.type === 'kill');
+    assert.equal((kill?.action as { gracePeriodSeconds: number }).gracePeriodSeconds, 5);
+    assert.ok(!(await podEvents(c, uid)).some((e) => e.reason === 'Failed'), 'the hook\'s own event says it, not a generic Failed');
+
+    // The first failure backs off 10 s, as a crash does; then it starts again, and this time the hook succeeds.
+    failing = false;
+    await c.clock.advance(9999);
+    assert.deepEqual(starts(provider, uid), [0]);
+    await c.clock.advance(1);
+    await waitForPod(c, 'web', 'running again', running('app', 1));
+    assert.deepEqual(calls(provider, uid).slice(-2), ['start app', 'exec /setup']);
+  }));
+
+  it('runs the preStop hook before a liveness kill too', () => withKubelet(async (c, { provider }) => {
+    let healthy = true;
+    // One failure (the threshold) and healthy again, so that the new instance is left running.
+    provider.setExecResult({ container: 'app', result: (command) => {
+      if (command[0] !== '/healthz' || healthy) return ok;
+      healthy = true;
+      return { exitCode: 1, stdout: 'sick', stderr: '' };
+    } });
+    const pod = await createPod(c, 'web', {
+      terminationGracePeriodSeconds: 9,
+      containers: [{ name: 'app', image: IMAGE, livenessProbe: probe({ exec: { command: ['/healthz'] }, periodSeconds: 10, failureThreshold: 1 }), lifecycle: { preStop: { exec: { command: ['/bye'] } } } }],
+    });
+    const uid = pod.metadata.uid!;
+    await waitForPod(c, 'web', 'running', running());
+    await waitFor(() => provider.calls.some((x) => x.method === 'exec' && x.uid === uid), { timeoutMs: 5000, intervalMs: 5, description: 'the first liveness probe' });
+    healthy = false;
+    await c.clock.advance(10_000);
+    await waitForPod(c, 'web', 'restarted', running('app', 1));
+    const order = calls(provider, uid).filter((x) => x !== 'exec /healthz');
+    assert.deepEqual(order, ['createPod', 'start app', 'exec /bye', 'kill app', 'start app']);
+  }));
+});

@@ -10,6 +10,7 @@ import type { PodProvider } from '../../runtime/provider.js';
 import { sleep, systemClock, type Clock } from './clock.js';
 import { EventRecorder } from './event-recorder.js';
 import { startKubeletServer } from './kubelet-server.js';
+import { LifecycleHooks } from './lifecycle-hooks.js';
 import { MIN_GRACE_SECONDS, PodSync, type PodApi } from './pod-sync.js';
 import { ProbeManager } from './probe-manager.js';
 import { tokenReviewAuthenticator } from './token-review.js';
@@ -128,7 +129,8 @@ export class Kubelet {
       clock,
       log,
     });
-    const sync = new PodSync({ provider, api: podApiFor(client), events, probes, nodeIP: this.#o.nodeIP, podCIDR: this.#o.podCIDR, now: () => clock.now(), log });
+    const hooks = new LifecycleHooks({ provider, clock, signal, log });
+    const sync = new PodSync({ provider, api: podApiFor(client), events, probes, hooks, nodeIP: this.#o.nodeIP, podCIDR: this.#o.podCIDR, now: () => clock.now(), log });
 
     // Timed requeues (a backoff ends) run on the kubelet's clock rather than the queue's own
     // timers; as with WorkQueue.addAfter, the latest request for a key replaces an earlier one.

@@ -1,7 +1,8 @@
 // One pod's sync: read the runtime, plan, act through the provider, report status and events. The kubelet's core shell.
-import type { Pod, PodStatus } from '../../core/api/pod.js';
+import type { Container, Pod, PodStatus } from '../../core/api/pod.js';
 import { ContainerStartError, type PodProvider, type PodRef, type RuntimePod } from '../../runtime/provider.js';
 import type { EventRecorder } from './event-recorder.js';
+import type { LifecycleHooks } from './lifecycle-hooks.js';
 import { backoffKey, planPod, SANDBOX, type ProbeVerdict, type StartFailure, type Waiting } from './pod-actions.js';
 import { computePodStatus, sameStatus, type ProbeStatus } from './pod-status.js';
 import { RestartBackoff } from './restart-backoff.js';
@@ -31,6 +32,8 @@ export interface PodSyncOptions {
   podCIDR?: string;
   now?: () => number;
   backoff?: RestartBackoff;
+  /** Runs containers' postStart and preStop hooks; without it none are run (fake nodes, as kwok's, run none). */
+  hooks?: Pick<LifecycleHooks, 'postStart' | 'preStop'>;
   log?: (message: string) => void;
 }
 
@@ -79,6 +82,7 @@ export class PodSync {
 
   /** Brings one pod bound to this node one step closer to its spec, then reports its status. */
   async sync(pod: Pod): Promise<SyncResult> {
+    // Reassigned once an early status is written, so that later patches are made against it.
     if (pod.metadata.deletionTimestamp) {
       await this.#terminate(pod);
       return {};
@@ -95,12 +99,20 @@ export class PodSync {
     for (const action of plan.actions) {
       if (action.type === 'killPod') {
         events.record({ pod, type: 'Normal', reason: 'SandboxChanged', message: 'Pod sandbox changed, it will be killed and re-created.' });
-        await provider.deletePod(podRef(pod), { gracePeriodSeconds: pod.spec.terminationGracePeriodSeconds ?? 30 });
+        await this.#stopPod(pod, runtime, pod.spec.terminationGracePeriodSeconds ?? 30);
         probes.forgetPod(uid);
       } else if (action.type === 'createSandbox') {
         try {
           runtime = await provider.createPod(pod, { podCIDR: this.#o.podCIDR });
           failures.delete(SANDBOX);
+          // The pod's address is known once its sandbox is up, while the app containers may take a while yet (pulls,
+          // starts): report it now, as the kubelet does, for callers that reach the pod themselves (the activator probes
+          // a cold-starting function's pod directly). The final write below patches from this status.
+          const early = computePodStatus({ pod, runtime, nodeIP: this.#o.nodeIP, waiting: plan.waiting, probes: (id) => probes.status(id), now: new Date(now) });
+          if (early.podIP && !sameStatus(pod.status, early)) {
+            await this.#o.api.updateStatus(pod, early);
+            pod = { ...pod, status: early };
+          }
         } catch (err) {
           const failure = this.#startFailed(pod, SANDBOX, err, now);
           events.record({ pod, type: 'Warning', reason: 'FailedCreatePodSandBox', message: `Failed to create pod sandbox: ${failure.message}` });
@@ -111,7 +123,7 @@ export class PodSync {
         await this.#start(pod, action.container, action.attempt, runtime, now, overrides);
       } else {
         events.record({ pod, type: 'Normal', reason: 'Killing', message: action.message, fieldPath: fieldPath(action.container) });
-        await provider.updatePod(pod, { type: 'kill', container: action.container, gracePeriodSeconds: action.gracePeriodSeconds, reason: action.message });
+        await this.#stopContainer(pod, runtime, action.container, action.gracePeriodSeconds, action.message);
       }
     }
     if (plan.actions.length > 0) {
@@ -152,15 +164,57 @@ export class PodSync {
       }
       events.record({ pod, type: 'Normal', reason: 'Created', message: `Created container ${name}`, fieldPath: at });
       events.record({ pod, type: 'Normal', reason: 'Started', message: `Started container ${name}`, fieldPath: at });
+      await this.#postStart(pod, spec, runtime);
     } catch (err) {
       if (!previous) this.#backoff.next(key, now);
       const failure = this.#startFailed(pod, name, err, now, false);
       overrides.set(name, { reason: failure.reason, message: failure.message });
+      // A failed postStart hook has had its own event (FailedPostStartHook), as in Kubernetes.
+      if (failure.reason === 'PostStartHookError') return;
       const message = failure.reason === 'ErrImagePull' || failure.reason === 'ErrImageNeverPull'
         ? `Failed to pull image "${spec.image}": ${failure.message}`
         : `Error: ${failure.message}`;
       events.record({ pod, type: 'Warning', reason: 'Failed', message, fieldPath: fieldPath(name) });
     }
+  }
+
+  /**
+   * Runs the container's postStart hook right after its start, as the kubelet does before it calls
+   * the container started; a hook that fails gets the container killed, which then restarts by the
+   * pod's restartPolicy with backoff, and the start counts as failed (PostStartHookError).
+   */
+  async #postStart(pod: Pod, spec: Container, runtime: RuntimePod | undefined): Promise<void> {
+    const outcome = await this.#o.hooks?.postStart(pod, spec, runtime?.sandbox.ip);
+    if (!outcome || outcome.ok) return;
+    this.#o.events.record({ pod, type: 'Warning', reason: 'FailedPostStartHook', message: outcome.message, fieldPath: fieldPath(spec.name) });
+    const message = `Container ${spec.name} failed post-start hook, will be restarted`;
+    this.#o.events.record({ pod, type: 'Normal', reason: 'Killing', message, fieldPath: fieldPath(spec.name) });
+    // The runtime as it is now: the container just started is the one to stop (and its preStop hook runs, as Kubernetes' killContainer does).
+    await this.#stopContainer(pod, await this.#o.provider.getPod(pod.metadata.uid!), spec.name, pod.spec.terminationGracePeriodSeconds ?? 30, message);
+    throw new ContainerStartError('PostStartHookError', outcome.message);
+  }
+
+  /** Stops one container: its preStop hook first, within the grace period, then SIGTERM with what is left of it. */
+  async #stopContainer(pod: Pod, runtime: RuntimePod | undefined, name: string, graceSeconds: number, reason: string): Promise<void> {
+    const grace = await this.#preStop(pod, runtime, [name], graceSeconds);
+    await this.#o.provider.updatePod(pod, { type: 'kill', container: name, gracePeriodSeconds: grace, reason });
+  }
+
+  /** Stops every container of the pod and its sandbox: the running containers' preStop hooks first, side by side, within the grace period. */
+  async #stopPod(pod: Pod, runtime: RuntimePod | undefined, graceSeconds: number): Promise<void> {
+    const grace = await this.#preStop(pod, runtime, pod.spec.containers.map((c) => c.name), graceSeconds);
+    await this.#o.provider.deletePod(podRef(pod), { gracePeriodSeconds: grace });
+  }
+
+  /** Runs preStop hooks and records the failures; resolves with the grace period left for SIGTERM. */
+  async #preStop(pod: Pod, runtime: RuntimePod | undefined, names: string[], graceSeconds: number): Promise<number> {
+    const hooks = this.#o.hooks;
+    if (!hooks) return graceSeconds;
+    const result = await hooks.preStop(pod, runtime, names, graceSeconds);
+    for (const f of result.failures) {
+      this.#o.events.record({ pod, type: 'Warning', reason: 'FailedPreStopHook', message: f.message, fieldPath: fieldPath(f.container) });
+    }
+    return result.graceSeconds;
   }
 
   /** Records a failed start; unexpected errors (Docker down) are rethrown so the queue retries the sync. */
@@ -182,7 +236,9 @@ export class PodSync {
         if (c.state === 'running') events.record({ pod, type: 'Normal', reason: 'Killing', message: `Stopping container ${c.name}`, fieldPath: fieldPath(c.name) });
       }
       const grace = pod.metadata.deletionGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30;
-      await provider.deletePod(podRef(pod), { gracePeriodSeconds: grace });
+      // preStop hooks run while the pod is already out of its Services' endpoints (deleting it did that), so
+      // a hook that waits lets clients stop sending before SIGTERM: how rolling updates lose no request.
+      await this.#stopPod(pod, runtime, grace);
     }
     this.#forget(uid);
     await this.#o.api.deletePod(pod);

@@ -48,23 +48,43 @@ export async function runProbe(probe: Probe, ctx: ProbeContext): Promise<ProbeOu
   return tcpProbe(host, port, timeoutMs);
 }
 
-function httpProbe(get: NonNullable<Probe['httpGet']>, host: string, port: number, timeoutMs: number): Promise<ProbeOutcome> {
+async function httpProbe(get: NonNullable<Probe['httpGet']>, host: string, port: number, timeoutMs: number): Promise<ProbeOutcome> {
+  const answer = await sendHttpGet(get, host, port, { timeoutMs, userAgent: 'kube-probe/minik8s' });
+  if ('error' in answer) return { ok: false, message: answer.error };
+  // As Kubernetes: 2xx and 3xx succeed.
+  const code = answer.statusCode;
+  return code >= 200 && code < 400 ? { ok: true, message: '' } : { ok: false, message: `HTTP probe failed with statuscode: ${code}` };
+}
+
+export type HttpGetAction = NonNullable<Probe['httpGet']>;
+
+export interface HttpGetOptions {
+  timeoutMs: number;
+  /** kube-probe for probes, kube-lifecycle for lifecycle hooks, as Kubernetes names them. */
+  userAgent: string;
+  signal?: AbortSignal;
+}
+
+/**
+ * One GET on a fresh connection (never a pooled socket: a stale keep-alive connection would mask
+ * a dead server); resolves the status code, or the failure in Go's words (`Get "URL": ...`).
+ */
+export function sendHttpGet(get: HttpGetAction, host: string, port: number, options: HttpGetOptions): Promise<{ statusCode: number; url: string } | { error: string; url: string }> {
   const scheme = get.scheme === 'HTTPS' ? 'https' : 'http';
   const path = get.path ? (get.path.startsWith('/') ? get.path : `/${get.path}`) : '/';
   const url = `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}${path}`;
-  const headers: Record<string, string> = { 'user-agent': 'kube-probe/minik8s', accept: '*/*' };
+  const headers: Record<string, string> = { 'user-agent': options.userAgent, accept: '*/*' };
   for (const h of get.httpHeaders ?? []) headers[h.name.toLowerCase()] = h.value;
   return new Promise((resolve) => {
     const mod = scheme === 'https' ? https : http;
-    // Probes must not share pooled sockets: a stale keep-alive connection would mask a dead server.
-    const req = mod.get(url, { headers, agent: false, timeout: timeoutMs, ...(scheme === 'https' ? { rejectUnauthorized: false } : {}) }, (res) => {
+    const req = mod.get(url, {
+      headers, agent: false, timeout: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}), ...(scheme === 'https' ? { rejectUnauthorized: false } : {}),
+    }, (res) => {
       res.resume();
-      const code = res.statusCode ?? 0;
-      // As Kubernetes: 2xx and 3xx succeed.
-      resolve(code >= 200 && code < 400 ? { ok: true, message: '' } : { ok: false, message: `HTTP probe failed with statuscode: ${code}` });
+      resolve({ statusCode: res.statusCode ?? 0, url });
     });
     req.on('timeout', () => req.destroy(new Error(`Get "${url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`)));
-    req.on('error', (err) => resolve({ ok: false, message: err.message.startsWith('Get "') ? err.message : `Get "${url}": ${err.message}` }));
+    req.on('error', (err) => resolve({ error: err.message.startsWith('Get "') ? err.message : `Get "${url}": ${err.message}`, url }));
   });
 }
 

@@ -5,7 +5,7 @@ import type { Deployment } from '../../core/api/deployment.js';
 import type { ReplicaSet } from '../../core/api/replicaset.js';
 import {
   newReplicaSetBody, planDeployment, podTemplateHash, POD_TEMPLATE_HASH_LABEL, resolveFenceposts, REVISION_ANNOTATION, rollingStep, splitReplicaSets,
-  type DeploymentAction,
+  statusChanged, type DeploymentAction,
 } from './deployment.js';
 
 const NOW = new Date('2026-01-01T00:10:00Z');
@@ -191,6 +191,28 @@ describe('planDeployment', () => {
     const q = moved.status.conditions!.find((c) => c.type === 'Progressing')!;
     assert.equal(q.reason, 'ReplicaSetUpdated');
     assert.equal(q.lastUpdateTime, new Date(NOW.getTime() + 60_000).toISOString());
+  });
+
+  it('Progressing: a scale step without progress changes the status only when it changes the condition', () => {
+    const before = new Date(NOW.getTime() - 5_000).toISOString();
+    const cases: { name: string; reason: string; message?: string; moves: boolean }[] = [
+      { name: 'a step retried (the same condition) writes nothing new', reason: 'ReplicaSetUpdated', moves: false },
+      { name: 'a rollout starting on an existing ReplicaSet moves the deadline', reason: 'NewReplicaSetAvailable', message: 'ReplicaSet "web-old" has successfully progressed.', moves: true },
+    ];
+    // v2 has 1 of 3 available and the one surge pod is in use: the step scales v1 down; the counts are those already reported.
+    const replicaSets = [rs('v1', 3, 3), rs('v2', 1, 1, { revision: 2 })];
+    const newName = replicaSets[1]!.metadata.name;
+    for (const c of cases) {
+      const progressing = { type: 'Progressing', status: 'True', reason: c.reason, message: c.message ?? `ReplicaSet "${newName}" is progressing.`, lastTransitionTime: before, lastUpdateTime: before };
+      const available = { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.', lastTransitionTime: before, lastUpdateTime: before };
+      const d = deploy({ status: { observedGeneration: 3, replicas: 4, updatedReplicas: 1, readyReplicas: 4, availableReplicas: 4, unavailableReplicas: 0, conditions: [available, progressing] } as Deployment['status'] });
+      const plan = planDeployment(d, { replicaSets, oldPodsRunning: false, now: NOW });
+      assert.deepEqual(describeActions(plan.actions), ['scale v1=2'], c.name);
+      const p = plan.status.conditions!.find((x) => x.type === 'Progressing')!;
+      assert.equal(p.reason, 'ReplicaSetUpdated', c.name);
+      assert.equal(p.lastUpdateTime, c.moves ? NOW.toISOString() : before, c.name);
+      assert.equal(statusChanged(d, plan.status), c.moves, c.name);
+    }
   });
 
   it('Available is False below replicas - maxUnavailable; paused shows DeploymentPaused', () => {

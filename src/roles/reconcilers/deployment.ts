@@ -329,11 +329,17 @@ export function planDeployment(d: Deployment, inputs: DeploymentInputs): Deploym
     conditions = setCondition(conditions, progressing('NewReplicaSetAvailable', `ReplicaSet "${newName}" has successfully progressed.`), now);
   } else if (created) {
     conditions = forceUpdate(setCondition(conditions, progressing('NewReplicaSetCreated', `Created new replica set "${newName}"`), now), 'Progressing', now);
-  } else if (scaled || progressed || !prevProgressing || prevProgressing.reason === 'DeploymentPaused') {
+  } else if (progressed || !prevProgressing || prevProgressing.reason === 'DeploymentPaused') {
     // Progress (or a fresh start of a rollout) moves the deadline forward.
     const reason = prevProgressing?.reason === 'DeploymentPaused' ? 'DeploymentResumed' : 'ReplicaSetUpdated';
     const message = reason === 'DeploymentResumed' ? 'Deployment is resumed' : `ReplicaSet "${newName}" is progressing.`;
     conditions = forceUpdate(setCondition(conditions, progressing(reason, message), now), 'Progressing', now);
+  } else if (scaled) {
+    // A scale step is not progress (Kubernetes' DeploymentProgressing looks only at the counts): it
+    // moves lastUpdateTime only when it changes the condition (a rollout starting on a ReplicaSet
+    // that exists). Forcing it here made a status write, changing nothing else, for every step
+    // retried after a conflict with the ReplicaSet controller's status writes.
+    conditions = setCondition(conditions, progressing('ReplicaSetUpdated', `ReplicaSet "${newName}" is progressing.`), now);
   }
   const current = conditions.find((x) => x.type === 'Progressing');
   // A finished rollout does not time out (a pod lost later is the ReplicaSet's to replace).
@@ -505,7 +511,10 @@ export class DeploymentController {
     }
     if (statusChanged(d, status)) {
       try {
-        await this.#service.patch(deploymentKind, namespace, d.metadata.name!, { status }, { subresource: 'status' });
+        // Against the cached version, as Kubernetes' UpdateStatus: a status worked out from a cache that has not yet
+        // seen our previous write (or a newer spec) must not land; the event on its way reconciles again. Unguarded,
+        // such a write set Progressing's lastUpdateTime again and again with nothing else changed.
+        await this.#service.patch(deploymentKind, namespace, d.metadata.name!, { metadata: { resourceVersion: d.metadata.resourceVersion }, status }, { subresource: 'status' });
       } catch (err) {
         if (!(err instanceof NotFoundError || err instanceof ConflictError)) throw err;
       }

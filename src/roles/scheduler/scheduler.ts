@@ -251,7 +251,8 @@ export class Scheduler {
 
   async #bind(key: string, pod: Pod, nodeName: string): Promise<void> {
     try {
-      await bindPod(this.#service.store, { namespace: pod.metadata.namespace!, name: pod.metadata.name!, nodeName, uid: pod.metadata.uid, seen: pod }, this.#now);
+      // Straight to the store, past the service's verbs: counted here, as POST pods/NAME/binding would be.
+      await this.#service.counted('create', podKind, 'binding', () => bindPod(this.#service.store, { namespace: pod.metadata.namespace!, name: pod.metadata.name!, nodeName, uid: pod.metadata.uid, seen: pod }, this.#now), 201);
       this.stats.bound++;
       this.queue.done(key);
       this.events.forget(pod.metadata.uid);

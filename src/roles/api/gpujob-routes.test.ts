@@ -1,0 +1,169 @@
+// GPU job tokens and the GpuJob subresources through the API app on a memory store: what a job's token may do (and when it stops), the submission with its SSH key, outputs up and down, and Secrets kept from nodes.
+import { before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after } from 'node:test';
+import { MemoryStore } from '../../core/store/memory-store.js';
+import { ADMIN_USER, anyOf, TokenAuthenticator } from './auth.js';
+import { GpuJobOutputs } from './gpujob-outputs.js';
+import { registerGpuJobRoutes, type GpuJobSubmission } from './gpujob-routes.js';
+import { GpuJobTokens } from './gpujob-tokens.js';
+import { createApiApp, ensureSystemNamespaces, type ApiApp } from './server.js';
+
+const ADMIN = 'admin-token';
+const NODE = 'node-token';
+const JOBS = '/apis/minik8s.io/v1/namespaces/default/gpujobs';
+
+describe('GPU job tokens', () => {
+  const tokens = new GpuJobTokens({ secret: 'master secret' });
+  const ref = { namespace: 'default', name: 'mm', uid: 'u-1' };
+
+  it('authenticate as the job they were minted for', async () => {
+    assert.deepEqual(await tokens.authenticate(tokens.mint(ref)), { name: 'system:gpujob:default:mm:u-1', groups: ['minik8s.io:gpujobs'] });
+  });
+
+  it('are worthless when altered, or minted with another secret', async () => {
+    const token = tokens.mint(ref);
+    const [prefix, payload, mac] = token.split('.');
+    const other = Buffer.from('default\nother\nu-1').toString('base64url');
+    assert.equal(await tokens.authenticate(`${prefix}.${other}.${mac}`), undefined);
+    assert.equal(await tokens.authenticate(`${prefix}.${payload}.${mac!.slice(0, -2)}AA`), undefined);
+    assert.equal(await new GpuJobTokens({ secret: 'another' }).authenticate(token), undefined);
+    assert.equal(await tokens.authenticate('gj1..'), undefined);
+    assert.equal(await tokens.authenticate(ADMIN), undefined);
+  });
+});
+
+describe('GpuJob subresources', () => {
+  let api: ApiApp;
+  let dir: string;
+  const tokens = new GpuJobTokens({ secret: 'master secret' });
+
+  const call = async (method: string, path: string, body?: unknown, token = ADMIN, contentType = 'application/json') => {
+    const res = await api.app.request(path, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': contentType },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed: any = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // Outputs are plain bytes.
+    }
+    return { status: res.status, body: parsed };
+  };
+  const makeJob = async (name: string, cluster = 'hpc') => {
+    const res = await call('POST', JOBS, {
+      apiVersion: 'minik8s.io/v1', kind: 'GpuJob', metadata: { name },
+      spec: { cluster, program: { files: { 'hello.c': 'int main(){return 0;}\n' } }, slurm: { gres: 'gpu:1' } },
+    });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    return { body: res.body, token: tokens.mint({ namespace: 'default', name, uid: res.body.metadata.uid }) };
+  };
+  const patchStatus = (name: string, status: unknown, token: string) => call('PATCH', `${JOBS}/${name}/status`, { status }, token, 'application/merge-patch+json');
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'gpujob-outputs-'));
+    const admins = new TokenAuthenticator();
+    admins.add(ADMIN, ADMIN_USER);
+    admins.add(NODE, { name: 'system:node:n1', groups: ['system:nodes'] });
+    const outputs = new GpuJobOutputs({ dir, maxBytes: 1024 });
+    api = createApiApp({ store: new MemoryStore(), authenticator: anyOf(admins, tokens), routes: [(app, { service }) => registerGpuJobRoutes(app, { service, outputs })] });
+    await ensureSystemNamespaces(api.service);
+    for (const body of [
+      { apiVersion: 'minik8s.io/v1', kind: 'SlurmCluster', metadata: { name: 'hpc' }, spec: { mode: 'local', local: { slurmConf: '/srv/slurm/slurm.conf', workDir: '/srv/jobs' } } },
+      { apiVersion: 'minik8s.io/v1', kind: 'SlurmCluster', metadata: { name: 'login' }, spec: { mode: 'ssh', ssh: { host: 'login.example', user: 'stu', secretName: 'hpc-key' } } },
+    ]) assert.equal((await call('POST', '/apis/minik8s.io/v1/namespaces/default/slurmclusters', body)).status, 201);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('gives the job\'s token its submission: files, the rendered batch script, the job directory and the cluster', async () => {
+    const { body, token } = await makeJob('hello');
+    const res = await call('GET', `${JOBS}/hello/submission`, undefined, token);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const s = res.body as GpuJobSubmission;
+    const uid8 = body.metadata.uid.replace(/-/g, '').slice(0, 8);
+    assert.equal(s.mode, 'local');
+    assert.deepEqual(s.local, { slurmConf: '/srv/slurm/slurm.conf' });
+    assert.equal(s.jobDirectory, `/srv/jobs/default_hello_${uid8}`);
+    assert.equal(s.jobName, `minik8s-default-hello-${uid8}`);
+    assert.deepEqual(s.files, { 'hello.c': 'int main(){return 0;}\n' });
+    assert.match(s.batchScript, /#SBATCH --gres=gpu:1\n\nset -e\ncc -O2 -o hello hello\.c\n\.\/hello\n$/);
+  });
+
+  it('lets the token report status and upload outputs for its job, and nothing else', async () => {
+    const { token } = await makeJob('mine');
+    await makeJob('theirs');
+    assert.equal((await patchStatus('mine', { jobId: '7', slurmState: 'RUNNING' }, token)).status, 200);
+    assert.equal((await call('PUT', `${JOBS}/mine/output/result.out`, 'hello from slurm\n', token, 'application/octet-stream')).status, 200);
+    const refusals: [string, string, unknown?][] = [
+      ['PATCH', `${JOBS}/theirs/status`, { status: { jobId: '8' } }],
+      ['GET', `${JOBS}/theirs/submission`],
+      ['PUT', `${JOBS}/mine`, { apiVersion: 'minik8s.io/v1', kind: 'GpuJob', metadata: { name: 'mine' } }],
+      ['DELETE', `${JOBS}/mine`],
+      ['GET', '/api/v1/namespaces/default/pods'],
+      ['GET', '/api/v1/namespaces/default/secrets/hpc-key'],
+    ];
+    for (const [method, path, body] of refusals) {
+      const res = await call(method, path, body, token, 'application/merge-patch+json');
+      assert.equal(res.status, 403, `${method} ${path}: ${JSON.stringify(res.body)}`);
+    }
+    const theirs = await call('PATCH', `${JOBS}/theirs/status`, { status: { jobId: '8' } }, token, 'application/merge-patch+json');
+    assert.match(theirs.body.message, /User "system:gpujob:default:mine:[0-9a-f-]+" cannot patch resource "gpujobs\/status" .*: a GPU job token is only for its own job/);
+    const res = await call('GET', `${JOBS}/mine/output/result.out`);
+    assert.equal(res.body, 'hello from slurm\n');
+  });
+
+  it('stops writing once the job has finished, and does not carry over to a job applied again under the same name', async () => {
+    const { token } = await makeJob('done');
+    assert.equal((await patchStatus('done', { phase: 'Succeeded' }, ADMIN)).status, 200);
+    const late = await patchStatus('done', { jobId: '9' }, token);
+    assert.equal(late.status, 403);
+    assert.match(late.body.message, /the job has finished: its token no longer writes/);
+    assert.equal((await call('GET', `${JOBS}/done`, undefined, token)).status, 200, 'reading its own job still works');
+
+    const first = await makeJob('again');
+    assert.equal((await call('DELETE', `${JOBS}/again`)).status, 200);
+    await makeJob('again');
+    const stale = await patchStatus('again', { jobId: '10' }, first.token);
+    assert.equal(stale.status, 403);
+    assert.match(stale.body.message, /the job this token was issued for no longer exists/);
+  });
+
+  it('hands an ssh-mode submitter the key from the cluster\'s Secret, and says when there is none', async () => {
+    const { token } = await makeJob('remote', 'login');
+    const missing = await call('GET', `${JOBS}/remote/submission`, undefined, token);
+    assert.equal(missing.status, 404);
+    assert.match(missing.body.message, /secret "hpc-key" not found: SlurmCluster "login" takes its SSH private key from it/);
+    await call('POST', '/api/v1/namespaces/default/secrets', {
+      apiVersion: 'v1', kind: 'Secret', metadata: { name: 'hpc-key' }, type: 'kubernetes.io/ssh-auth',
+      stringData: { 'ssh-privatekey': '-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----\n' },
+    });
+    const res = await call('GET', `${JOBS}/remote/submission`, undefined, token);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(res.body.ssh, { host: 'login.example', port: 22, user: 'stu', privateKey: '-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----\n' });
+    assert.equal(res.body.jobDirectory.startsWith('minik8s-jobs/default_remote_'), true);
+  });
+
+  it('keeps Secrets from nodes, which otherwise read everything', async () => {
+    const res = await call('GET', '/api/v1/namespaces/default/secrets', undefined, NODE);
+    assert.equal(res.status, 403);
+    assert.match(res.body.message, /nodes do not read Secrets/);
+    assert.equal((await call('GET', JOBS, undefined, NODE)).status, 200);
+  });
+
+  it('answers 404 for an output not stored yet or not a job output, and 413 for one over the limit', async () => {
+    const { token } = await makeJob('outs');
+    const none = await call('GET', `${JOBS}/outs/output/error.err`);
+    assert.equal(none.status, 404);
+    assert.match(none.body.message, /gpujob "outs" has no error\.err yet: it is stored when the job ends \(phase Pending\)/);
+    assert.equal((await call('GET', `${JOBS}/outs/output/passwd`)).status, 404);
+    const big = await call('PUT', `${JOBS}/outs/output/error.err`, 'x'.repeat(2048), token, 'application/octet-stream');
+    assert.equal(big.status, 413);
+    assert.equal((await call('GET', `${JOBS}/outs/output/error.err`)).status, 404, 'nothing kept of a refused upload');
+  });
+});

@@ -1,0 +1,37 @@
+// Counts each authenticated HTTP request on a resource path by its user, and serves the counters at GET /metrics (cluster admins only).
+import type { Context, MiddlewareHandler } from 'hono';
+import { ForbiddenError } from '../../core/errors.js';
+import type { UserInfo } from './auth.js';
+import { MASTERS_GROUP, requestAttributes } from './authorization.js';
+import { renderRequestMetrics, type RequestCounter } from './request-metrics.js';
+
+export const METRICS_PATH = '/metrics';
+
+/**
+ * Runs after authentication (unauthenticated requests are not counted: they have no client) and
+ * before authorization, so refused requests count too, as in Kubernetes, with the code they were
+ * answered with (a watch's is its stream's: counted when it opens). Only resource requests are
+ * counted; discovery, /version and /metrics itself are not.
+ */
+export function requestCountingMiddleware(counter: RequestCounter): MiddlewareHandler {
+  return async (c: Context, next) => {
+    await next();
+    const user = c.get('user') as UserInfo | undefined;
+    if (!user) return;
+    const method = c.req.method;
+    // The query is parsed only where it decides the verb (list or watch).
+    const attrs = requestAttributes(method, c.req.path, method === 'GET' ? { watch: c.req.query('watch') } : {});
+    const r = attrs.resource;
+    // Errors thrown further in have been rendered by the app's onError by now, so the status is the one sent.
+    if (r) counter.add({ verb: attrs.verb, group: r.group, resource: r.resource, subresource: r.subresource ?? '', client: user.name, code: String(c.res.status) });
+  };
+}
+
+/** GET /metrics: Prometheus text. Nodes may read every other non-resource path, so admin rights are checked here. */
+export function metricsResponse(c: Context, counter: RequestCounter): Response {
+  const user = c.get('user') as UserInfo | undefined;
+  if (!user?.groups.includes(MASTERS_GROUP)) {
+    throw new ForbiddenError(`forbidden: User "${user?.name ?? 'system:anonymous'}" cannot get path "${METRICS_PATH}": only cluster admins may read the API server's metrics`);
+  }
+  return c.body(renderRequestMetrics(counter.snapshot()), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+}

@@ -1,0 +1,349 @@
+// The activator in-process over a memory store, with loopback upstreams standing in for function pods: cold start, picking, retries, timeouts, bounds, records, scale to zero, workflows.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { functionKind } from '../src/core/api/function.js';
+import { podKind } from '../src/core/api/pod.js';
+import { replicaSetKind, type ReplicaSet } from '../src/core/api/replicaset.js';
+import { eventKind } from '../src/core/api/event.js';
+import { MemoryStore } from '../src/core/store/memory-store.js';
+import { waitFor } from '../src/core/wait-for.js';
+import { ObjectService } from '../src/roles/api/object-service.js';
+import { ensureSystemNamespaces } from '../src/roles/api/server.js';
+import { Activator, type WorkflowRunnerLike } from '../src/roles/activator/activator.js';
+import { freePort } from '../scripts/sim/free-resources.js';
+
+const SERVER_PY = fileURLToPath(new URL('../../templates/python-function/server.py', import.meta.url));
+
+/** A stand-in for a function pod: the runtime's protocol, with knobs in the query (sleep, fail, health). */
+async function fakeUpstream(name: string): Promise<{ port: number; calls: string[]; healthy: { value: number }; close(): Promise<void> }> {
+  const calls: string[] = [];
+  const healthy = { value: 200 };
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url!, 'http://x');
+    if (url.pathname === '/healthz' && !req.headers['x-minik8s-invocation-id']) {
+      res.writeHead(healthy.value, { 'content-type': 'application/json' }).end(healthy.value === 200 ? '{}' : JSON.stringify({ error: 'cannot import handler module \'handler\': SyntaxError: bad' }));
+      return;
+    }
+    let body = '';
+    req.on('data', (d) => { body += d; });
+    req.on('end', () => {
+      calls.push(`${req.method} ${req.url}`);
+      const done = () => {
+        const stdout = Buffer.from(`hello from ${name}\n`).toString('base64');
+        if (url.searchParams.get('fail')) {
+          res.writeHead(500, { 'content-type': 'application/json', 'x-minik8s-stdout': stdout })
+            .end(JSON.stringify({ error: 'ValueError: nope', traceback: 'Traceback...\nValueError: nope\n' }));
+          return;
+        }
+        res.writeHead(200, { 'content-type': 'application/json', 'x-minik8s-stdout': stdout }).end(JSON.stringify({
+          pod: name, method: req.method, path: url.pathname, query: url.search, body, id: req.headers['x-minik8s-invocation-id'], test: req.headers['x-test'] ?? null,
+        }));
+      };
+      const sleep = Number(url.searchParams.get('sleep') ?? 0);
+      if (sleep) setTimeout(done, sleep); else done();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port, calls, healthy,
+    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
+
+describe('activator', () => {
+  let store: MemoryStore;
+  let service: ObjectService;
+  let activator: Activator;
+  let base: string;
+  const stop = new AbortController();
+  let running: Promise<void>;
+  const upstreams: Awaited<ReturnType<typeof fakeUpstream>>[] = [];
+  let podSeq = 0;
+
+  const call = async (path: string, init: RequestInit = {}) => {
+    const res = await fetch(`${base}${path}`, init);
+    const text = await res.text();
+    let body: any = text;
+    try { body = JSON.parse(text); } catch { /* text */ }
+    return { status: res.status, headers: res.headers, body };
+  };
+
+  const createFunction = async (name: string, o: { scaling?: Record<string, number>; timeoutSeconds?: number; replicas?: number; version?: number } = {}) => {
+    await service.create(functionKind, 'default', {
+      apiVersion: 'minik8s.io/v1', kind: 'Function', metadata: { name },
+      spec: { code: { files: { 'handler.py': 'def handler(event, context):\n    return event\n' } }, scaling: o.scaling ?? {}, ...(o.timeoutSeconds ? { timeoutSeconds: o.timeoutSeconds } : {}) },
+    });
+    const version = o.version ?? 1;
+    await service.patch(functionKind, 'default', name, { status: { version } }, { subresource: 'status' });
+    const labels = { 'minik8s.io/function': name, 'minik8s.io/function-version': String(version) };
+    await service.create(replicaSetKind, 'default', {
+      apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: `${name}-v${version}`, labels },
+      spec: { replicas: o.replicas ?? 0, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'function', image: 'fn:1' }] } } },
+    });
+  };
+
+  /** A pod of the function at 127.0.0.1:port, as a kubelet would report it (Ready or not). */
+  const createPod = async (fn: string, port: number, o: { ready?: boolean; version?: number } = {}) => {
+    const name = `${fn}-v${o.version ?? 1}-${++podSeq}`;
+    await service.create(podKind, 'default', {
+      apiVersion: 'v1', kind: 'Pod',
+      metadata: { name, labels: { 'minik8s.io/function': fn, 'minik8s.io/function-version': String(o.version ?? 1) } },
+      spec: { nodeName: 'n1', containers: [{ name: 'function', image: 'fn:1', ports: [{ name: 'http', containerPort: port }] }] },
+    });
+    await service.patch(podKind, 'default', name, {
+      status: { phase: 'Running', podIP: '127.0.0.1', conditions: [{ type: 'Ready', status: o.ready ? 'True' : 'False' }] },
+    }, { subresource: 'status' });
+    return name;
+  };
+
+  const replicas = async (name: string) => ((await service.get(replicaSetKind, 'default', name)) as ReplicaSet).spec.replicas ?? 0;
+  const upstream = async (name: string) => {
+    const u = await fakeUpstream(name);
+    upstreams.push(u);
+    return u;
+  };
+
+  before(async () => {
+    store = new MemoryStore();
+    service = new ObjectService({ store });
+    await ensureSystemNamespaces(service);
+    activator = new Activator({
+      service, address: '127.0.0.1', port: await freePort(), holdCapacity: 3, coldStartTimeoutMs: 5_000, autoscalerTickMs: 100, recordsFlushMs: 100,
+    });
+    const { port } = await activator.listen();
+    base = `http://127.0.0.1:${port}`;
+    running = activator.start(stop.signal);
+  });
+
+  after(async () => {
+    stop.abort();
+    await running;
+    for (const u of upstreams) await u.close();
+  });
+
+  it('answers 404 with a Status for an unknown function or path', async () => {
+    const missing = await call('/function/nope', { method: 'POST' });
+    assert.equal(missing.status, 404);
+    assert.equal(missing.body.kind, 'Status');
+    assert.match(missing.body.message, /functions.minik8s.io "nope" not found/);
+    const path = await call('/elsewhere');
+    assert.equal(path.status, 404);
+    assert.match(path.body.message, /call \/function\/NAME/);
+  });
+
+  it('cold start: asks for a pod at once, holds the call, and sends it as soon as the pod answers its health probe', async () => {
+    await createFunction('cold');
+    const u = await upstream('cold-a');
+    const answer = call('/function/cold/sub/path?x=1', { method: 'POST', body: '{"n":1}', headers: { 'x-test': 'yes', 'content-type': 'application/json' } });
+    // The autoscaler writes the ReplicaSet's replicas through the scale path: one pod, at once.
+    await waitFor(async () => (await replicas('cold-v1')) === 1, { timeoutMs: 5_000, description: 'the ReplicaSet scaled to 1' });
+    // The pod gets an address; the kubelet has not called it Ready: the activator's own probe is enough.
+    await createPod('cold', u.port, { ready: false });
+    const res = await answer;
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.headers.get('x-minik8s-cold-start'), 'true');
+    assert.equal(res.headers.get('x-minik8s-version'), '1');
+    assert.equal(res.headers.get('x-minik8s-stdout'), null, 'captures are for the record, not the caller');
+    const id = res.headers.get('x-minik8s-invocation-id')!;
+    assert.match(id, /^[0-9a-f]{16}$/);
+    assert.deepEqual(res.body, { pod: 'cold-a', method: 'POST', path: '/sub/path', query: '?x=1', body: '{"n":1}', id, test: 'yes' });
+
+    const warm = await call('/function/cold', { method: 'POST', body: 'raw' });
+    assert.equal(warm.status, 200);
+    assert.equal(warm.headers.get('x-minik8s-cold-start'), 'false');
+
+    const [newest, first] = activator.records.list('default', 'cold');
+    assert.equal(first!.id, id);
+    assert.equal(first!.coldStart, true);
+    assert.equal(first!.trigger, 'http');
+    assert.equal(first!.status, 200);
+    assert.equal(first!.version, 1);
+    assert.equal(first!.stdout, 'hello from cold-a\n');
+    assert.deepEqual((first!.result as { body: string }).body, '{"n":1}');
+    assert.equal(newest!.coldStart, false);
+    // Recorded as an Event on the Function.
+    await waitFor(async () => (await service.list(eventKind, 'default')).items.some((e: any) => e.reason === 'ScaledUp' && e.involvedObject.name === 'cold'), { timeoutMs: 5_000, description: 'a ScaledUp event' });
+  });
+
+  it('sends each call to the pod with the fewest in flight', async () => {
+    await createFunction('spread', { replicas: 2, scaling: { minScale: 2 } });
+    const a = await upstream('spread-a');
+    const b = await upstream('spread-b');
+    await createPod('spread', a.port, { ready: true });
+    await createPod('spread', b.port, { ready: true });
+    await waitFor(async () => (await call('/function/spread')).status === 200, { timeoutMs: 5_000, description: 'the function to serve' });
+    a.calls.length = 0;
+    b.calls.length = 0;
+    const slow = await Promise.all(Array.from({ length: 6 }, () => call('/function/spread?sleep=150', { method: 'POST' })));
+    assert.ok(slow.every((r) => r.status === 200));
+    assert.deepEqual([a.calls.length, b.calls.length], [3, 3]);
+  });
+
+  it('retries a refused connection once on another pod', async () => {
+    await createFunction('retry', { replicas: 2, scaling: { minScale: 2 } });
+    const good = await upstream('retry-good');
+    const deadPort = await freePort();
+    await createPod('retry', deadPort, { ready: true });
+    await createPod('retry', good.port, { ready: true });
+    for (let i = 0; i < 6; i++) {
+      const res = await call('/function/retry', { method: 'POST' });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.equal(res.body.pod, 'retry-good');
+    }
+  });
+
+  it('answers 504 past the function\'s timeout, and passes a handler\'s 500 on with the error recorded', async () => {
+    await createFunction('slow', { replicas: 1, scaling: { minScale: 1 }, timeoutSeconds: 1 });
+    const u = await upstream('slow-a');
+    await createPod('slow', u.port, { ready: true });
+    await waitFor(async () => (await call('/function/slow')).status === 200, { timeoutMs: 5_000, description: 'the function to serve' });
+    const late = await call('/function/slow?sleep=1500', { method: 'POST' });
+    assert.equal(late.status, 504);
+    assert.match(late.body.message, /did not answer within 1 s/);
+    const failed = await call('/function/slow?fail=1', { method: 'POST', body: '{}' });
+    assert.equal(failed.status, 500);
+    assert.deepEqual(failed.body.error, 'ValueError: nope');
+    const id = failed.headers.get('x-minik8s-invocation-id')!;
+    const rec = activator.records.get('default', 'slow', id)!;
+    assert.equal(rec.status, 500);
+    assert.equal(rec.error, 'ValueError: nope');
+    assert.match(rec.traceback!, /Traceback/);
+    assert.equal(rec.stdout, 'hello from slow-a\n');
+    const timedOut = activator.records.list('default', 'slow').find((r) => r.status === 504)!;
+    assert.match(timedOut.error!, /did not answer within 1 s/);
+  });
+
+  it('holds at most its bound per function: more get 503 with Retry-After at once, the held ones at the deadline', async () => {
+    // A function whose ReplicaSet never comes: nothing can start.
+    await service.create(functionKind, 'default', { apiVersion: 'minik8s.io/v1', kind: 'Function', metadata: { name: 'stuck' }, spec: { code: { files: { 'handler.py': 'def handler(e, c):\n    return 1\n' } } } });
+    const held = [1, 2, 3].map(() => call('/function/stuck', { method: 'POST' }));
+    await waitFor(() => activator.heldRequests('default', 'stuck') === 3, { timeoutMs: 3_000, description: 'three calls held' });
+    const refused = await call('/function/stuck', { method: 'POST' });
+    assert.equal(refused.status, 503);
+    assert.equal(refused.headers.get('retry-after'), '1');
+    assert.match(refused.body.message, /3 requests waiting/);
+    for (const r of await Promise.all(held)) {
+      assert.equal(r.status, 503);
+      assert.equal(r.headers.get('retry-after'), '1');
+      assert.match(r.body.message, /no pod ready to serve yet/);
+    }
+  });
+
+  it('fails held calls at once when the function\'s handler cannot load', async () => {
+    await createFunction('broken');
+    const u = await upstream('broken-a');
+    u.healthy.value = 500;
+    const answer = call('/function/broken', { method: 'POST' });
+    await waitFor(async () => (await replicas('broken-v1')) === 1, { timeoutMs: 5_000, description: 'the ReplicaSet scaled to 1' });
+    await createPod('broken', u.port);
+    const res = await answer;
+    assert.equal(res.status, 502);
+    assert.match(res.body.message, /function broken cannot start: cannot import handler module/);
+    // Later calls are told at once too.
+    const again = await call('/function/broken', { method: 'POST' });
+    assert.equal(again.status, 502);
+  });
+
+  it('scales to zero once idle for the grace, and not before', async () => {
+    await createFunction('idle', { scaling: { idleGraceSeconds: 1 } });
+    const u = await upstream('idle-a');
+    const answer = call('/function/idle', { method: 'POST' });
+    await waitFor(async () => (await replicas('idle-v1')) === 1, { timeoutMs: 5_000, description: 'the ReplicaSet scaled to 1' });
+    await createPod('idle', u.port, { ready: true });
+    assert.equal((await answer).status, 200);
+    const served = Date.now();
+    await waitFor(async () => (await replicas('idle-v1')) === 0, { timeoutMs: 10_000, description: 'the ReplicaSet back at 0' });
+    assert.ok(Date.now() - served >= 900, `went to zero ${Date.now() - served} ms after the last call`);
+  });
+
+  it('calls through the in-process FunctionInvoker with the trigger recorded, and runs workflows through the runner', async () => {
+    await createFunction('inproc', { replicas: 1, scaling: { minScale: 1 } });
+    const u = await upstream('inproc-a');
+    await createPod('inproc', u.port, { ready: true });
+    const r = await activator.invoke({ namespace: 'default', name: 'inproc', body: { a: 1 }, trigger: 'workflow', path: '/x', query: 'q=2' });
+    assert.equal(r.status, 200);
+    const body = JSON.parse(r.body.toString());
+    assert.deepEqual([body.path, body.query, body.body], ['/x', '?q=2', '{"a":1}']);
+    assert.equal(activator.records.get('default', 'inproc', r.invocationId)?.trigger, 'workflow');
+
+    const noRunner = await call('/workflow/flow', { method: 'POST', body: '{}' });
+    assert.equal(noRunner.status, 501);
+    const runs: unknown[] = [];
+    const runner: WorkflowRunnerLike = {
+      async run(o) {
+        runs.push(o.input);
+        return (o.input as { ok?: boolean }).ok
+          ? { executionName: 'flow-1', status: 'SUCCEEDED', output: { done: true } }
+          : { executionName: 'flow-2', status: 'FAILED', error: 'States.TaskFailed', cause: 'boom' };
+      },
+    };
+    activator.setWorkflowRunner(runner);
+    const ok = await call('/workflow/flow', { method: 'POST', body: '{"ok":true}' });
+    assert.deepEqual([ok.status, ok.body, ok.headers.get('x-minik8s-execution')], [200, { done: true }, 'flow-1']);
+    const failed = await call('/namespaces/default/workflow/flow', { method: 'POST', body: '{"ok":false}' });
+    assert.equal(failed.status, 500);
+    assert.deepEqual(failed.body, { error: 'States.TaskFailed', cause: 'boom', execution: 'flow-2', status: 'FAILED' });
+    assert.equal((await call('/workflow/flow', { method: 'POST', body: 'not json' })).status, 400);
+  });
+
+  it('stores the records in batches, so another activator on the same store reads them', async () => {
+    await activator.records.flush();
+    const other = new Activator({ service, address: '127.0.0.1', port: 0 });
+    await other.records.load();
+    assert.ok(other.records.list('default', 'cold').length >= 2);
+  });
+});
+
+describe('activator with the real Python runtime', () => {
+  let child: ChildProcess | undefined;
+  let dir: string;
+  const stop = new AbortController();
+
+  after(async () => {
+    stop.abort();
+    if (child && child.exitCode === null) {
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child!.once('exit', resolve));
+    }
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('proxies to server.py and records its output and traceback', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'minik8s-act-fn-'));
+    writeFileSync(join(dir, 'handler.py'), 'def handler(event, context):\n    print("got", event)\n    if event == "boom":\n        raise RuntimeError("boom")\n    return {"echo": event, "path": context.path}\n');
+    const port = await freePort();
+    child = spawn('python3', [SERVER_PY], { env: { ...process.env, MINIK8S_PORT: String(port), MINIK8S_FUNCTION_DIR: dir }, stdio: 'ignore' });
+    const service = new ObjectService({ store: new MemoryStore() });
+    await ensureSystemNamespaces(service);
+    const activator = new Activator({ service, address: '127.0.0.1', port: await freePort() });
+    const { port: aport } = await activator.listen();
+    const running = activator.start(stop.signal);
+    await service.create(functionKind, 'default', { apiVersion: 'minik8s.io/v1', kind: 'Function', metadata: { name: 'py' }, spec: { code: { files: { 'handler.py': 'x' } } } });
+    await service.patch(functionKind, 'default', 'py', { status: { version: 1 } }, { subresource: 'status' });
+    await service.create(podKind, 'default', {
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'py-1', labels: { 'minik8s.io/function': 'py', 'minik8s.io/function-version': '1' } },
+      spec: { nodeName: 'n1', containers: [{ name: 'function', image: 'fn', ports: [{ name: 'http', containerPort: port }] }] },
+    });
+    await service.patch(podKind, 'default', 'py-1', { status: { phase: 'Running', podIP: '127.0.0.1', conditions: [{ type: 'Ready', status: 'False' }] } }, { subresource: 'status' });
+    const url = `http://127.0.0.1:${aport}/function/py/a?b=1`;
+    const res = await waitFor(async () => {
+      const r = await fetch(url, { method: 'POST', body: '{"k": 1}' });
+      return r.status === 200 ? r : undefined;
+    }, { timeoutMs: 10_000, description: 'the runtime to answer through the activator' });
+    assert.deepEqual(await res.json(), { echo: { k: 1 }, path: '/a' });
+    const boom = await fetch(url, { method: 'POST', body: '"boom"' });
+    assert.equal(boom.status, 500);
+    const rec = activator.records.get('default', 'py', boom.headers.get('x-minik8s-invocation-id')!)!;
+    assert.equal(rec.error, 'RuntimeError: boom');
+    assert.match(rec.traceback!, /handler\.py", line 4, in handler/);
+    assert.equal(rec.stdout, 'got boom\n');
+    stop.abort();
+    await running;
+  });
+});
