@@ -149,28 +149,34 @@ describe('services', () => {
 
   it('refuses what cannot be granted with 422 and the field, writing nothing', async () => {
     await makeNamespace('bad');
-    const s = await createService('bad', 'web', { type: 'NodePort', ports: [{ name: 'http', port: 80, nodePort: 30999 }] });
+    // Earlier tests allocated node ports and addresses at random: ask only for values none of them holds.
+    const taken = await services();
+    const usedPorts = new Set(taken.flatMap((x) => x.spec.ports.map((p) => p.nodePort)));
+    const usedIPs = new Set(taken.map((x) => x.spec.clusterIP));
+    const [P1, P2] = Array.from({ length: 100 }, (_, i) => 30999 - i).filter((p) => !usedPorts.has(p));
+    const IP = Array.from({ length: 50 }, (_, i) => `10.96.200.${200 + i}`).find((ip) => !usedIPs.has(ip))!;
+    const s = await createService('bad', 'web', { type: 'NodePort', ports: [{ name: 'http', port: 80, nodePort: P1 }] });
     const post = (name: string, spec: Record<string, unknown>) => call('POST', '/api/v1/namespaces/bad/services', { metadata: { name }, spec });
     assert.deepEqual(invalid(await post('out', { clusterIP: '10.0.0.5', ports: [{ port: 80 }] })),
       ['spec.clusterIP: Invalid value: "10.0.0.5": provided IP is not in the valid range. The range of valid IPs is 10.96.0.0/16']);
     assert.deepEqual(invalid(await post('range', { type: 'NodePort', ports: [{ port: 80, nodePort: 40000 }] })),
       ['spec.ports[0].nodePort: Invalid value: 40000: provided port is not in the valid range. The range of valid ports is 30000-32767']);
-    assert.deepEqual(invalid(await post('taken', { type: 'NodePort', ports: [{ port: 80, nodePort: 30999 }] })),
-      ['spec.ports[0].nodePort: Invalid value: 30999: provided port is already allocated']);
-    assert.deepEqual(invalid(await call('PATCH', '/api/v1/namespaces/bad/services/web', { spec: { clusterIP: '10.96.200.200' } }, MERGE)),
-      ['spec.clusterIP: Invalid value: "10.96.200.200": field is immutable']);
-    assert.deepEqual(invalid(await call('PATCH', '/api/v1/namespaces/bad/services/web', { spec: { ports: [{ name: 'http', port: 80, nodePort: 31000 }] } }, MERGE)),
-      ['spec.ports[0].nodePort: Invalid value: 31000: field is immutable']);
+    assert.deepEqual(invalid(await post('taken', { type: 'NodePort', ports: [{ port: 80, nodePort: P1 }] })),
+      [`spec.ports[0].nodePort: Invalid value: ${P1}: provided port is already allocated`]);
+    assert.deepEqual(invalid(await call('PATCH', '/api/v1/namespaces/bad/services/web', { spec: { clusterIP: IP } }, MERGE)),
+      [`spec.clusterIP: Invalid value: "${IP}": field is immutable`]);
+    assert.deepEqual(invalid(await call('PATCH', '/api/v1/namespaces/bad/services/web', { spec: { ports: [{ name: 'http', port: 80, nodePort: P2 }] } }, MERGE)),
+      [`spec.ports[0].nodePort: Invalid value: ${P2}: field is immutable`]);
     // Nothing of the refused ones exists, and the one that does is as it was.
     assert.deepEqual((await services()).filter((x) => x.metadata.namespace === 'bad').map((x) => x.metadata.name), ['web']);
     const now = ok(await call('GET', '/api/v1/namespaces/bad/services/web')) as Service;
     assert.equal(now.metadata.resourceVersion, s.metadata.resourceVersion);
     // The two refused requests for free values did not take them either.
-    const c = await createService('bad', 'c', { clusterIP: '10.96.200.200', type: 'NodePort', ports: [{ port: 80, nodePort: 31000 }] });
-    assert.equal(c.spec.clusterIP, '10.96.200.200');
+    const c = await createService('bad', 'c', { clusterIP: IP, type: 'NodePort', ports: [{ port: 80, nodePort: P2 }] });
+    assert.equal(c.spec.clusterIP, IP);
     // Switching to ClusterIP frees the node port.
     ok(await call('PATCH', '/api/v1/namespaces/bad/services/c', { spec: { type: 'ClusterIP' } }, MERGE));
-    await createService('bad', 'd', { type: 'NodePort', ports: [{ port: 80, nodePort: 31000 }] });
+    await createService('bad', 'd', { type: 'NodePort', ports: [{ port: 80, nodePort: P2 }] });
   });
 
   it('keeps Endpoints in step with pods within a second: ready, not ready, a new replica, a deleted one', async () => {
