@@ -1,12 +1,10 @@
 // Deployment end to end: a real master (etcd, scheduler, controllers, GC) and a fake-node worker; rolling update, rollout CLI, scale, cascade delete.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { spawn } from 'node:child_process';
 import { waitFor } from '../src/core/wait-for.js';
-import { BINARY, freePort, startMaster, type MasterProcess } from './helpers/master.js';
+import { BINARY, startMaster, type MasterProcess } from './helpers/master.js';
+import { startFakeWorker, type FakeWorker } from './helpers/fake-worker.js';
 import { PodTracker } from './helpers/pod-tracker.js';
 
 const RS = '/apis/apps/v1/namespaces/default/replicasets';
@@ -17,10 +15,7 @@ const V2 = 'nothing/pulls:two';
 
 describe('Deployment controller (real master, fake nodes)', () => {
   let master: MasterProcess;
-  let worker: ChildProcess | undefined;
-  let workerExited: Promise<unknown> = Promise.resolve();
-  let workerOutput = '';
-  const workerDir = mkdtempSync(join(tmpdir(), 'minik8s-test-deploy-worker-'));
+  let worker: FakeWorker | undefined;
   let tracker: PodTracker | undefined;
 
   const call = async (method: string, path: string, body?: unknown, contentType = 'application/json') => {
@@ -50,27 +45,12 @@ describe('Deployment controller (real master, fake nodes)', () => {
   before(async () => {
     master = await startMaster({ registry: false });
     const prefix = `deploy-${process.pid}`;
-    worker = spawn(process.execPath, [
-      BINARY, '--role=worker', '--server', master.url, '--token', master.joinToken, '--node-ip', '127.0.0.1',
-      '--data-dir', workerDir, '--kubelet-port', String(await freePort()), '--fake-nodes', '2', '--name', prefix,
-    ], { stdio: ['ignore', 'pipe', 'pipe'] });
-    worker.stdout!.on('data', (d) => { workerOutput += d; });
-    worker.stderr!.on('data', (d) => { workerOutput += d; });
-    workerExited = new Promise((resolve) => worker!.once('exit', resolve));
-    await waitFor(async () => {
-      if (worker!.exitCode !== null) throw new Error(`worker exited:\n${workerOutput}`);
-      const nodes = (await call('GET', '/api/v1/nodes')).body.items as any[];
-      return nodes.filter((n) => n.metadata.name.startsWith(prefix) && n.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True')).length === 2;
-    }, { timeoutMs: 30_000, description: 'two Ready fake nodes' });
+    worker = await startFakeWorker({ master, args: ['--fake-nodes', '2', '--name', prefix], readyNodes: 2, namePrefix: prefix });
   });
 
   after(async () => {
     await tracker?.stop();
-    if (worker && worker.exitCode === null) {
-      worker.kill('SIGKILL');
-      await workerExited;
-    }
-    rmSync(workerDir, { recursive: true, force: true });
+    await worker?.stop();
     await master?.stop();
   });
 

@@ -1,13 +1,11 @@
 // HorizontalPodAutoscaler end to end on a real master (etcd, controllers, 1 s HPA sync) and a fake-provider worker whose pods report the usage their annotation sets.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { spawn } from 'node:child_process';
 import { waitFor } from '../src/core/wait-for.js';
 import { FAKE_USAGE_ANNOTATION } from '../src/runtime/fake-provider.js';
-import { BINARY, freePort, startMaster, type MasterProcess } from './helpers/master.js';
+import { BINARY, startMaster, type MasterProcess } from './helpers/master.js';
+import { startFakeWorker, type FakeWorker } from './helpers/fake-worker.js';
 import { PodTracker } from './helpers/pod-tracker.js';
 
 const DEPLOY = '/apis/apps/v1/namespaces/default/deployments';
@@ -84,10 +82,7 @@ class SpreadLoad {
 
 describe('HorizontalPodAutoscaler (real master, fake-provider worker)', () => {
   let master: MasterProcess;
-  let worker: ChildProcess | undefined;
-  let workerExited: Promise<unknown> = Promise.resolve();
-  let workerOutput = '';
-  const workerDir = mkdtempSync(join(tmpdir(), 'minik8s-test-hpa-worker-'));
+  let worker: FakeWorker | undefined;
   const loads: SpreadLoad[] = [];
 
   const call = async (method: string, path: string, body?: unknown, contentType = 'application/json') => {
@@ -129,31 +124,19 @@ describe('HorizontalPodAutoscaler (real master, fake-provider worker)', () => {
 
   before(async () => {
     master = await startMaster({ registry: false, extraArgs: ['--hpa-sync-period', '1'] });
-    worker = spawn(process.execPath, [
-      BINARY, '--role=worker', '--server', master.url, '--token', master.joinToken, '--node-ip', '127.0.0.1',
-      '--data-dir', workerDir, '--kubelet-address', '127.0.0.1', '--kubelet-port', String(await freePort()),
+    const name = `hpa-${process.pid}`;
+    worker = await startFakeWorker({
+      master,
       // One fake node through the real kubelet: it serves the stats the autoscaler reads (a --fake-nodes host serves none).
-      '--provider=fake', '--name', `hpa-${process.pid}`, '--fake-node-heartbeat', '2',
-    ], { stdio: ['ignore', 'pipe', 'pipe'] });
-    worker.stdout!.on('data', (d) => { workerOutput += d; });
-    worker.stderr!.on('data', (d) => { workerOutput += d; });
-    workerExited = new Promise((resolve) => worker!.once('exit', resolve));
-    await waitFor(async () => {
-      if (worker!.exitCode !== null) throw new Error(`worker exited:\n${workerOutput}`);
-      const nodes = (await call('GET', '/api/v1/nodes')).body.items as any[];
-      return nodes.some((n) => n.metadata.name === `hpa-${process.pid}` && n.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True'));
-    }, { timeoutMs: 30_000, description: 'a Ready fake node' });
+      args: ['--kubelet-address', '127.0.0.1', '--provider=fake', '--name', name, '--fake-node-heartbeat', '2'],
+      readyNodes: 1,
+      namePrefix: name,
+    });
   });
 
   after(async () => {
     for (const load of loads) await load.tracker.stop();
-    if (worker && worker.exitCode === null) {
-      worker.kill('SIGTERM');
-      const timer = setTimeout(() => worker!.kill('SIGKILL'), 10_000);
-      await workerExited;
-      clearTimeout(timer);
-    }
-    rmSync(workerDir, { recursive: true, force: true });
+    await worker?.stop();
     await master?.stop();
   });
 

@@ -1,12 +1,10 @@
 // ReplicaSet end to end: a real master (etcd, scheduler, controller) and a fake-node worker running the pods; `minik8s scale` too.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { waitFor } from '../src/core/wait-for.js';
-import { BINARY, freePort, startMaster, type MasterProcess } from './helpers/master.js';
+import { BINARY, startMaster, type MasterProcess } from './helpers/master.js';
+import { startFakeWorker, type FakeWorker } from './helpers/fake-worker.js';
 import { PodTracker } from './helpers/pod-tracker.js';
 
 const PODS = '/api/v1/namespaces/default/pods';
@@ -14,10 +12,7 @@ const RS = '/apis/apps/v1/namespaces/default/replicasets';
 
 describe('ReplicaSet controller (real master, fake nodes)', () => {
   let master: MasterProcess;
-  let worker: ChildProcess | undefined;
-  let workerExited: Promise<unknown> = Promise.resolve();
-  let workerOutput = '';
-  const workerDir = mkdtempSync(join(tmpdir(), 'minik8s-test-rs-worker-'));
+  let worker: FakeWorker | undefined;
   const trackers: PodTracker[] = [];
 
   const call = async (method: string, path: string, body?: unknown, contentType = 'application/json') => {
@@ -56,27 +51,12 @@ describe('ReplicaSet controller (real master, fake nodes)', () => {
   before(async () => {
     master = await startMaster({ registry: false });
     const prefix = `rs-${process.pid}`;
-    worker = spawn(process.execPath, [
-      BINARY, '--role=worker', '--server', master.url, '--token', master.joinToken, '--node-ip', '127.0.0.1',
-      '--data-dir', workerDir, '--kubelet-port', String(await freePort()), '--fake-nodes', '2', '--name', prefix,
-    ], { stdio: ['ignore', 'pipe', 'pipe'] });
-    worker.stdout!.on('data', (d) => { workerOutput += d; });
-    worker.stderr!.on('data', (d) => { workerOutput += d; });
-    workerExited = new Promise((resolve) => worker!.once('exit', resolve));
-    await waitFor(async () => {
-      if (worker!.exitCode !== null) throw new Error(`worker exited:\n${workerOutput}`);
-      const nodes = (await call('GET', '/api/v1/nodes')).body.items as any[];
-      return nodes.filter((n) => n.metadata.name.startsWith(prefix) && n.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True')).length === 2;
-    }, { timeoutMs: 30_000, description: 'two Ready fake nodes' });
+    worker = await startFakeWorker({ master, args: ['--fake-nodes', '2', '--name', prefix], readyNodes: 2, namePrefix: prefix });
   });
 
   after(async () => {
     for (const t of trackers) await t.stop();
-    if (worker && worker.exitCode === null) {
-      worker.kill('SIGKILL');
-      await workerExited;
-    }
-    rmSync(workerDir, { recursive: true, force: true });
+    await worker?.stop();
     await master?.stop();
   });
 
