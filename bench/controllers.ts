@@ -30,7 +30,7 @@ import { Agent, request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
-import { parseRequestMetrics, requestDeltas, WRITE_VERBS, type RequestCount } from '../src/roles/api/request-metrics.js';
+import { parseRequestMetrics, requestDeltas, WRITE_VERBS, type RequestCount } from '../src/control-plane/api-server/request-metrics.js';
 import { BINARY, freePort, startMaster, type MasterProcess } from '../test/helpers/master.js';
 
 function flag(name: string): string | undefined {

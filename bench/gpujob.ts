@@ -16,7 +16,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GpuJob } from '../src/core/api/gpujob.js';
-import { renderBatchScript } from '../src/roles/reconcilers/gpujob-batch-script.js';
+import { renderBatchScript } from '../src/core/api/gpujob-batch-script.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { BINARY } from '../test/helpers/master.js';
 import { createNetnsCluster, netnsSkipReason, type NetnsCluster } from '../test/helpers/netns-node.js';

@@ -28,9 +28,8 @@ import Docker from 'dockerode';
 import { nodeKind } from '../src/core/api/node.js';
 import { podKind, type Container, type Pod } from '../src/core/api/pod.js';
 import { ApiClient, kindObjectPath } from '../src/core/client/api-client.js';
-import {
-  appContainerCreateOptions, podNetworkConfig, resolveImageName, sandboxCreateOptions, type DockerCreateOptions,
-} from '../src/runtime/docker-container-config.js';
+import { podNetworkConfig } from '../src/core/api/ipv4.js';
+import { appContainerCreateOptions, resolveImageName, sandboxCreateOptions, type DockerCreateOptions } from '../src/runtime/docker-container-config.js';
 import { dockerConnectOptions } from '../src/runtime/docker-provider.js';
 import { LABELS } from '../src/runtime/provider.js';
 import { prebuiltRegistryStore, seedRegistryStore } from '../test/helpers/images.js';

@@ -20,9 +20,9 @@ import type { Pod } from '../src/core/api/pod.js';
 import type { Service } from '../src/core/api/service.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { NetCommandError, type NetRunner } from '../src/net/net-command.js';
-import { syncProxyIptables, type ProxyApplyState } from '../src/net/proxy-iptables.js';
-import { renderProxyRules } from '../src/roles/proxy/proxy-rules.js';
-import { podNetworkConfig } from '../src/runtime/docker-container-config.js';
+import { syncProxyIptables, type ProxyApplyState } from '../src/net/proxy/proxy-iptables.js';
+import { renderProxyRules } from '../src/net/proxy/proxy-rules.js';
+import { podNetworkConfig } from '../src/core/api/ipv4.js';
 import { BINARY } from '../test/helpers/master.js';
 import { createNetnsCluster, findExecutable, netnsSkipReason, type NetnsCluster, type NetnsWorker } from '../test/helpers/netns-node.js';
 

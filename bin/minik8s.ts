@@ -17,7 +17,7 @@ async function runDaemonProcess(args: string[]): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const { runDaemon } = await import('../src/roles/daemon.js');
+  const { runDaemon } = await import('../src/daemon/daemon.js');
   return runDaemon(args, controller.signal);
 }
 

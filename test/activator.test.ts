@@ -13,9 +13,9 @@ import { replicaSetKind, type ReplicaSet } from '../src/core/api/replicaset.js';
 import { eventKind } from '../src/core/api/event.js';
 import { MemoryStore } from '../src/core/store/memory-store.js';
 import { waitFor } from '../src/core/wait-for.js';
-import { ObjectService } from '../src/roles/api/object-service.js';
-import { ensureSystemNamespaces } from '../src/roles/api/server.js';
-import { Activator, type WorkflowRunnerLike } from '../src/roles/activator/activator.js';
+import { ObjectService } from '../src/control-plane/api-server/object-service.js';
+import { ensureSystemNamespaces } from '../src/control-plane/api-server/server.js';
+import { Activator, type WorkflowRunnerLike } from '../src/control-plane/activator/activator.js';
 import { freePort } from '../scripts/sim/free-resources.js';
 
 const SERVER_PY = fileURLToPath(new URL('../../templates/python-function/server.py', import.meta.url));

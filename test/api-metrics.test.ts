@@ -2,7 +2,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitFor } from '../src/core/wait-for.js';
-import { parseRequestMetrics, type RequestCount } from '../src/roles/api/request-metrics.js';
+import { parseRequestMetrics, type RequestCount } from '../src/control-plane/api-server/request-metrics.js';
 import { startMaster, type MasterProcess } from './helpers/master.js';
 
 describe('API request metrics (real master)', () => {

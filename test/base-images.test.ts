@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { waitFor } from '../src/core/wait-for.js';
-import { startManagedRegistry, type ManagedRegistry } from '../src/roles/registry/managed-registry.js';
-import { findExecutable } from '../src/roles/supervisor/supervised-process.js';
+import { startManagedRegistry, type ManagedRegistry } from '../src/control-plane/registry/managed-registry.js';
+import { findExecutable } from '../src/control-plane/supervisor/supervised-process.js';
 import { BASE_IMAGES, ensureBaseImages, LOCAL_REGISTRY, seedRegistryStore } from './helpers/images.js';
 import { freePort } from './helpers/master.js';
 

@@ -15,7 +15,7 @@ import { serviceKind, type Service } from '../src/core/api/service.js';
 import { ApiClient } from '../src/core/client/api-client.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { RCODE, rcodeOf } from '../src/net/dns/dns-answer.js';
-import { NodeDns } from '../src/net/dns/node-dns.js';
+import { NodeDns } from '../src/node/dns/node-dns.js';
 import { frame, TcpFrameReader } from '../src/net/dns/tcp-framing.js';
 import { BINARY, startMaster, type MasterProcess } from './helpers/master.js';
 import { startWorker, type WorkerProcess } from './helpers/worker.js';

@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '../src/core/wait-for.js';
-import { cidrContains } from '../src/roles/master/pod-cidr.js';
+import { cidrContains } from '../src/core/api/ipv4.js';
 import { BINARY, freePort, startMaster, type MasterProcess } from './helpers/master.js';
 
 interface Answer {

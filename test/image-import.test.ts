@@ -11,8 +11,8 @@ import type { CliContext } from '../src/cli/context.js';
 import { runImageImport } from '../src/cli/image.js';
 import { COMMANDS } from '../src/cli/main.js';
 import { waitFor } from '../src/core/wait-for.js';
-import { startManagedRegistry, type ManagedRegistry } from '../src/roles/registry/managed-registry.js';
-import { findExecutable } from '../src/roles/supervisor/supervised-process.js';
+import { startManagedRegistry, type ManagedRegistry } from '../src/control-plane/registry/managed-registry.js';
+import { findExecutable } from '../src/control-plane/supervisor/supervised-process.js';
 import { ensureBaseImages, LOCAL_REGISTRY } from './helpers/images.js';
 import { BINARY, freePort } from './helpers/master.js';
 

@@ -7,9 +7,9 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '../src/core/wait-for.js';
-import { etcdArgs, etcdLayout, startManagedEtcd, type ManagedEtcd } from '../src/roles/etcd/managed-etcd.js';
-import { StartupError } from '../src/roles/startup-error.js';
-import { findExecutable } from '../src/roles/supervisor/supervised-process.js';
+import { etcdArgs, etcdLayout, startManagedEtcd, type ManagedEtcd } from '../src/control-plane/etcd/managed-etcd.js';
+import { StartupError } from '../src/core/lifecycle/startup-error.js';
+import { findExecutable } from '../src/control-plane/supervisor/supervised-process.js';
 import { freePort } from './helpers/master.js';
 
 const dirs: string[] = [];

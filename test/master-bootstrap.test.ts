@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '../src/core/wait-for.js';
-import { findExecutable } from '../src/roles/supervisor/supervised-process.js';
+import { findExecutable } from '../src/control-plane/supervisor/supervised-process.js';
 import { BINARY, freePort } from './helpers/master.js';
 
 const dirs: string[] = [];

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import Docker from 'dockerode';
 import type { Pod } from '../src/core/api/pod.js';
 import { waitFor } from '../src/core/wait-for.js';
-import { cidrContains } from '../src/roles/master/pod-cidr.js';
+import { cidrContains } from '../src/core/api/ipv4.js';
 import { BINARY } from './helpers/master.js';
 import { createNetnsCluster, netnsSkipReason, type NetnsCluster, type NetnsWorker } from './helpers/netns-node.js';
 

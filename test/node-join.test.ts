@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { waitFor } from '../src/core/wait-for.js';
-import { cidrContains } from '../src/roles/master/pod-cidr.js';
+import { cidrContains } from '../src/core/api/ipv4.js';
 import { BINARY, startMaster, type MasterProcess } from './helpers/master.js';
 
 const JOIN = '/apis/minik8s.io/v1/join';

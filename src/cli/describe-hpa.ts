@@ -1,6 +1,6 @@
 // `minik8s describe hpa`: kubectl's layout for a HorizontalPodAutoscaler: reference, each metric's current / target, min/max, behavior, pods, conditions.
 import type { HorizontalPodAutoscaler, MetricSpec, MetricStatus } from '../core/api/horizontalpodautoscaler.js';
-import { scalingRules, type ScalingRules } from '../roles/reconcilers/autoscaler/scaling-behavior.js';
+import { scalingRules, type ScalingRules } from '../core/api/hpa-behavior.js';
 import type { DescribeWriter } from './describe.js';
 import { alignColumns } from './printers.js';
 

@@ -17,7 +17,7 @@ import type { GpuJob } from '../core/api/gpujob.js';
 import type { Secret } from '../core/api/secret.js';
 import { workflowKind, type Workflow } from '../core/api/workflow.js';
 import { kindObjectPath } from '../core/client/api-client.js';
-import type { WorkflowExecutionSummary } from '../roles/workflows/execution-store.js';
+import type { WorkflowExecutionSummary } from '../core/api/workflow-execution.js';
 import { describeWorkflow } from './workflow-describe.js';
 import { endpointsKind, type Endpoints } from '../core/api/endpoints.js';
 import type { Service } from '../core/api/service.js';

@@ -6,7 +6,8 @@ import type { ApiClient } from '../core/client/api-client.js';
 import { NotFoundError } from '../core/errors.js';
 import { CliError } from './cli-error.js';
 import type { Manifest } from './manifests.js';
-import { canonicalJson, deepEqual, lastApplied, threeWayMergePatch, withLastApplied } from './three-way-patch.js';
+import { canonicalJson, deepEqual } from '../core/api/canonical-json.js';
+import { lastApplied, threeWayMergePatch, withLastApplied } from './three-way-patch.js';
 
 type Json = Record<string, unknown>;
 

@@ -1,7 +1,7 @@
 // `minik8s function invocations`: durations and the table.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { InvocationRecord } from '../roles/activator/invocation-records.js';
+import type { InvocationRecord } from '../core/api/invocation-record.js';
 import { formatDurationMs, invocationsTable } from './function-invocations.js';
 
 describe('function invocations table', () => {

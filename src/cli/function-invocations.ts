@@ -1,7 +1,7 @@
 // `minik8s function invocations NAME`: the function's last calls as a table (ID, VERSION, TRIGGER, STATUS, COLD, DURATION, AGE), or in full with -o json|yaml.
 import { kindObjectPath } from '../core/client/api-client.js';
 import { functionKind } from '../core/api/function.js';
-import type { InvocationRecord } from '../roles/activator/invocation-records.js';
+import type { InvocationRecord } from '../core/api/invocation-record.js';
 import { CliError } from './cli-error.js';
 import type { CliContext } from './context.js';
 import { ageSince, alignColumns, parseOutputFormat, printJson, printYaml } from './printers.js';

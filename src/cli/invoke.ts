@@ -1,8 +1,7 @@
 // `minik8s invoke NAME [--data JSON|@file]` and `minik8s invoke workflow NAME --data JSON`: one call through the activator, the answer printed.
 import { readFile } from 'node:fs/promises';
 import { functionKind } from '../core/api/function.js';
-import { functionUrl, workflowUrl } from '../roles/activator/activator-paths.js';
-import { ACTIVATOR_INFO_PATH } from '../roles/activator/invocation-routes.js';
+import { ACTIVATOR_INFO_PATH, functionUrl, workflowUrl } from '../core/api/activator-paths.js';
 import { CliError } from './cli-error.js';
 import type { CliContext } from './context.js';
 

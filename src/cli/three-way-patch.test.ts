@@ -1,7 +1,8 @@
 // Table tests for apply's three-way merge patch and its last-applied bookkeeping.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LAST_APPLIED_ANNOTATION, canonicalJson, lastApplied, threeWayMergePatch, withLastApplied } from './three-way-patch.js';
+import { canonicalJson } from '../core/api/canonical-json.js';
+import { LAST_APPLIED_ANNOTATION, lastApplied, threeWayMergePatch, withLastApplied } from './three-way-patch.js';
 
 describe('threeWayMergePatch', () => {
   const cases: { name: string; original: unknown; modified: unknown; current: unknown; want: unknown }[] = [

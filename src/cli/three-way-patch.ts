@@ -1,36 +1,11 @@
 // The three-way JSON merge patch behind `apply`: last applied, new manifest and live object in, patch out.
+import { canonicalJson, deepEqual, isPlainObject } from '../core/api/canonical-json.js';
 
 /** Where `apply` remembers what it last applied (kubectl uses kubectl.kubernetes.io/last-applied-configuration). */
 export const LAST_APPLIED_ANNOTATION = 'minik8s.io/last-applied-configuration';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: unknown };
-
-function isPlainObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
-  if (isPlainObject(a) && isPlainObject(b)) {
-    const ka = Object.keys(a);
-    return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]));
-  }
-  return false;
-}
-
-/** JSON with object keys sorted, so the stored annotation does not change when a file's keys are reordered. */
-export function canonicalJson(value: unknown): string {
-  const sort = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(sort);
-    if (!isPlainObject(v)) return v;
-    const out: JsonObject = {};
-    for (const k of Object.keys(v).sort()) if (v[k] !== undefined) out[k] = sort(v[k]);
-    return out;
-  };
-  return JSON.stringify(sort(value));
-}
 
 /**
  * True when `have` holds everything `want` says, allowing extra fields in objects: what the

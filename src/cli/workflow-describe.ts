@@ -1,6 +1,6 @@
 // `minik8s describe workflow`: its definition's states as a table, and its latest executions; the execution table `workflow executions` prints too.
 import type { State, Workflow } from '../core/api/workflow.js';
-import type { WorkflowExecutionSummary } from '../roles/workflows/execution-store.js';
+import type { WorkflowExecutionSummary } from '../core/api/workflow-execution.js';
 import type { DescribeWriter } from './describe.js';
 import { ageSince, alignColumns } from './printers.js';
 

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { validateObject } from '../core/api/validate.js';
 import { workflowKind } from '../core/api/workflow.js';
-import type { WorkflowExecution, WorkflowExecutionSummary } from '../roles/workflows/execution-store.js';
+import type { WorkflowExecution, WorkflowExecutionSummary } from '../core/api/workflow-execution.js';
 import { renderObject } from './describe.js';
 import { eventDetail, renderExecution } from './workflow.js';
 import { executionsTable, formatDuration } from './workflow-describe.js';

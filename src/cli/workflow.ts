@@ -2,8 +2,8 @@
 import { stringify } from 'yaml';
 import { workflowKind } from '../core/api/workflow.js';
 import { kindObjectPath } from '../core/client/api-client.js';
-import type { HistoryEvent } from '../roles/workflows/interpreter.js';
-import type { WorkflowExecution, WorkflowExecutionSummary } from '../roles/workflows/execution-store.js';
+import type { HistoryEvent } from '../core/api/workflow-execution.js';
+import type { WorkflowExecution, WorkflowExecutionSummary } from '../core/api/workflow-execution.js';
 import { CliError } from './cli-error.js';
 import type { CliContext } from './context.js';
 import { DescribeWriter, describeTime } from './describe.js';

@@ -1,5 +1,5 @@
 // Host routes from the master to nodes' pod ranges via the nodes' addresses (flannel's host-gw scheme), so the activator reaches pods: pure plan, thin apply.
-import { cidrContains } from '../roles/master/pod-cidr.js';
+import { cidrContains } from '../core/api/ipv4.js';
 import { formatNetCommand, type NetCommand, type NetRunner } from './net-command.js';
 
 /**

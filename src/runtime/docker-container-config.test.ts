@@ -2,12 +2,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Container, Pod } from '../core/api/pod.js';
-import {
-  appContainerCreateOptions, appContainerName, checkBridgeName, commandLine, containerBinds, containerEnv, cpuCores, demuxDockerBuffer,
-  dockerErrorMessage, dockerTime, exitReason, expandVars, groupRuntimePods, instancesToRemove, memoryWorkingSet, podAllocatedHostPorts,
-  podDnsSettings, podNetworkConfig, resolvConfText, portBindings, portConflictMessage, resolveImageName, resourceConfig, runState, sandboxContainerName, sandboxCreateOptions,
-  volumeSources, type InspectedContainer,
-} from './docker-container-config.js';
+import { podNetworkConfig } from '../core/api/ipv4.js';
+import { appContainerCreateOptions, appContainerName, checkBridgeName, commandLine, containerBinds, containerEnv, cpuCores, demuxDockerBuffer, dockerErrorMessage, dockerTime, exitReason, expandVars, groupRuntimePods, instancesToRemove, memoryWorkingSet, podAllocatedHostPorts, podDnsSettings, resolvConfText, portBindings, portConflictMessage, resolveImageName, resourceConfig, runState, sandboxContainerName, sandboxCreateOptions, volumeSources, type InspectedContainer } from './docker-container-config.js';
 import { dockerConnectOptions, startFailureMessage } from './docker-provider.js';
 import { LABELS } from './provider.js';
 

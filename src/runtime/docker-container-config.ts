@@ -64,19 +64,6 @@ export function findContainerSpec(pod: Pod, name: string): Container | undefined
 
 // ---- Network ------------------------------------------------------------------------------
 
-/** The Docker network for a pod subnet: the subnet itself, with the gateway (the node's bridge) at .1. */
-export function podNetworkConfig(podCIDR: string): { subnet: string; gateway: string } {
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(podCIDR.trim());
-  const octets = m ? m.slice(1, 5).map(Number) : [];
-  const bits = m ? Number(m[5]) : -1;
-  if (!m || octets.some((o) => o > 255) || bits < 8 || bits > 30) throw new Error(`invalid podCIDR "${podCIDR}": expected an IPv4 subnet such as 10.244.1.0/24 (prefix 8 to 30)`);
-  const ip = octets.reduce((n, o) => n * 256 + o, 0);
-  const size = 2 ** (32 - bits);
-  const network = ip - (ip % size);
-  const dotted = (n: number) => [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.');
-  return { subnet: `${dotted(network)}/${bits}`, gateway: dotted(network + 1) };
-}
-
 /** Linux limits interface names to 15 characters; Docker fails late and obscurely on longer ones. */
 export function checkBridgeName(name: string): void {
   if (!/^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,14}$/.test(name)) throw new Error(`invalid bridge name "${name}": use 1 to 15 letters, digits, '.', '_' or '-'`);

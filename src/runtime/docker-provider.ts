@@ -5,11 +5,8 @@ import { dirname, join } from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import Docker from 'dockerode';
 import type { Container, Pod } from '../core/api/pod.js';
-import {
-  appContainerCreateOptions, cpuCores, demuxDockerBuffer, dockerErrorMessage, findContainerSpec, groupRuntimePods, instancesToRemove,
-  memoryWorkingSet, podDir, podNetworkConfig, podRefOf, portConflictMessage, resolvConfText, resolveImageName, sandboxCreateOptions, checkBridgeName,
-  volumeSources, type ClusterDnsSettings, type CpuSample, type InspectedContainer, type VolumeSource,
-} from './docker-container-config.js';
+import { podNetworkConfig } from '../core/api/ipv4.js';
+import { appContainerCreateOptions, cpuCores, demuxDockerBuffer, dockerErrorMessage, findContainerSpec, groupRuntimePods, instancesToRemove, memoryWorkingSet, podDir, podRefOf, portConflictMessage, resolvConfText, resolveImageName, sandboxCreateOptions, checkBridgeName, volumeSources, type ClusterDnsSettings, type CpuSample, type InspectedContainer, type VolumeSource } from './docker-container-config.js';
 import {
   ContainerStartError, LABELS, type ActionResult, type ContainerAction, type ContainerStats, type CreatePodOptions, type ExecOptions,
   type ExecResult, type LogOptions, type PodProvider, type PodRef, type RuntimeInfo, type RuntimePod,

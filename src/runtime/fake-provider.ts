@@ -2,7 +2,8 @@
 import { PassThrough, Readable } from 'node:stream';
 import type { Pod } from '../core/api/pod.js';
 import { parseQuantity } from '../core/api/quantity.js';
-import { findContainerSpec, podAllocatedHostPorts, podNetworkConfig, podRefOf, portAllocatedMessage, resolveImageName } from './docker-container-config.js';
+import { podNetworkConfig } from '../core/api/ipv4.js';
+import { findContainerSpec, podAllocatedHostPorts, podRefOf, portAllocatedMessage, resolveImageName } from './docker-container-config.js';
 import {
   ContainerStartError, type ActionResult, type ContainerAction, type ContainerStats, type CreatePodOptions, type ExecOptions, type ExecResult,
   type LogOptions, type PodProvider, type PodRef, type RuntimeContainer, type RuntimeInfo, type RuntimePod,

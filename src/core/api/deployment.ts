@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import type { KindDefinition } from './kind.js';
 import { conditionSchema, kindSchema } from './meta.js';
 import { intSchema, podTemplateSpecSchema, selectorMatchesTemplate } from './pod.js';
-import { workloadWideColumns } from './replicaset.js';
+import { workloadWideColumns, type ReplicaSet } from './replicaset.js';
 import { SCALE_SUBRESOURCE } from './scale.js';
 import { labelSelectorSchema } from './selector.js';
 import { withChecks, type FieldProblem } from './validate.js';
@@ -112,3 +112,16 @@ export const deploymentKind: KindDefinition = {
     ...workloadWideColumns((o) => (o as Deployment).spec),
   ],
 };
+
+/** The label a Deployment puts on its ReplicaSets and their pods: the hash of the pod template. */
+export const POD_TEMPLATE_HASH_LABEL = 'pod-template-hash';
+/** A ReplicaSet's rollout revision, as Kubernetes records it. */
+export const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
+/** Why a revision was made (`rollout history` shows it). */
+export const CHANGE_CAUSE_ANNOTATION = 'kubernetes.io/change-cause';
+
+/** A ReplicaSet's revision number; 0 when it has none. */
+export function revisionOf(rs: ReplicaSet): number {
+  const n = Number(rs.metadata.annotations?.[REVISION_ANNOTATION]);
+  return Number.isSafeInteger(n) && n > 0 ? n : 0;
+}

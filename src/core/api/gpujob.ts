@@ -185,7 +185,7 @@ export const gpuJobKind: KindDefinition = {
   namespaced: true,
   schema: gpuJobSchema,
   statusSubresource: true,
-  // Served by src/roles/api/gpujob-routes.ts: what a submitter needs, and the job's result.out and error.err.
+  // Served by src/control-plane/api-server/gpujob-routes.ts: what a submitter needs, and the job's result.out and error.err.
   subresources: [
     { name: 'submission', kind: 'GpuJobSubmission', verbs: ['get'] },
     { name: 'output', kind: 'GpuJobOutput', verbs: ['get', 'update'] },

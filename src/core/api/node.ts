@@ -104,3 +104,9 @@ export const nodeKind: KindDefinition = {
     { name: 'CONTAINER-RUNTIME', wide: true, value: (o) => info(o)?.containerRuntimeVersion || '<unknown>' },
   ],
 };
+
+/**
+ * The cause reason on the join's 503 when every pod /24 is taken: the worker reads it as a final
+ * answer (exit with the master's message) rather than as a master still starting (retry).
+ */
+export const POD_CIDR_RANGE_FULL = 'PodCIDRRangeFull';

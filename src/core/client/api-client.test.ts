@@ -4,10 +4,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { collectionPath, kinds, objectPath } from '../api/registry.js';
+import type { KindDefinition } from '../api/kind.js';
+import { collectionPath, kindByName, kinds, objectPath } from '../api/registry.js';
 import { AlreadyExistsError, GoneError, InvalidError, NotFoundError, UnauthorizedError } from '../errors.js';
 import { ApiClient, kindCollectionPath, kindObjectPath, parseWatchLines, type WatchEvent } from './api-client.js';
-import { resolveKind } from '../../cli/resolve-kind.js';
 
 type Handler = (req: http.IncomingMessage, body: string, res: http.ServerResponse) => void;
 
@@ -29,8 +29,8 @@ describe('ApiClient', () => {
     server.close();
   });
   const client = () => new ApiClient({ server: url, token: 'secret' });
-  const pods = resolveKind('pods');
-  const deployments = resolveKind('deploy');
+  const pods = kindByName('pods') as KindDefinition;
+  const deployments = kindByName('deploy') as KindDefinition;
 
   it('builds the same paths as the registry for every kind', () => {
     for (const def of kinds) {

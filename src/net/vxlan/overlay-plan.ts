@@ -1,6 +1,6 @@
 // The VXLAN overlay's desired state from the Node objects (flannel's scheme), and the ip/bridge commands that move the observed state there. Pure.
 import type { Node } from '../../core/api/node.js';
-import { cidrContains, formatIpv4Cidr, parseIpv4Cidr } from '../../roles/master/pod-cidr.js';
+import { cidrContains, formatIpv4Cidr, parseIpv4Cidr } from '../../core/api/ipv4.js';
 import type { NetCommand } from '../net-command.js';
 
 /** The MAC of a node's VXLAN device, which the node writes on its own Node (as flannel's backend-data). */

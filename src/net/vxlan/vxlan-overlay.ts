@@ -5,7 +5,7 @@ import { remoteListWatcher } from '../../core/client/remote-list-watcher.js';
 import { runController, type ReconcileResult } from '../../core/controller/controller.js';
 import { Informer, type ListWatcher } from '../../core/controller/informer.js';
 import { WorkQueue } from '../../core/controller/work-queue.js';
-import { formatIpv4Cidr, parseIpv4Cidr } from '../../roles/master/pod-cidr.js';
+import { formatIpv4Cidr, parseIpv4Cidr } from '../../core/api/ipv4.js';
 import { formatNetCommand, runNetCommand, type NetRunner } from '../net-command.js';
 import { overlayRules, syncOverlayIptables } from './overlay-iptables.js';
 import {

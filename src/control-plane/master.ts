@@ -1,0 +1,204 @@
+// The master role: data dir, etcd, store, registry, tokens and node access, API server, reconcilers, started in that order and stopped in reverse.
+import { setMaxListeners } from 'node:events';
+import { join } from 'node:path';
+import { serviceKind } from '../core/api/service.js';
+import { Activator } from './activator/activator.js';
+import { registerInvocationRoutes } from './activator/invocation-routes.js';
+import { startActivator } from './activator/start-activator.js';
+import { ADMIN_USER, anyOf, TokenAuthenticator } from './api-server/auth.js';
+import { registerBindingRoutes } from './api-server/binding-routes.js';
+import { registerEvictionRoutes } from './api-server/eviction-routes.js';
+import { GpuJobOutputs } from './api-server/gpujob-outputs.js';
+import { registerGpuJobRoutes } from './api-server/gpujob-routes.js';
+import { GpuJobTokens } from './api-server/gpujob-tokens.js';
+import { registerJoinRoutes } from './api-server/join-routes.js';
+import { registerNodeProxyRoutes } from './api-server/node-proxy.js';
+import { registerScaleRoutes } from './api-server/scale-routes.js';
+import { ObjectService } from './api-server/object-service.js';
+import { ServiceAllocator } from './api-server/service-allocator.js';
+import { registerTokenReviewRoutes } from './api-server/token-review-routes.js';
+import type { MasterConfig } from './master-config.js';
+import { startManagedEtcd } from './etcd/managed-etcd.js';
+import { loadOrCreateAdminToken } from './master/admin-token.js';
+import { advertisedServerUrl, joinCommand, readyBanner } from './master/announce.js';
+import { ensureClusterDnsService } from './master/cluster-dns-service.js';
+import { prepareDataDir } from './master/data-dir.js';
+import { ensureDefaultJoinToken } from './master/join-tokens.js';
+import { listenApi } from './master/listen-api.js';
+import { writeLocalClientConfig } from './master/local-client-config.js';
+import { startNodeAccess } from './master/node-access.js';
+import { NodeCleanup } from './master/node-cleanup.js';
+import { openStore } from './master/open-store.js';
+import { StoreCompactor } from './master/store-compactor.js';
+import { DeploymentController } from './reconcilers/deployment.js';
+import { HorizontalPodAutoscalerController } from './reconcilers/autoscaler/hpa-controller.js';
+import { KubeletResourceMetrics } from './reconcilers/autoscaler/kubelet-metrics.js';
+import { EndpointsReconciler } from './reconcilers/endpoints.js';
+import { GarbageCollector } from './reconcilers/garbage-collector.js';
+import { GatewayReconciler } from './reconcilers/gateway.js';
+import { FunctionController } from './reconcilers/function.js';
+import { startFunctionBuilder } from './reconcilers/function-builder.js';
+import { GpuJobController } from './reconcilers/gpujob.js';
+import { NamespaceReconciler } from './reconcilers/namespace.js';
+import { NodeLifecycleReconciler } from './reconcilers/node-lifecycle.js';
+import { ReplicaSetController } from './reconcilers/replicaset.js';
+import { startManagedRegistry } from './registry/managed-registry.js';
+import { Scheduler } from './scheduler/scheduler.js';
+import { ScheduleTriggers } from './triggers/schedule-triggers.js';
+import { ExecutionCleanup } from './workflows/execution-cleanup.js';
+import { registerWorkflowExecutionRoutes } from './workflows/execution-routes.js';
+import { ExecutionStore } from './workflows/execution-store.js';
+import { WorkflowRunner } from './workflows/runner.js';
+import { ShutdownSequence } from '../core/lifecycle/shutdown-sequence.js';
+
+/** What an in-process worker needs to join this master. */
+export interface MasterReadyInfo {
+  url: string;
+  adminToken: string;
+  joinToken: string;
+  registryPort?: number;
+}
+
+export interface MasterOptions {
+  /** Where progress and warnings go (default: stderr). */
+  log?: (message: string) => void;
+  /** Where the ready banner goes (default: stdout). */
+  announce?: (message: string) => void;
+  /** The CLI config file (default ~/.minik8s/config). */
+  clientConfigPath?: string;
+  /** Called once, when the API serves and the banner is out. */
+  onReady?: (info: MasterReadyInfo) => void;
+}
+
+/** Runs the master until `signal` aborts; resolves once everything has stopped. Startup problems reject with a StartupError. */
+export async function startMaster(config: MasterConfig, signal: AbortSignal, options: MasterOptions = {}): Promise<void> {
+  const log = options.log ?? ((m: string) => process.stderr.write(`${m}\n`));
+  const announce = options.announce ?? ((m: string) => process.stdout.write(`${m}\n`));
+  const shutdown = new ShutdownSequence({ log });
+  try {
+    const dataDir = prepareDataDir(config.dataDir);
+
+    let endpoints = config.etcdEndpoints;
+    if (!endpoints) {
+      const etcd = await startManagedEtcd({ dataDir, clientPort: config.etcdPort, signal: shutdown.signalFor('etcd'), log });
+      shutdown.push('etcd', () => etcd.stopped);
+      endpoints = etcd.endpoints;
+    }
+
+    const store = await openStore({ endpoints });
+    shutdown.push('store', () => store.close());
+
+    const compacting = new StoreCompactor({ store, log }).start(shutdown.signalFor('compactor'));
+    shutdown.push('compactor', () => compacting);
+
+    let registryAddress: string | undefined;
+    let registryEndpoint: string | undefined;
+    if (config.registryPort !== undefined) {
+      const registry = await startManagedRegistry({ dataDir, port: config.registryPort, address: config.address, signal: shutdown.signalFor('registry'), log });
+      shutdown.push('registry', () => registry.stopped);
+      registryAddress = registry.address;
+      registryEndpoint = registry.endpoint;
+    }
+
+    const admin = loadOrCreateAdminToken(dataDir);
+    const admins = new TokenAuthenticator();
+    admins.add(admin.token, ADMIN_USER);
+
+    // Service cluster IPs and node ports are recorded in the same transaction as each Service.
+    const serviceAllocator = new ServiceAllocator({ store, ranges: { serviceCIDR: config.serviceCIDR, nodePorts: config.nodePortRange } });
+    const service = new ObjectService({ store, defaultTolerationSeconds: config.defaultTolerationSeconds, allocators: new Map([[serviceKind, serviceAllocator]]) });
+    // Before the API serves, so that no create is half-way: records for services stored without them.
+    for (const note of await serviceAllocator.repair()) log(`service allocations: ${note}`);
+    const nodes = await startNodeAccess({ store, service, clusterCIDR: config.clusterCIDR, signal: shutdown.signalFor('node-access'), log });
+    shutdown.push('node-access', () => nodes.stopped);
+    const joinToken = await ensureDefaultJoinToken({ tokens: nodes.joinTokens, dataDir });
+    // Cheapest first: the admin token is compared in memory, node credentials too; join tokens cost a store read.
+    // GPU job submitter pods report with a token bound to their job (checked by HMAC, in memory).
+    const gpuJobTokens = new GpuJobTokens({ secret: admin.token });
+    const gpuJobOutputs = new GpuJobOutputs({ dir: join(dataDir, 'gpujob-outputs') });
+    const authenticator = anyOf(admins, nodes.credentials, gpuJobTokens, nodes.joinTokens);
+    // Function and workflow URLs; its invocation records are served by the API, so it exists before the API does.
+    const activator = new Activator({ service: service.forClient('activator'), address: config.activatorAddress ?? config.address, port: config.activatorPort, log });
+    let activatorUrl: string | undefined;
+    // Workflows run in the master and call their Tasks' functions through the activator, which serves them at /workflow/NAME.
+    const executions = new ExecutionStore({ store, log });
+    activator.setWorkflowRunner(new WorkflowRunner({ service: service.forClient('workflow-runner'), invoker: activator, executions, log }));
+
+    const api = await listenApi({
+      store,
+      service,
+      authenticator,
+      address: config.address,
+      port: config.port,
+      signal: shutdown.signalFor('api'),
+      routes: [
+        // Kubelets check the API server's calls (logs, exec, stats) with a TokenReview of the admin token.
+        (app) => registerNodeProxyRoutes(app, { service, kubeletToken: admin.token }),
+        (app) => registerJoinRoutes(app, { join: (name) => nodes.registrar.join(name), tokens: nodes.joinTokens, registryPort: config.registryPort, clusterCIDR: config.clusterCIDR }),
+        (app) => registerTokenReviewRoutes(app, { authenticator }),
+        (app) => registerBindingRoutes(app, { service }),
+        (app) => registerEvictionRoutes(app, { service }),
+        (app) => registerScaleRoutes(app, { service }),
+        (app) => registerGpuJobRoutes(app, { service, outputs: gpuJobOutputs }),
+        (app) => registerInvocationRoutes(app, { service, records: activator.records, activatorUrl: () => activatorUrl }),
+        (app) => registerWorkflowExecutionRoutes(app, { service, executions }),
+      ],
+    });
+    shutdown.push('api', () => api.closed);
+    const activating = await startActivator({ activator, config, service: service.forClient('pod-routes'), signal: shutdown.signalFor('activator'), log });
+    shutdown.push('activator', () => activating.stopped);
+    activatorUrl = activating.url;
+    await ensureClusterDnsService({ service, serviceCIDR: config.serviceCIDR, log });
+
+    // Pods (GPU job submitters) reach the API server where workers do.
+    const podServerUrl = await advertisedServerUrl(config.address, api.port);
+    const reconcilerSignal = shutdown.signalFor('reconcilers');
+    // Every reconciler's informers and loops listen on it: many listeners here are by design, not a leak.
+    setMaxListeners(100, reconcilerSignal);
+    // Each on a client view of the service, so that /metrics counts its requests under its name.
+    const reconcilers = Promise.all([
+      new NamespaceReconciler({ service: service.forClient('namespace-controller'), log }).start(reconcilerSignal),
+      config.disableScheduler ? undefined : new Scheduler({ service: service.forClient('scheduler'), policy: config.schedulerPolicy, log }).start(reconcilerSignal),
+      new NodeCleanup({ service: service.forClient('node-cleanup'), registrar: nodes.registrar, log }).start(reconcilerSignal),
+      new NodeLifecycleReconciler({ service: service.forClient('node-lifecycle-controller'), gracePeriodSeconds: config.nodeMonitorGracePeriodSeconds, log }).start(reconcilerSignal),
+      new EndpointsReconciler({ service: service.forClient('endpoints-controller'), log }).start(reconcilerSignal),
+      new GatewayReconciler({ service: service.forClient('gateway-controller'), log }).start(reconcilerSignal),
+      new ReplicaSetController({ service: service.forClient('replicaset-controller'), log }).start(reconcilerSignal),
+      new DeploymentController({ service: service.forClient('deployment-controller'), log }).start(reconcilerSignal),
+      // Samples come from the kubelets of the pods' nodes, as the metrics API's do (the admin token is what kubelets accept).
+      new HorizontalPodAutoscalerController({
+        service: service.forClient('horizontal-pod-autoscaler'),
+        metrics: new KubeletResourceMetrics({ service, kubeletToken: admin.token }),
+        syncPeriodMs: config.hpaSyncPeriodSeconds * 1000,
+        log,
+      }).start(reconcilerSignal),
+      new GarbageCollector({ service: service.forClient('garbage-collector'), log }).start(reconcilerSignal),
+      // Functions: versions built into images by the image factory (on the master's Docker), run as ReplicaSets behind the activator.
+      new FunctionController({
+        service: service.forClient('function-controller'),
+        builder: await startFunctionBuilder({ registryEndpoint, dockerHost: config.dockerHost, pipIndexUrl: config.pipIndexUrl, log }),
+        activatorUrl: activating.url,
+        log,
+      }).start(reconcilerSignal),
+      new ExecutionCleanup({ service: service.forClient('workflow-executions'), executions, log }).start(reconcilerSignal),
+      // Functions' cron triggers, called through the activator like any other call (and so recorded).
+      new ScheduleTriggers({ service: service.forClient('schedule-triggers'), invoker: activator, log }).start(reconcilerSignal),
+      new GpuJobController({ service: service.forClient('gpujob-controller'), outputs: gpuJobOutputs, mintToken: (job) => gpuJobTokens.mint(job), serverUrl: podServerUrl, log }).start(reconcilerSignal),
+    ]);
+    shutdown.push('reconcilers', () => reconcilers);
+
+    if (config.writeClientConfig) {
+      const written = writeLocalClientConfig({ address: config.address, port: api.port, token: admin.token, path: options.clientConfigPath });
+      if (written.warning) log(`warning: ${written.warning}`);
+    }
+
+    if (!signal.aborted) {
+      announce(readyBanner({ url: api.url, registry: registryAddress, dataDir, adminTokenPath: admin.path, joinTokenPath: joinToken.path }));
+      announce(joinCommand(await advertisedServerUrl(config.address, api.port), joinToken.token));
+      options.onReady?.({ url: api.url, adminToken: admin.token, joinToken: joinToken.token, registryPort: config.registryPort });
+    }
+    await shutdown.untilAborted(signal);
+  } finally {
+    await shutdown.run();
+  }
+}

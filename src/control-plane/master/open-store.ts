@@ -1,0 +1,33 @@
+// Opens the master's store: etcd through EtcdStore, checked reachable within a deadline, with the watch cache in front.
+import { CachedStore } from '../../core/store/cached-store.js';
+import { EtcdStore } from '../../core/store/etcd-store.js';
+import type { Store } from '../../core/store/store.js';
+import { StartupError } from '../../core/lifecycle/startup-error.js';
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<T>((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms); }),
+  ]);
+}
+
+export async function openStore(options: { endpoints: string[]; timeoutMs?: number }): Promise<Store> {
+  const timeoutMs = options.timeoutMs ?? 20_000;
+  const etcd = new EtcdStore({ endpoints: options.endpoints });
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await withTimeout(etcd.currentRevision(), Math.max(1_000, Math.min(5_000, deadline - Date.now())));
+      break;
+    } catch (err) {
+      if (Date.now() >= deadline) {
+        await etcd.close().catch(() => {});
+        throw new StartupError(`cannot reach etcd at ${options.endpoints.join(', ')}: ${(err as Error).message}`, { cause: err });
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  // Lists and watches are served from the watch cache; writes and gets go to etcd.
+  return CachedStore.open(etcd);
+}

@@ -1,0 +1,159 @@
+// HorizontalPodAutoscaler controller: every sync period per HPA, reads the target's scale, its pods and their samples, applies the plan.
+import { horizontalPodAutoscalerKind, type HorizontalPodAutoscaler } from '../../../core/api/horizontalpodautoscaler.js';
+import type { KindDefinition } from '../../../core/api/kind.js';
+import { podKind, type Pod } from '../../../core/api/pod.js';
+import { kindByApiVersion, kinds } from '../../../core/api/registry.js';
+import { scaleOf } from '../../../core/api/scale.js';
+import { runController } from '../../../core/controller/controller.js';
+import { Informer, objectKey } from '../../../core/controller/informer.js';
+import { WorkQueue } from '../../../core/controller/work-queue.js';
+import { ConflictError, NotFoundError } from '../../../core/errors.js';
+import { eventKind } from '../../../core/api/event.js';
+import type { ObjectService } from '../../api-server/object-service.js';
+import { AutoscalerEvents, type AutoscalerEventSink } from './hpa-events.js';
+import {
+  metricsNeeded, planAutoscaler, rescaleFailed, sameStatus, selectedPods,
+  type AutoscalerSettings, type HorizontalPodAutoscalerStatus, type SamplesRead, type ScaleRead,
+} from './plan-autoscaler.js';
+import type { ResourceMetricsClient } from './resource-metrics.js';
+import type { ScalingHistory } from './scaling-behavior.js';
+
+/** Kubernetes' --horizontal-pod-autoscaler-sync-period. */
+export const DEFAULT_HPA_SYNC_PERIOD_SECONDS = 15;
+
+export interface HorizontalPodAutoscalerControllerOptions {
+  service: ObjectService;
+  metrics: ResourceMetricsClient;
+  /** How often each HPA is looked at (default 15 s). */
+  syncPeriodMs?: number;
+  settings?: AutoscalerSettings;
+  /** Where Events go (default: the object service). */
+  events?: AutoscalerEventSink;
+  now?: () => Date;
+  log?: (message: string) => void;
+  workers?: number;
+}
+
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** The kind a scaleTargetRef names, if it is one served a scale subresource. */
+export function scaleTargetKind(ref: HorizontalPodAutoscaler['spec']['scaleTargetRef']): KindDefinition | { error: string } {
+  const def = ref.apiVersion ? kindByApiVersion(ref.apiVersion, ref.kind) : kinds.find((k) => k.kind === ref.kind);
+  const group = ref.apiVersion?.includes('/') ? ref.apiVersion.split('/')[0] : '';
+  if (!def) return { error: `unable to determine resource for scale target reference: no matches for kind "${ref.kind}" in group "${group}"` };
+  if (!def.subresources?.some((s) => s.name === 'scale')) return { error: `${def.resource}${def.group ? `.${def.group}` : ''} "${ref.name}" has no scale subresource` };
+  return def;
+}
+
+export class HorizontalPodAutoscalerController {
+  readonly hpas: Informer<HorizontalPodAutoscaler>;
+  readonly pods: Informer<Pod>;
+  readonly queue = new WorkQueue();
+  readonly #o: HorizontalPodAutoscalerControllerOptions;
+  readonly #events: AutoscalerEvents;
+  readonly #history = new Map<string, ScalingHistory>();
+  readonly #now: () => Date;
+  readonly #log: (message: string) => void;
+  readonly #syncPeriodMs: number;
+
+  constructor(options: HorizontalPodAutoscalerControllerOptions) {
+    this.#o = options;
+    this.#now = options.now ?? (() => new Date());
+    this.#log = options.log ?? (() => {});
+    this.#syncPeriodMs = options.syncPeriodMs ?? DEFAULT_HPA_SYNC_PERIOD_SECONDS * 1000;
+    const { service } = options;
+    this.#events = new AutoscalerEvents({
+      sink: options.events ?? {
+        create: async (namespace, event) => { await service.create(eventKind, namespace, event); },
+        patch: async (namespace, name, patch) => { await service.patch(eventKind, namespace, name, patch); },
+      },
+      now: this.#now,
+      log: this.#log,
+    });
+    this.hpas = new Informer<HorizontalPodAutoscaler>({ source: service.listWatcher<HorizontalPodAutoscaler>(horizontalPodAutoscalerKind), name: 'hpas', log: this.#log });
+    this.pods = new Informer<Pod>({ source: service.listWatcher<Pod>(podKind), name: 'hpa-pods', log: this.#log });
+    this.hpas.addHandlers({
+      onAdd: (hpa) => this.queue.add(objectKey(hpa)),
+      // Our own status writes come back as updates: only a changed spec is worth a sync before the period is up.
+      onUpdate: (old, hpa) => {
+        if (old.metadata.generation !== hpa.metadata.generation) this.queue.add(objectKey(hpa));
+      },
+      onDelete: (hpa) => {
+        this.#history.delete(objectKey(hpa));
+        this.#events.forget(hpa.metadata.uid);
+      },
+    });
+    // Pods are read from the cache at each sync; their changes do not trigger one (as in Kubernetes).
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    await Promise.all([
+      this.hpas.start(signal),
+      this.pods.start(signal),
+      runController(
+        { name: 'horizontal-pod-autoscaler', queue: this.queue, informers: [this.hpas, this.pods], reconcile: (key) => this.reconcile(key), workers: this.#o.workers ?? 4, log: this.#log },
+        signal,
+      ),
+    ]);
+  }
+
+  async #readScale(hpa: HorizontalPodAutoscaler): Promise<{ read: ScaleRead; def?: KindDefinition }> {
+    const def = scaleTargetKind(hpa.spec.scaleTargetRef);
+    if ('error' in def) return { read: def };
+    try {
+      return { read: { scale: scaleOf(await this.#o.service.get(def, hpa.metadata.namespace, hpa.spec.scaleTargetRef.name)) }, def };
+    } catch (err) {
+      if (err instanceof NotFoundError) return { read: { error: err.message } };
+      throw err;
+    }
+  }
+
+  /** One sync of one HPA; throwing retries it with backoff, returning schedules the next sync. */
+  async reconcile(key: string): Promise<{ requeueAfterMs: number } | void> {
+    const hpa = this.hpas.get(key);
+    if (!hpa) {
+      this.#history.delete(key);
+      return;
+    }
+    if (hpa.metadata.deletionTimestamp) return;
+    const namespace = hpa.metadata.namespace!;
+    const now = this.#now();
+    const { read, def } = await this.#readScale(hpa);
+    const pods = this.pods.list().filter((p) => p.metadata.namespace === namespace);
+    let metrics: SamplesRead | undefined;
+    if (metricsNeeded(hpa, read) && 'scale' in read) {
+      const selected = selectedPods(read.scale, pods, namespace);
+      if ('pods' in selected) {
+        metrics = await this.#o.metrics.podSamples(namespace, selected.pods).then((samples) => ({ samples }), (err: unknown) => ({ error: message(err) }));
+      }
+    }
+    let plan = planAutoscaler({ hpa, target: read, pods, metrics, history: this.#history.get(key), now, settings: this.#o.settings });
+
+    if (plan.rescale && def && 'scale' in read) {
+      try {
+        // Guarded by the version read: a target changed meanwhile (a user's `scale`) is looked at again, never overwritten.
+        await this.#o.service.patch(def, namespace, hpa.spec.scaleTargetRef.name, { metadata: { resourceVersion: read.scale.metadata.resourceVersion }, spec: { replicas: plan.rescale.to } });
+        this.#log(`horizontal-pod-autoscaler ${key}: ${hpa.spec.scaleTargetRef.kind}/${hpa.spec.scaleTargetRef.name} ${plan.rescale.from} -> ${plan.rescale.to} (${plan.rescale.reason})`);
+      } catch (err) {
+        // Nothing was decided on stale state: retry at once rather than report a failure.
+        if (err instanceof ConflictError) throw err;
+        plan = rescaleFailed(plan, message(err), now);
+      }
+    }
+    this.#history.set(key, plan.history);
+    for (const event of plan.events) await this.#events.record(hpa, event);
+    if (!sameStatus(hpa.status, plan.status)) await this.#writeStatus(hpa, plan.status);
+    return { requeueAfterMs: this.#syncPeriodMs };
+  }
+
+  /** A merge patch of the status, with fields the new status no longer has set to null. */
+  async #writeStatus(hpa: HorizontalPodAutoscaler, status: HorizontalPodAutoscalerStatus): Promise<void> {
+    const patch: Record<string, unknown> = { ...status };
+    for (const field of Object.keys(hpa.status ?? {})) if (!(field in status)) patch[field] = null;
+    try {
+      await this.#o.service.patch(horizontalPodAutoscalerKind, hpa.metadata.namespace, hpa.metadata.name!, { status: patch }, { subresource: 'status' });
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+    }
+  }
+}

@@ -1,0 +1,71 @@
+// The master's resource metrics for the autoscaler: the kubelet Summaries of the pods' nodes, read as metrics.k8s.io's PodMetrics.
+import { nodeKind, type Node } from '../../../core/api/node.js';
+import type { Pod } from '../../../core/api/pod.js';
+import { parseQuantity, toMilli } from '../../../core/api/quantity.js';
+import { NotFoundError } from '../../../core/errors.js';
+import { METRICS_WINDOW, podMetrics, type SummaryLike } from '../../api-server/metrics-api.js';
+import { fetchKubeletSummary } from '../../api-server/node-proxy.js';
+import type { ObjectService } from '../../api-server/object-service.js';
+import { NO_METRICS_MESSAGE, type PodResourceSample, type ResourceMetricsClient } from './resource-metrics.js';
+
+export interface KubeletResourceMetricsOptions {
+  service: ObjectService;
+  /** Presented to kubelets (the admin token, as the API server's proxy uses). */
+  kubeletToken: string;
+  /** Per kubelet call (default 5 s). */
+  timeoutMs?: number;
+  now?: () => Date;
+}
+
+const WINDOW_MS = Number.parseInt(METRICS_WINDOW, 10) * 1000;
+
+/**
+ * Asks only the kubelets of the nodes the pods are bound to, in parallel (a node that is not
+ * Ready or does not answer is left out, its pods then have no sample), and turns their pods'
+ * entries into samples through the same PodMetrics the metrics API serves.
+ */
+export class KubeletResourceMetrics implements ResourceMetricsClient {
+  readonly #o: KubeletResourceMetricsOptions;
+
+  constructor(options: KubeletResourceMetricsOptions) {
+    this.#o = options;
+  }
+
+  async podSamples(namespace: string, pods: readonly Pod[]): Promise<Map<string, PodResourceSample>> {
+    const uids = new Map<string, string | undefined>();
+    const nodeNames = new Set<string>();
+    for (const pod of pods) {
+      if (!pod.spec.nodeName) continue;
+      uids.set(pod.metadata.name!, pod.metadata.uid);
+      nodeNames.add(pod.spec.nodeName);
+    }
+    const summaries = await Promise.all([...nodeNames].map(async (name) => {
+      let node: Node;
+      try {
+        node = (await this.#o.service.get(nodeKind, undefined, name)) as Node;
+      } catch (err) {
+        if (err instanceof NotFoundError) return undefined;
+        throw err;
+      }
+      return fetchKubeletSummary(node, { token: this.#o.kubeletToken, timeoutMs: this.#o.timeoutMs ?? 5000 });
+    }));
+    const now = (this.#o.now ?? (() => new Date()))().toISOString();
+    const samples = new Map<string, PodResourceSample>();
+    for (const summary of summaries) {
+      if (!summary) continue;
+      // Only the pods asked about, and not an older pod of the same name.
+      const mine: SummaryLike = {
+        pods: (summary.pods ?? []).filter((p) => p.podRef?.namespace === namespace && uids.has(p.podRef.name ?? '') && (!p.podRef.uid || uids.get(p.podRef.name!) === p.podRef.uid)),
+      };
+      for (const m of podMetrics(mine, now, namespace)) {
+        samples.set(m.metadata.name, {
+          timestampMs: Date.parse(m.timestamp),
+          windowMs: WINDOW_MS,
+          containers: m.containers.map((c) => ({ name: c.name, cpuMilli: toMilli(c.usage.cpu), memoryBytes: parseQuantity(c.usage.memory) })),
+        });
+      }
+    }
+    if (samples.size === 0) throw new Error(NO_METRICS_MESSAGE);
+    return samples;
+  }
+}

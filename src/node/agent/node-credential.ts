@@ -1,0 +1,141 @@
+// The worker's identity: trades a join token for a node credential at the master, keeps it on disk, and reuses it on later starts.
+import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ApiClient } from '../../core/client/api-client.js';
+import { ConnectionError } from '../../core/client/client-errors.js';
+import { abortableDelay } from '../../core/controller/informer.js';
+import { ApiError, NotFoundError, UnauthorizedError } from '../../core/errors.js';
+import { POD_CIDR_RANGE_FULL } from '../../core/api/node.js';
+import { StartupError } from '../../core/lifecycle/startup-error.js';
+
+/** What the master answered to a join; the file in the data dir holds the same. */
+export interface NodeCredential {
+  server: string;
+  nodeName: string;
+  /** Bearer token of user system:node:<nodeName>. */
+  token: string;
+  podCIDR: string;
+  /** Port of the master's image registry, on the server's host; absent when the master runs none. */
+  registryPort?: number;
+  /** All pods' range (the master's --cluster-cidr); absent in credentials from masters that did not send it. */
+  clusterCIDR?: string;
+}
+
+export interface ObtainCredentialOptions {
+  server: string;
+  nodeName: string;
+  /** Needed for the first join, and again if the master has revoked the stored credential. */
+  joinToken?: string;
+  /** Worker state dir; the credential lives in DATA_DIR/kubelet/node-credential.json (0600). */
+  dataDir: string;
+  signal: AbortSignal;
+  log: (message: string) => void;
+  /** First delay between attempts while the master cannot be reached (doubles to 10 s). */
+  retryDelayMs?: number;
+}
+
+export function credentialPath(dataDir: string): string {
+  return join(dataDir, 'kubelet', 'node-credential.json');
+}
+
+/** The stored credential when it is for this server and node name; anything else (absent, torn, another cluster) is ignored. */
+export function readStoredCredential(dataDir: string, server: string, nodeName: string): NodeCredential | undefined {
+  let parsed: Partial<NodeCredential>;
+  try {
+    parsed = JSON.parse(readFileSync(credentialPath(dataDir), 'utf8')) as Partial<NodeCredential>;
+  } catch {
+    return undefined;
+  }
+  if (parsed.server !== server || parsed.nodeName !== nodeName || typeof parsed.token !== 'string' || typeof parsed.podCIDR !== 'string') return undefined;
+  return parsed as NodeCredential;
+}
+
+function storeCredential(dataDir: string, credential: NodeCredential): void {
+  const path = credentialPath(dataDir);
+  mkdirSync(join(dataDir, 'kubelet'), { recursive: true, mode: 0o700 });
+  // Write then rename, so a crash mid-write never leaves a torn credential behind.
+  writeFileSync(`${path}.tmp`, `${JSON.stringify(credential, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(`${path}.tmp`, 0o600);
+  renameSync(`${path}.tmp`, path);
+}
+
+interface JoinResponse {
+  nodeName?: string;
+  token?: string;
+  podCIDR?: string;
+  registryPort?: number;
+  clusterCIDR?: string;
+}
+
+async function requestJoin(options: ObtainCredentialOptions): Promise<NodeCredential> {
+  const client = new ApiClient({ server: options.server, token: options.joinToken, timeoutMs: 15_000 });
+  try {
+    const answer = await client.request('POST', '/apis/minik8s.io/v1/join', {
+      body: { apiVersion: 'minik8s.io/v1', kind: 'JoinRequest', nodeName: options.nodeName },
+    }) as JoinResponse;
+    if (!answer?.token || !answer.podCIDR) throw new StartupError(`the master at ${options.server} answered the join without a credential or pod CIDR`);
+    return {
+      server: options.server,
+      nodeName: options.nodeName,
+      token: answer.token,
+      podCIDR: answer.podCIDR,
+      ...(typeof answer.registryPort === 'number' ? { registryPort: answer.registryPort } : {}),
+      ...(typeof answer.clusterCIDR === 'string' ? { clusterCIDR: answer.clusterCIDR } : {}),
+    };
+  } catch (err) {
+    if (err instanceof UnauthorizedError) {
+      throw new StartupError(`the master at ${options.server} refused the join token: it is wrong, expired or revoked (make one with "minik8s token create" on the master)`, { cause: err });
+    }
+    // Every pod range is taken: waiting will not help until an admin deletes nodes, so say so and stop.
+    const full = err instanceof ApiError && err.details.causes?.some((c) => c.reason === POD_CIDR_RANGE_FULL);
+    if (err instanceof ApiError && (err.code < 500 || full)) throw new StartupError(`the master at ${options.server} refused to join node "${options.nodeName}": ${err.message}`, { cause: err });
+    throw err;
+  } finally {
+    client.close();
+  }
+}
+
+/** Whether the master still accepts the stored credential (a deleted node's is revoked). */
+async function stillValid(credential: NodeCredential): Promise<boolean> {
+  const client = new ApiClient({ server: credential.server, token: credential.token, timeoutMs: 15_000 });
+  try {
+    await client.request('GET', `/api/v1/nodes/${encodeURIComponent(credential.nodeName)}`);
+    return true;
+  } catch (err) {
+    if (err instanceof UnauthorizedError || err instanceof NotFoundError) return false;
+    throw err;
+  } finally {
+    client.close();
+  }
+}
+
+/**
+ * Returns a working credential: the stored one while the master accepts it, else a new one
+ * from a join. While the master cannot be reached (it may be starting too) it retries with
+ * backoff until `signal` aborts; refusals are StartupErrors with a message for the operator.
+ */
+export async function obtainNodeCredential(options: ObtainCredentialOptions): Promise<NodeCredential> {
+  let delay = options.retryDelayMs ?? 500;
+  for (;;) {
+    try {
+      const stored = readStoredCredential(options.dataDir, options.server, options.nodeName);
+      if (stored && await stillValid(stored)) return stored;
+      if (!options.joinToken) {
+        throw new StartupError(stored
+          ? `the master no longer accepts node "${options.nodeName}"'s credential; join again with --token JOIN_TOKEN`
+          : `node "${options.nodeName}" has not joined ${options.server} yet: pass --token JOIN_TOKEN`);
+      }
+      const credential = await requestJoin(options);
+      storeCredential(options.dataDir, credential);
+      options.log(`worker: node ${credential.nodeName} joined ${credential.server} with pod CIDR ${credential.podCIDR}`);
+      return credential;
+    } catch (err) {
+      const retryable = err instanceof ConnectionError || (err instanceof ApiError && err.code >= 500);
+      if (!retryable || options.signal.aborted) throw err;
+      options.log(`worker: cannot reach the master yet (${err.message}); retrying in ${Math.round(delay / 100) / 10} s`);
+      await abortableDelay(delay, options.signal);
+      if (options.signal.aborted) throw new StartupError('stopped before the node could join');
+      delay = Math.min(delay * 2, 10_000);
+    }
+  }
+}

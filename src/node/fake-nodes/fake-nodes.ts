@@ -1,0 +1,399 @@
+// Many fake nodes in one process, kwok-style: each joins, registers and heartbeats as a real node does; pods bound to them run on in-memory providers and report Running.
+import { setMaxListeners } from 'node:events';
+import http from 'node:http';
+import { join } from 'node:path';
+import PQueue from 'p-queue';
+import { nodeKind, type Node, type NodeStatus, type Taint } from '../../core/api/node.js';
+import { podKind, type Pod } from '../../core/api/pod.js';
+import { ApiClient, kindObjectPath } from '../../core/client/api-client.js';
+import { remoteListWatcher } from '../../core/client/remote-list-watcher.js';
+import { runController, WorkQueue } from '../../core/controller/controller.js';
+import { abortableDelay, Informer, objectKey, type ListWatcher } from '../../core/controller/informer.js';
+import { ApiError, UnauthorizedError } from '../../core/errors.js';
+import { FakeProvider } from '../../runtime/fake-provider.js';
+import type { RuntimeInfo } from '../../runtime/provider.js';
+import type { FakeNodeCapacity } from '../worker-config.js';
+import { podApiFor } from '../kubelet/kubelet.js';
+import { MIN_GRACE_SECONDS, PodSync, type Probes } from '../kubelet/pod-sync.js';
+import { POD_CIDR_RANGE_FULL } from '../../core/api/node.js';
+import { StartupError } from '../../core/lifecycle/startup-error.js';
+import { HEARTBEAT_INTERVAL_MS } from '../agent/node-agent.js';
+import { obtainNodeCredential, type NodeCredential } from '../agent/node-credential.js';
+import { nodeMetaPatch, nodeStatus } from '../agent/node-status.js';
+
+/** Every fake node carries it, as kwok's carry type=kwok: selectors and tolerations can aim at (or away from) them. */
+export const FAKE_NODE_LABEL = 'minik8s.io/fake-node';
+
+/** Nothing changes on a fake node by itself, so its pods are looked at again far less often than a real kubelet's. */
+export const FAKE_RESYNC_INTERVAL_MS = 60_000;
+
+export interface FakeNodeHostOptions {
+  server: string;
+  /** Needed for nodes that have not joined yet (their credentials are kept, as a worker keeps its own). */
+  joinToken?: string;
+  /** The nodes' names (fakeNodeNames); each gets its own Node, credential and pod /24. */
+  names: string[];
+  /** Every fake node's InternalIP: the machine the host runs on. */
+  nodeIP: string;
+  capacity: FakeNodeCapacity;
+  labels: Record<string, string>;
+  taints: Taint[];
+  /** Reported as the kubelet port; fake nodes serve no kubelet API (no logs, exec or stats). */
+  kubeletPort: number;
+  /** Worker state: each node's credential is kept in DATA_DIR/fake-nodes/NAME/kubelet/node-credential.json. */
+  dataDir: string;
+  /** Each node posts its status this often (default 10 s, as a kubelet); the posts are spread over the interval. */
+  heartbeatIntervalMs?: number;
+  /** Every hosted pod is looked at again this often (default FAKE_RESYNC_INTERVAL_MS). */
+  resyncIntervalMs?: number;
+  /** Pods synced at once across all nodes, which bounds the status writes in flight (default 16). */
+  syncWorkers?: number;
+  /** Joins, registrations and heartbeats in flight at once (default 16). */
+  requestConcurrency?: number;
+  /** How a node gets its credential; by default it joins with the token (or reuses the one kept). Unit tests pass their own. */
+  obtainCredential?: (name: string, signal: AbortSignal) => Promise<NodeCredential>;
+  now?: () => Date;
+  log?: (message: string) => void;
+}
+
+/** `PREFIX-0` ... `PREFIX-(count-1)`, as kwok names its nodes. */
+export function fakeNodeNames(prefix: string, count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
+}
+
+/** What a fake node's runtime "reports": the capacity given, and a runtime version that says what it is. */
+export function fakeNodeInfo(capacity: FakeNodeCapacity): RuntimeInfo {
+  return {
+    runtimeVersion: 'fake://minik8s',
+    cpuCores: capacity.cpuCores,
+    memoryBytes: capacity.memoryBytes,
+    kernelVersion: 'fake',
+    osImage: 'minik8s fake node',
+    architecture: 'amd64',
+  };
+}
+
+/** The widest prefix length of a cluster CIDR that holds `count` node /24s (a /16 holds 256). */
+export function clusterCIDRBitsFor(count: number): number {
+  return 24 - Math.ceil(Math.log2(Math.max(1, count)));
+}
+
+/**
+ * Heartbeats spread over the interval: node i posts in tick floor(i * ticks / count), ticks at
+ * least `minTickMs` apart, so 1,000 nodes on a 10 s interval post 10 at a time every 100 ms
+ * rather than 1,000 at once. Returns the nodes (indexes) of each tick and the tick length.
+ */
+export function heartbeatBatches(count: number, intervalMs: number, minTickMs = 100): { tickMs: number; batches: number[][] } {
+  const ticks = Math.max(1, Math.min(count, Math.floor(intervalMs / minTickMs)));
+  const batches: number[][] = Array.from({ length: ticks }, () => []);
+  for (let i = 0; i < count; i++) batches[Math.floor((i * ticks) / count)]!.push(i);
+  return { tickMs: intervalMs / ticks, batches };
+}
+
+/** Fake containers have nothing to probe: every probe passes at once, as kwok's pods are Ready at once. */
+const passingProbes: Probes = {
+  sync() {},
+  verdict: () => ({}),
+  status: () => ({ ready: true, started: true }),
+  forgetPod() {},
+};
+
+/** Fake nodes write no Events (kwok writes none either): 10,000 pods would be 30,000 more writes than the pods themselves. */
+const noEvents = { record() {}, forgetPod() {} };
+
+interface FakeNode {
+  name: string;
+  credential: NodeCredential;
+  client: ApiClient;
+  provider: FakeProvider;
+  sync: PodSync;
+  /** The status the API last answered with, so unchanged conditions keep their transition times. */
+  lastStatus?: NodeStatus;
+  heartbeating: boolean;
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export class FakeNodeHost {
+  readonly #o: FakeNodeHostOptions;
+  readonly #log: (message: string) => void;
+  readonly #now: () => Date;
+  /** Registered nodes by name; pods bound to any other name are not ours. */
+  readonly #nodes = new Map<string, FakeNode>();
+  /** Every node's requests go over one bounded pool of connections, whatever the number of nodes. */
+  readonly #agent: http.Agent;
+  #queue: WorkQueue | undefined;
+
+  constructor(options: FakeNodeHostOptions) {
+    this.#o = options;
+    this.#log = options.log ?? (() => {});
+    this.#now = options.now ?? (() => new Date());
+    this.#agent = new http.Agent({ keepAlive: true, maxSockets: (options.requestConcurrency ?? 16) + (options.syncWorkers ?? 16) + 4 });
+  }
+
+  /** Names of the nodes registered so far. */
+  get nodeNames(): string[] {
+    return [...this.#nodes.keys()];
+  }
+
+  /** Resolves once no pod is queued or being synced: how tests see the nodes settle. */
+  async whenIdle(): Promise<void> {
+    await this.#queue?.whenIdle();
+  }
+
+  /** Joins and registers every node, then runs them until `signal` aborts. A refused join (no pod CIDR left, a bad token) rejects with a StartupError. */
+  async start(signal: AbortSignal): Promise<void> {
+    const { names } = this.#o;
+    const stop = new AbortController();
+    // Joins waiting to retry, the pod watch, the queue and the loops all listen on it: more than Node's default 10 is normal.
+    setMaxListeners(100, stop.signal);
+    const abortAll = () => stop.abort();
+    signal.addEventListener('abort', abortAll, { once: true });
+    const queue = new WorkQueue();
+    this.#queue = queue;
+    /** The uid and node of each pod key as last synced, to clean up after pods that vanish. */
+    const tracked = new Map<string, { uid: string; node: string }>();
+    const informer = new Informer<Pod>({ source: this.#podSource(), name: 'fake-nodes-pods', log: this.#log });
+    const hosted = (pod: Pod) => this.#nodes.has(pod.spec?.nodeName ?? '');
+    const enqueue = (pod: Pod) => {
+      if (hosted(pod) || tracked.has(objectKey(pod))) queue.add(objectKey(pod));
+    };
+    informer.addHandlers({ onAdd: enqueue, onUpdate: (_old, pod) => enqueue(pod), onDelete: enqueue });
+
+    const reconcile = async (key: string) => {
+      const pod = informer.get(key);
+      const last = tracked.get(key);
+      if (last && last.uid !== pod?.metadata.uid) {
+        // Deleted (or replaced by a new pod of the same name) behind our back: drop what the fake runtime holds.
+        const [namespace, name] = key.split('/') as [string, string];
+        await this.#nodes.get(last.node)?.provider.deletePod({ uid: last.uid, namespace, name }, { gracePeriodSeconds: MIN_GRACE_SECONDS });
+        tracked.delete(key);
+      }
+      const node = pod && this.#nodes.get(pod.spec.nodeName ?? '');
+      if (!pod || !node) return;
+      tracked.set(key, { uid: pod.metadata.uid!, node: node.name });
+      const result = await node.sync.sync(pod);
+      if (result.requeueAt !== undefined && !stop.signal.aborted) queue.addAfter(key, result.requeueAt - Date.now());
+    };
+
+    const running: Promise<unknown>[] = [];
+    try {
+      let informerStarted = false;
+      running.push(this.#heartbeats(stop.signal));
+      await this.#registerAll(stop.signal, () => {
+        // The pod watch needs a credential: it starts with the first registered node's.
+        if (informerStarted) return;
+        informerStarted = true;
+        running.push(informer.start(stop.signal));
+        running.push(runController({ name: 'fake-nodes', queue, informers: [informer], reconcile, workers: this.#o.syncWorkers ?? 16, log: this.#log }, stop.signal));
+      });
+      if (stop.signal.aborted) return;
+      // Pods bound to a node before it registered (a restart) were skipped as not ours: look at them now.
+      await Promise.race([informer.whenSynced(), new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }))]);
+      for (const pod of informer.list()) enqueue(pod);
+      const cidrs = [...this.#nodes.values()].map((n) => n.credential.podCIDR);
+      this.#log(`kubelet: nodes ${names[0]} ... ${names.at(-1)} (${names.length} fake nodes, pod CIDRs ${cidrs[0]} ...) syncing pods on the fake provider`);
+      running.push(this.#resync(informer, stop.signal));
+      await new Promise<void>((resolve) => {
+        if (stop.signal.aborted) resolve();
+        stop.signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+    } finally {
+      stop.abort();
+      signal.removeEventListener('abort', abortAll);
+      await Promise.allSettled(running);
+      for (const node of this.#nodes.values()) node.client.close();
+      this.#agent.destroy();
+    }
+  }
+
+  /** One watch over all pods for every node: node credentials may read all pods, and one stream costs the API server far less than one per node. */
+  #podSource(): ListWatcher<Pod> {
+    // Any registered node's credential will do; if it is revoked (its Node deleted), the next one is used.
+    let current: FakeNode | undefined;
+    const pick = (): ApiClient => {
+      if (!current || !this.#nodes.has(current.name)) current = this.#nodes.values().next().value;
+      if (!current) throw new Error('no fake node has registered yet');
+      return current.client;
+    };
+    const onError = (err: unknown) => {
+      if (err instanceof UnauthorizedError && current) {
+        this.#log(`fake nodes: node ${current.name}'s credential was refused; watching pods with another node's`);
+        this.#nodes.delete(current.name);
+        current = undefined;
+      }
+      return err;
+    };
+    return {
+      async list() {
+        try {
+          return await remoteListWatcher<Pod>({ client: pick(), kind: podKind }).list();
+        } catch (err) {
+          throw onError(err);
+        }
+      },
+      async *watch(resourceVersion, signal) {
+        try {
+          yield* remoteListWatcher<Pod>({ client: pick(), kind: podKind }).watch(resourceVersion, signal);
+        } catch (err) {
+          throw onError(err);
+        }
+      },
+    };
+  }
+
+  /** Joins and registers every node, `requestConcurrency` at a time; `onFirst` runs once the first is registered. */
+  async #registerAll(signal: AbortSignal, onFirst: () => void): Promise<void> {
+    const { names } = this.#o;
+    const limit = new PQueue({ concurrency: this.#o.requestConcurrency ?? 16 });
+    let failure: unknown;
+    let lastReport = Date.now();
+    this.#log(`fake nodes: joining ${names.length} nodes ${names[0]} ... ${names.at(-1)} to ${this.#o.server}`);
+    const registerOne = async (name: string) => {
+      if (failure !== undefined || signal.aborted) return;
+      try {
+        const node = await this.#register(name, signal);
+        this.#nodes.set(name, node);
+        onFirst();
+        if (Date.now() - lastReport > 5000) {
+          lastReport = Date.now();
+          this.#log(`fake nodes: ${this.#nodes.size} of ${names.length} registered`);
+        }
+      } catch (err) {
+        failure ??= err;
+        limit.clear();
+      }
+    };
+    // The first node alone: it waits out a master that is still starting, and a refused token is said once, not by 16 joins at a time.
+    await registerOne(names[0]!);
+    // Not awaiting each add(): tasks dropped by clear() never settle; onIdle() below waits for the ones that ran.
+    for (const name of names.slice(1)) void limit.add(() => registerOne(name));
+    await limit.onIdle();
+    if (failure !== undefined && !signal.aborted) throw this.#explain(failure);
+  }
+
+  /** A refused join says what to do; when the pod ranges ran out, how large a cluster CIDR these nodes need. */
+  #explain(err: unknown): unknown {
+    const cause = err instanceof StartupError ? err.cause : err;
+    if (cause instanceof ApiError && cause.details.causes?.some((c) => c.reason === POD_CIDR_RANGE_FULL)) {
+      const count = this.#o.names.length;
+      const bits = clusterCIDRBitsFor(count);
+      return new StartupError(`${message(err)} (${count} fake nodes need a /24 each: start the master with --cluster-cidr of /${bits} or larger, e.g. 10.128.0.0/9)`, { cause: err });
+    }
+    return err;
+  }
+
+  async #register(name: string, signal: AbortSignal): Promise<FakeNode> {
+    const credential = this.#o.obtainCredential
+      ? await this.#o.obtainCredential(name, signal)
+      : await obtainNodeCredential({ server: this.#o.server, nodeName: name, joinToken: this.#o.joinToken, dataDir: join(this.#o.dataDir, 'fake-nodes', name), signal, log: this.#log });
+    const client = new ApiClient({ server: this.#o.server, token: credential.token, timeoutMs: 15_000, agent: this.#agent });
+    const provider = new FakeProvider({ recordCalls: false, now: this.#now, info: fakeNodeInfo(this.#o.capacity) });
+    const sync = new PodSync({
+      provider, api: podApiFor(client), events: noEvents, probes: passingProbes,
+      nodeIP: this.#o.nodeIP, podCIDR: credential.podCIDR, now: () => this.#now().getTime(), log: this.#log,
+    });
+    const node: FakeNode = { name, credential, client, provider, sync, heartbeating: false };
+    try {
+      await client.patch(nodeKind, { name }, nodeMetaPatch({
+        nodeName: name, architecture: 'amd64', labels: { [FAKE_NODE_LABEL]: 'true', ...this.#o.labels }, taints: this.#o.taints,
+      }));
+      await this.#heartbeat(node);
+    } catch (err) {
+      client.close();
+      throw new StartupError(`fake node ${name} could not register: ${message(err)}`, { cause: err });
+    }
+    return node;
+  }
+
+  /** Posts the node's status (the Ready condition with a fresh heartbeat time), as NodeAgent.heartbeat does. */
+  async #heartbeat(node: FakeNode): Promise<void> {
+    const status = nodeStatus({
+      info: fakeNodeInfo(this.#o.capacity),
+      nodeIP: this.#o.nodeIP,
+      hostname: node.name,
+      kubeletPort: this.#o.kubeletPort,
+      now: this.#now(),
+      previous: node.lastStatus,
+      maxPods: this.#o.capacity.pods,
+      reservedMemoryBytes: 0,
+    });
+    const answer = await node.client.request('PATCH', `${kindObjectPath(nodeKind, node.name)}/status`, {
+      body: { status },
+      contentType: 'application/merge-patch+json',
+    }) as Node;
+    node.lastStatus = answer.status;
+  }
+
+  /** Every node's heartbeat once per interval, spread over it, with bounded concurrency; failures are summed up once per round. */
+  async #heartbeats(signal: AbortSignal): Promise<void> {
+    const { names } = this.#o;
+    const interval = this.#o.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
+    const { tickMs, batches } = heartbeatBatches(names.length, interval);
+    const limit = new PQueue({ concurrency: this.#o.requestConcurrency ?? 16 });
+    let round = 0;
+    while (!signal.aborted) {
+      const start = Date.now();
+      let failed = 0;
+      let skipped = 0;
+      let firstError = '';
+      for (let t = 0; t < batches.length && !signal.aborted; t++) {
+        // The first round starts one interval after registration (which posted a status already).
+        await abortableDelay(Math.max(0, start + (t + 1) * tickMs - Date.now()), signal);
+        for (const i of batches[t]!) {
+          const node = this.#nodes.get(names[i]!);
+          if (!node) continue;
+          // Still posting the last one (the API is slow): do not pile up another.
+          if (node.heartbeating) {
+            skipped++;
+            continue;
+          }
+          node.heartbeating = true;
+          void limit.add(async () => {
+            try {
+              if (!signal.aborted) await this.#heartbeat(node);
+            } catch (err) {
+              if (err instanceof UnauthorizedError && this.#nodes.get(node.name) === node) {
+                // Its credential was revoked: the Node was deleted. A real worker would have to join again; a fake one just ends.
+                this.#nodes.delete(node.name);
+                this.#log(`fake nodes: node ${node.name}'s credential was refused (its Node was deleted?); no longer hosting it`);
+                return;
+              }
+              failed++;
+              firstError ||= `${node.name}: ${message(err)}`;
+            } finally {
+              node.heartbeating = false;
+            }
+          });
+        }
+      }
+      round++;
+      if (failed > 0 || skipped > 0) {
+        this.#log(`fake nodes: heartbeat round ${round}: ${failed} failed${firstError ? ` (first: ${firstError})` : ''}, ${skipped} skipped while the previous one was still in flight`);
+      }
+    }
+    limit.clear();
+    await limit.onIdle();
+  }
+
+  /** Looks at every hosted pod again now and then, and drops what the fake runtimes hold for pods the API no longer has. */
+  async #resync(informer: Informer<Pod>, signal: AbortSignal): Promise<void> {
+    const interval = this.#o.resyncIntervalMs ?? FAKE_RESYNC_INTERVAL_MS;
+    for (;;) {
+      await abortableDelay(interval, signal);
+      if (signal.aborted) return;
+      const pods = informer.list();
+      const known = new Set(pods.map((p) => p.metadata.uid!));
+      for (const node of this.#nodes.values()) {
+        try {
+          await node.sync.removeOrphans(() => known);
+        } catch (err) {
+          this.#log(`fake nodes: sweeping node ${node.name} failed: ${message(err)}`);
+        }
+      }
+      for (const pod of pods) if (this.#nodes.has(pod.spec?.nodeName ?? '')) this.#queue?.add(objectKey(pod));
+    }
+  }
+}

@@ -1,0 +1,131 @@
+// The worker role: join (or reuse the node credential), the Docker provider, the Node's registration and heartbeat, and the kubelet.
+import { setMaxListeners } from 'node:events';
+import { join } from 'node:path';
+import { ApiClient } from '../core/client/api-client.js';
+import { assumedClusterCIDR, VxlanOverlay } from '../net/vxlan/vxlan-overlay.js';
+import { DEFAULT_CLUSTER_DOMAIN } from '../net/dns/cluster-zone.js';
+import { NodeDns } from './dns/node-dns.js';
+import { podNetworkConfig } from '../core/api/ipv4.js';
+import { DockerProvider } from '../runtime/docker-provider.js';
+import type { WorkerConfig } from './worker-config.js';
+import { Kubelet } from './kubelet/kubelet.js';
+import { procNodeStats } from './kubelet/node-stats.js';
+import { nodeLocalDnsEndpoints, ServiceProxy } from './proxy/proxy.js';
+import { portInUseMessage, StartupError } from '../core/lifecycle/startup-error.js';
+import { startFakeWorker } from './fake-nodes/fake-worker.js';
+import { NodeAgent } from './agent/node-agent.js';
+import { sourceAddressFor } from './agent/node-address.js';
+import { obtainNodeCredential } from './agent/node-credential.js';
+
+export interface WorkerOptions {
+  log?: (message: string) => void;
+  /** Set when the master runs in the same process: where to join and with which token. */
+  localMaster?: { server: string; joinToken: string };
+}
+
+function hostOf(server: string): string {
+  const host = new URL(server).hostname;
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+/** Runs the worker until `signal` aborts; resolves once the kubelet has stopped (pods keep running, as with a real kubelet). */
+export async function startWorker(config: WorkerConfig, signal: AbortSignal, options: WorkerOptions = {}): Promise<void> {
+  const log = options.log ?? ((m: string) => process.stderr.write(`${m}\n`));
+  // The kubelet's, the overlay's and the node agent's watches and requests all listen on this one signal: more than Node's default 10 at once is normal.
+  setMaxListeners(100, signal);
+  const server = options.localMaster?.server ?? config.server;
+  const joinToken = options.localMaster?.joinToken ?? config.joinToken;
+  if (!server) throw new StartupError('the worker needs --server URL');
+
+  const nodeIP = config.nodeIP ?? await sourceAddressFor(server).catch((err: Error) => {
+    throw new StartupError(`cannot find this machine's address towards ${server} (${err.message}); pass --node-ip`, { cause: err });
+  });
+  if (config.provider === 'fake') {
+    await startFakeWorker({ config, server, joinToken, nodeIP, controlPlane: options.localMaster !== undefined, log }, signal);
+    return;
+  }
+  const credential = await obtainNodeCredential({ server, nodeName: config.name, joinToken, dataDir: config.dataDir, signal, log });
+  const client = new ApiClient({ server, token: credential.token, timeoutMs: 15_000 });
+  try {
+    // Unqualified image names come from the master's registry, on the host workers reach the master at.
+    const imageRegistry = `${hostOf(server)}:${credential.registryPort ?? 5000}`;
+    const provider = new DockerProvider({
+      dockerHost: config.dockerHost,
+      nodeName: credential.nodeName,
+      podCIDR: credential.podCIDR,
+      bridgeName: config.bridgeName,
+      // With the overlay, pods keep their addresses towards other nodes' pods; it masquerades only traffic leaving the cluster.
+      ipMasquerade: config.overlay === 'none',
+      rootDir: join(config.dataDir, 'kubelet'),
+      imageRegistry,
+      // ClusterFirst pods ask the cluster DNS: at its service address, which the proxy leads to this node's server, or, with no proxy, at the server itself.
+      ...(config.dns === 'on'
+        ? { clusterDNS: { nameserver: config.proxy === 'iptables' ? config.clusterDNS : podNetworkConfig(credential.podCIDR).gateway, domain: DEFAULT_CLUSTER_DOMAIN } }
+        : {}),
+      log,
+      signal,
+    });
+    const info = await provider.info().catch((err: Error) => {
+      throw new StartupError(`cannot reach the Docker engine at ${config.dockerHost ?? process.env.DOCKER_HOST ?? 'unix:///var/run/docker.sock'}: ${err.message}`, { cause: err });
+    });
+    log(`worker: node ${credential.nodeName} (${nodeIP}) on ${info.runtimeVersion}, pods on ${config.bridgeName} ${credential.podCIDR}, images from ${imageRegistry}`);
+
+    const agent = new NodeAgent({
+      client, nodeName: credential.nodeName, nodeIP, kubeletPort: config.kubeletPort, labels: config.labels, taints: config.taints,
+      controlPlane: options.localMaster !== undefined, info: () => provider.info(), log,
+    });
+    await agent.register();
+
+    // Before the kubelet, so that its first pods reach other nodes' pods; a machine where it cannot work stops the worker with the reason.
+    const overlay = config.overlay === 'vxlan'
+      ? new VxlanOverlay({ client, nodeName: credential.nodeName, nodeIP, podCIDR: credential.podCIDR, clusterCIDR: credential.clusterCIDR, log })
+      : undefined;
+    await overlay?.setup().catch((err: Error) => {
+      throw new StartupError(`cannot set up the pod overlay: ${err.message}`, { cause: err });
+    });
+
+    // Node-local cluster DNS on the pod bridge's gateway address, so the bridge is made first; a port or address problem stops the worker with the reason.
+    let dns: NodeDns | undefined;
+    if (config.dns === 'on') {
+      const bridge = await provider.ensurePodNetwork().catch((err: Error) => {
+        throw new StartupError(`cannot make the pod network for the cluster DNS: ${err.message}`, { cause: err });
+      });
+      dns = new NodeDns({ client, address: bridge.gateway, clusterDNS: config.clusterDNS, upstreams: config.dnsUpstreams, log });
+      await dns.listen().catch((err: NodeJS.ErrnoException) => {
+        const why = err?.code === 'EADDRINUSE' ? portInUseMessage({ port: 53, what: `cluster DNS on ${bridge.gateway}`, flag: '--dns=off' }) : `cannot serve the cluster DNS on ${bridge.gateway}:53: ${err.message}`;
+        throw new StartupError(why, { cause: err });
+      });
+    }
+
+    // Service rules: a machine where iptables cannot work stops the worker with the reason.
+    const proxy = config.proxy === 'iptables'
+      ? new ServiceProxy({
+        client, nodeName: credential.nodeName, clusterCIDR: credential.clusterCIDR ?? assumedClusterCIDR(credential.podCIDR),
+        // 10.96.0.10:53 leads to this node's own DNS server, on the pod bridge's gateway address.
+        localServiceEndpoints: dns ? nodeLocalDnsEndpoints(credential.podCIDR) : undefined, bridgeName: config.bridgeName, log,
+      })
+      : undefined;
+    await proxy?.check().catch((err: Error) => {
+      throw new StartupError(`cannot set up the service proxy: ${err.message}`, { cause: err });
+    });
+
+    const kubelet = new Kubelet({
+      client, nodeName: credential.nodeName, nodeIP, provider, podCIDR: credential.podCIDR,
+      address: config.kubeletAddress, port: config.kubeletPort, log,
+      nodeStats: procNodeStats({ cores: info.cpuCores }),
+    });
+    await Promise.all([
+      kubelet.start(signal).catch((err: NodeJS.ErrnoException) => {
+        if (err?.code !== 'EADDRINUSE') throw err;
+        throw new StartupError(portInUseMessage({ port: config.kubeletPort, what: 'kubelet API', flag: '--kubelet-port' }), { cause: err });
+      }),
+      agent.start(signal),
+      overlay?.start(signal),
+      proxy?.start(signal),
+      dns?.start(signal),
+    ]);
+    await provider.close();
+  } finally {
+    client.close();
+  }
+}
