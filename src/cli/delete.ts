@@ -1,7 +1,7 @@
 // `minik8s delete KIND NAME... | -f FILE`: deletes objects, with kubectl's --cascade policies.
 import type { KindDefinition } from '../core/api/kind.js';
 import { NotFoundError } from '../core/errors.js';
-import type { PropagationPolicy } from '../core/client/api-client.js';
+import type { PropagationPolicy } from '../core/client/client.js';
 import { CliError, ConnectionError, formatError } from './cli-error.js';
 import type { CliContext } from './context.js';
 import { manifestNamespace, readManifests } from './manifests.js';

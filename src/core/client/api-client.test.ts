@@ -7,7 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import type { KindDefinition } from '../api/kind.js';
 import { collectionPath, kindByName, kinds, objectPath } from '../api/registry.js';
 import { AlreadyExistsError, GoneError, InvalidError, NotFoundError, UnauthorizedError } from '../errors.js';
-import { ApiClient, kindCollectionPath, kindObjectPath, parseWatchLines, type WatchEvent } from './api-client.js';
+import { type WatchEvent } from './client.js';
+import { ApiClient, kindCollectionPath, kindObjectPath, parseWatchLines } from './api-client.js';
 
 type Handler = (req: http.IncomingMessage, body: string, res: http.ServerResponse) => void;
 

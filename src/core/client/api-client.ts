@@ -4,6 +4,7 @@ import type { KindDefinition } from '../api/kind.js';
 import type { KubeObject } from '../api/meta.js';
 import { errorFromStatus, type ApiError, type Status } from '../errors.js';
 import { ClientError, ConnectionError } from './client-errors.js';
+import { createNamespace, type Client, type DeleteOptions, type ListOptions, type ObjectList, type ObjectRef, type WatchEvent, type WatchEventType, type WatchOptions, type WriteOptions } from './client.js';
 
 // Built on node:http rather than fetch: in Node 20 the first fetch() loads undici, which
 // costs about 45 ms per process, a quarter of the CLI's startup budget.
@@ -19,39 +20,6 @@ export interface ApiClientOptions {
    */
   agent?: http.Agent;
 }
-
-export interface ObjectRef {
-  namespace?: string;
-  name: string;
-}
-
-export interface ListOptions {
-  /** Omit for namespaced kinds to list across all namespaces. */
-  namespace?: string;
-  labelSelector?: string;
-  fieldSelector?: string;
-}
-
-export interface WatchOptions extends ListOptions {
-  resourceVersion?: string;
-  signal?: AbortSignal;
-}
-
-export interface ObjectList {
-  apiVersion?: string;
-  kind?: string;
-  metadata: { resourceVersion?: string };
-  items: KubeObject[];
-}
-
-export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
-
-export interface WatchEvent {
-  type: WatchEventType;
-  object: KubeObject;
-}
-
-export type PropagationPolicy = 'Background' | 'Foreground' | 'Orphan';
 
 export interface RequestOptions {
   query?: Record<string, string | undefined>;
@@ -71,6 +39,11 @@ export interface VersionInfo {
 export function kindCollectionPath(def: Pick<KindDefinition, 'group' | 'version' | 'resource' | 'namespaced'>, namespace?: string): string {
   const root = def.group ? `/apis/${def.group}/${def.version}` : `/api/${def.version}`;
   return def.namespaced && namespace ? `${root}/namespaces/${encodeURIComponent(namespace)}/${def.resource}` : `${root}/${def.resource}`;
+}
+
+function subresourcePath(def: KindDefinition, ref: ObjectRef, options: WriteOptions): string {
+  const path = kindObjectPath(def, ref.name, ref.namespace);
+  return options.subresource ? `${path}/${options.subresource}` : path;
 }
 
 export function kindObjectPath(def: Pick<KindDefinition, 'group' | 'version' | 'resource' | 'namespaced'>, name: string, namespace?: string): string {
@@ -109,7 +82,8 @@ function queryString(query: Record<string, string | undefined> | undefined): str
   return s ? `?${s}` : '';
 }
 
-export class ApiClient {
+/** The Client over HTTP: what workers, the CLI and any process outside the master use. */
+export class ApiClient implements Client {
   readonly server: URL;
   private readonly token?: string;
   private readonly timeoutMs?: number;
@@ -161,24 +135,27 @@ export class ApiClient {
   }
 
   async create(def: KindDefinition, object: unknown, options: { namespace?: string } = {}): Promise<KubeObject> {
-    return (await this.request('POST', kindCollectionPath(def, options.namespace), { body: object })) as KubeObject;
+    return (await this.request('POST', kindCollectionPath(def, createNamespace(def, object, options.namespace)), { body: object })) as KubeObject;
   }
 
-  async replace(def: KindDefinition, ref: ObjectRef, object: unknown): Promise<KubeObject> {
-    return (await this.request('PUT', kindObjectPath(def, ref.name, ref.namespace), { body: object })) as KubeObject;
+  async replace(def: KindDefinition, ref: ObjectRef, object: unknown, options: WriteOptions = {}): Promise<KubeObject> {
+    return (await this.request('PUT', subresourcePath(def, ref, options), { body: object })) as KubeObject;
   }
 
   /** JSON merge patch (RFC 7386): `null` deletes a key, arrays are replaced. */
-  async patch(def: KindDefinition, ref: ObjectRef, patch: unknown): Promise<KubeObject> {
-    return (await this.request('PATCH', kindObjectPath(def, ref.name, ref.namespace), {
+  async patch(def: KindDefinition, ref: ObjectRef, patch: unknown, options: WriteOptions = {}): Promise<KubeObject> {
+    return (await this.request('PATCH', subresourcePath(def, ref, options), {
       body: patch,
       contentType: 'application/merge-patch+json',
     })) as KubeObject;
   }
 
-  async delete(def: KindDefinition, ref: ObjectRef, options: { propagationPolicy?: PropagationPolicy; gracePeriodSeconds?: number } = {}): Promise<KubeObject> {
+  async delete(def: KindDefinition, ref: ObjectRef, options: DeleteOptions = {}): Promise<KubeObject> {
+    // Preconditions travel in a DeleteOptions body, as Kubernetes takes them; the rest as query parameters.
+    const body = options.preconditions ? { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: options.preconditions } : undefined;
     return (await this.request('DELETE', kindObjectPath(def, ref.name, ref.namespace), {
       query: { propagationPolicy: options.propagationPolicy, gracePeriodSeconds: options.gracePeriodSeconds?.toString() },
+      body,
     })) as KubeObject;
   }
 

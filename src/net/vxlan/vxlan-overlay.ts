@@ -1,7 +1,7 @@
 // The worker's VXLAN overlay: one device, and for every other node a route, a neighbour and an FDB entry, kept in step with the Node objects.
 import { nodeKind, type Node } from '../../core/api/node.js';
 import type { ApiClient } from '../../core/client/api-client.js';
-import { remoteListWatcher } from '../../core/client/remote-list-watcher.js';
+import { listWatcher } from '../../core/controller/list-watcher.js';
 import { runController, type ReconcileResult } from '../../core/controller/controller.js';
 import { Informer, type ListWatcher } from '../../core/controller/informer.js';
 import { WorkQueue } from '../../core/controller/work-queue.js';
@@ -67,7 +67,7 @@ export class VxlanOverlay {
     this.#deviceName = options.device ?? DEFAULT_VXLAN_DEVICE;
     this.#clusterCIDR = options.clusterCIDR ?? assumedClusterCIDR(options.podCIDR);
     if (!options.clusterCIDR) this.#log(`overlay: the master did not say its cluster CIDR; assuming ${this.#clusterCIDR}`);
-    this.informer = new Informer<Node>({ source: options.nodes ?? remoteListWatcher<Node>({ client: options.client, kind: nodeKind }), name: 'overlay-nodes', log: this.#log });
+    this.informer = new Informer<Node>({ source: options.nodes ?? listWatcher<Node>({ client: options.client, kind: nodeKind }), name: 'overlay-nodes', log: this.#log });
     const enqueue = () => this.queue.add(KEY);
     // Heartbeats change every Node every 10 s: only what the overlay reads is worth a reconcile.
     this.informer.addHandlers({ onAdd: enqueue, onUpdate: (old, node) => { if (overlayFieldsChanged(old, node)) enqueue(); }, onDelete: enqueue });

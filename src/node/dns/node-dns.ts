@@ -4,7 +4,7 @@ import { dnsKind, type Dns } from '../../core/api/dns.js';
 import { endpointsKind, type Endpoints } from '../../core/api/endpoints.js';
 import { serviceKind, type Service } from '../../core/api/service.js';
 import type { ApiClient } from '../../core/client/api-client.js';
-import { remoteListWatcher } from '../../core/client/remote-list-watcher.js';
+import { listWatcher } from '../../core/controller/list-watcher.js';
 import { Informer, type ListWatcher } from '../../core/controller/informer.js';
 import { buildClusterZone, DEFAULT_CLUSTER_DOMAIN, type ClusterZone } from '../../net/dns/cluster-zone.js';
 import { DEFAULT_DNS_PORT, DnsServer } from '../../net/dns/dns-server.js';
@@ -48,9 +48,9 @@ export class NodeDns {
     this.#o = options;
     this.#log = options.log ?? (() => {});
     const { client } = options;
-    this.services = new Informer<Service>({ source: options.services ?? remoteListWatcher<Service>({ client, kind: serviceKind }), name: 'dns-services', log: this.#log });
-    this.endpoints = new Informer<Endpoints>({ source: options.endpoints ?? remoteListWatcher<Endpoints>({ client, kind: endpointsKind }), name: 'dns-endpoints', log: this.#log });
-    this.dnses = new Informer<Dns>({ source: options.dnses ?? remoteListWatcher<Dns>({ client, kind: dnsKind }), name: 'dns-objects', log: this.#log });
+    this.services = new Informer<Service>({ source: options.services ?? listWatcher<Service>({ client, kind: serviceKind }), name: 'dns-services', log: this.#log });
+    this.endpoints = new Informer<Endpoints>({ source: options.endpoints ?? listWatcher<Endpoints>({ client, kind: endpointsKind }), name: 'dns-endpoints', log: this.#log });
+    this.dnses = new Informer<Dns>({ source: options.dnses ?? listWatcher<Dns>({ client, kind: dnsKind }), name: 'dns-objects', log: this.#log });
     // The zone is rebuilt lazily, at the next query after a change: bursts of events cost one rebuild.
     const invalidate = () => { this.#zone = undefined; };
     for (const informer of [this.services, this.dnses] as Informer<any>[]) informer.addHandlers({ onAdd: invalidate, onUpdate: invalidate, onDelete: invalidate });

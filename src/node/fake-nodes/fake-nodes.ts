@@ -6,7 +6,7 @@ import PQueue from 'p-queue';
 import { nodeKind, type Node, type NodeStatus, type Taint } from '../../core/api/node.js';
 import { podKind, type Pod } from '../../core/api/pod.js';
 import { ApiClient, kindObjectPath } from '../../core/client/api-client.js';
-import { remoteListWatcher } from '../../core/client/remote-list-watcher.js';
+import { listWatcher } from '../../core/controller/list-watcher.js';
 import { runController, WorkQueue } from '../../core/controller/controller.js';
 import { abortableDelay, Informer, objectKey, type ListWatcher } from '../../core/controller/informer.js';
 import { ApiError, UnauthorizedError } from '../../core/errors.js';
@@ -229,14 +229,14 @@ export class FakeNodeHost {
     return {
       async list() {
         try {
-          return await remoteListWatcher<Pod>({ client: pick(), kind: podKind }).list();
+          return await listWatcher<Pod>({ client: pick(), kind: podKind }).list();
         } catch (err) {
           throw onError(err);
         }
       },
       async *watch(resourceVersion, signal) {
         try {
-          yield* remoteListWatcher<Pod>({ client: pick(), kind: podKind }).watch(resourceVersion, signal);
+          yield* listWatcher<Pod>({ client: pick(), kind: podKind }).watch(resourceVersion, signal);
         } catch (err) {
           throw onError(err);
         }

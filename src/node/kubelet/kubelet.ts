@@ -2,7 +2,7 @@
 import { eventKind } from '../../core/api/event.js';
 import { podKind, type Pod, type PodStatus } from '../../core/api/pod.js';
 import { kindObjectPath, type ApiClient } from '../../core/client/api-client.js';
-import { remoteListWatcher } from '../../core/client/remote-list-watcher.js';
+import { listWatcher } from '../../core/controller/list-watcher.js';
 import { runController, WorkQueue } from '../../core/controller/controller.js';
 import { Informer, objectKey } from '../../core/controller/informer.js';
 import { NotFoundError } from '../../core/errors.js';
@@ -92,7 +92,7 @@ export class Kubelet {
     const clock = this.#o.clock ?? systemClock;
     const log = this.#o.log ?? (() => {});
     const informer = new Informer<Pod>({
-      source: remoteListWatcher<Pod>({ client, kind: podKind, fieldSelector: `spec.nodeName=${nodeName}` }),
+      source: listWatcher<Pod>({ client, kind: podKind, fieldSelector: `spec.nodeName=${nodeName}` }),
       name: 'kubelet-pods',
       log,
     });

@@ -2,7 +2,7 @@
 import { endpointsKind, type Endpoints } from '../../core/api/endpoints.js';
 import { serviceKind, type Service } from '../../core/api/service.js';
 import type { ApiClient } from '../../core/client/api-client.js';
-import { remoteListWatcher } from '../../core/client/remote-list-watcher.js';
+import { listWatcher } from '../../core/controller/list-watcher.js';
 import { runController, type ReconcileResult } from '../../core/controller/controller.js';
 import { Informer, type ListWatcher } from '../../core/controller/informer.js';
 import { WorkQueue } from '../../core/controller/work-queue.js';
@@ -61,8 +61,8 @@ export class ServiceProxy {
     this.#o = options;
     this.#run = options.run ?? runNetCommand;
     this.#log = options.log ?? (() => {});
-    this.services = new Informer<Service>({ source: options.services ?? remoteListWatcher<Service>({ client: options.client, kind: serviceKind }), name: 'proxy-services', log: this.#log });
-    this.endpoints = new Informer<Endpoints>({ source: options.endpoints ?? remoteListWatcher<Endpoints>({ client: options.client, kind: endpointsKind }), name: 'proxy-endpoints', log: this.#log });
+    this.services = new Informer<Service>({ source: options.services ?? listWatcher<Service>({ client: options.client, kind: serviceKind }), name: 'proxy-services', log: this.#log });
+    this.endpoints = new Informer<Endpoints>({ source: options.endpoints ?? listWatcher<Endpoints>({ client: options.client, kind: endpointsKind }), name: 'proxy-endpoints', log: this.#log });
     const enqueue = () => this.queue.add(KEY);
     for (const informer of [this.services, this.endpoints] as Informer<any>[]) informer.addHandlers({ onAdd: enqueue, onUpdate: enqueue, onDelete: enqueue });
   }

@@ -1,11 +1,11 @@
-// A ListWatcher over the API server's HTTP API, so informers run the same way in a worker as in the master.
+// A ListWatcher over any Client, so informers run the same way in the master (object service) as in a worker (HTTP).
 import type { KindDefinition } from '../api/kind.js';
 import type { KubeObject } from '../api/meta.js';
-import type { InformerEventType, ListWatcher } from '../controller/informer.js';
-import type { ApiClient } from './api-client.js';
+import type { Client } from '../client/client.js';
+import type { InformerEventType, ListWatcher } from './informer.js';
 
-export interface RemoteListWatcherOptions {
-  client: ApiClient;
+export interface ListWatcherOptions {
+  client: Client;
   kind: KindDefinition;
   namespace?: string;
   labelSelector?: string;
@@ -13,7 +13,7 @@ export interface RemoteListWatcherOptions {
 }
 
 /** Lists then watches from the list's revision; the informer relists when a watch answers 410 Gone. */
-export function remoteListWatcher<T extends KubeObject = KubeObject>(options: RemoteListWatcherOptions): ListWatcher<T> {
+export function listWatcher<T extends KubeObject = KubeObject>(options: ListWatcherOptions): ListWatcher<T> {
   const { client, kind, namespace, labelSelector, fieldSelector } = options;
   return {
     async list() {
