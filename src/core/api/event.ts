@@ -1,10 +1,8 @@
 // Event (v1): a record of something that happened to an object (scheduled, pulled, backing off, ...).
 import * as v from 'valibot';
 import type { KindDefinition } from './kind.js';
-import { kindSchema } from './meta.js';
+import { kindSchema, timestampSchema } from './meta.js';
 import { objectReferenceSchema } from './endpoints.js';
-
-const timestamp = v.pipe(v.string(), v.isoTimestamp('must be an RFC 3339 timestamp'));
 
 export const eventSchema = kindSchema('v1', 'Event', {
   involvedObject: objectReferenceSchema,
@@ -12,8 +10,8 @@ export const eventSchema = kindSchema('v1', 'Event', {
   message: v.optional(v.string()),
   type: v.optional(v.picklist(['Normal', 'Warning']), 'Normal'),
   source: v.optional(v.strictObject({ component: v.optional(v.string()), host: v.optional(v.string()) })),
-  firstTimestamp: v.optional(v.nullable(timestamp)),
-  lastTimestamp: v.optional(v.nullable(timestamp)),
+  firstTimestamp: v.optional(v.nullable(timestampSchema)),
+  lastTimestamp: v.optional(v.nullable(timestampSchema)),
   eventTime: v.optional(v.nullable(v.string())),
   count: v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(0, 'must be greater than or equal to 0'))),
   action: v.optional(v.string()),

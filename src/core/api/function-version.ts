@@ -2,12 +2,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import * as v from 'valibot';
 import type { KindDefinition } from './kind.js';
-import { kindSchema } from './meta.js';
+import { kindSchema, timestampSchema } from './meta.js';
 import { functionSpecSchema, VERSION_FIELDS, type FunctionSpec } from './function.js';
 import { intSchema } from './pod.js';
 import type { FieldProblem } from './validate.js';
-
-const timestamp = v.pipe(v.string(), v.isoTimestamp('must be an RFC 3339 timestamp'));
 
 export const functionVersionSpecSchema = v.strictObject({
   /** The Function this version belongs to (also its controller owner). */
@@ -32,8 +30,8 @@ export const functionVersionStatusSchema = v.strictObject({
   message: v.optional(v.string()),
   /** The build request (Function annotation) the latest build answered. */
   request: v.optional(v.string()),
-  startTime: v.optional(timestamp),
-  completionTime: v.optional(timestamp),
+  startTime: v.optional(timestampSchema),
+  completionTime: v.optional(timestampSchema),
 });
 export type FunctionVersionStatus = v.InferOutput<typeof functionVersionStatusSchema>;
 

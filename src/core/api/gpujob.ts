@@ -1,7 +1,7 @@
 // GpuJob (minik8s.io/v1): a program (a .cu file or a directory with a Makefile) and the Slurm parameters to run it with on a SlurmCluster; its status follows the Slurm job.
 import * as v from 'valibot';
 import type { KindDefinition } from './kind.js';
-import { kindSchema, labelName } from './meta.js';
+import { kindSchema, labelName, timestampSchema } from './meta.js';
 import { intSchema } from './pod.js';
 import { withChecks, type FieldProblem } from './validate.js';
 
@@ -103,8 +103,6 @@ export type GpuJobSpec = v.InferOutput<typeof gpuJobSpecSchema>;
 export const GPUJOB_PHASES = ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown'] as const;
 export type GpuJobPhase = (typeof GPUJOB_PHASES)[number];
 
-const timestamp = v.pipe(v.string(), v.isoTimestamp('must be an RFC 3339 timestamp'));
-
 const gpuJobStatusSchema = v.strictObject({
   // Written by the GpuJob controller.
   phase: v.optional(v.picklist(GPUJOB_PHASES)),
@@ -122,9 +120,9 @@ const gpuJobStatusSchema = v.strictObject({
   /** Slurm's Reason (why pending, why failed) or sbatch's error. */
   slurmReason: v.optional(v.string()),
   node: v.optional(v.string()),
-  submitTime: v.optional(timestamp),
-  startTime: v.optional(timestamp),
-  completionTime: v.optional(timestamp),
+  submitTime: v.optional(timestampSchema),
+  startTime: v.optional(timestampSchema),
+  completionTime: v.optional(timestampSchema),
   exitCode: v.optional(v.pipe(v.number(), v.integer())),
   /** The signal that ended the job's script, when one did. */
   signal: v.optional(v.pipe(v.number(), v.integer())),
@@ -140,7 +138,7 @@ const gpuJobStatusSchema = v.strictObject({
   clusterMessage: v.optional(v.string()),
   /** What stopped the last submitter (it could not stage the files, read the key, ...), for the job's message. */
   submitterError: v.optional(v.string()),
-  lastReportTime: v.optional(timestamp),
+  lastReportTime: v.optional(timestampSchema),
 });
 export type GpuJobStatus = v.InferOutput<typeof gpuJobStatusSchema>;
 

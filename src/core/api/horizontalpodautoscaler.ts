@@ -1,13 +1,11 @@
 // HorizontalPodAutoscaler (autoscaling/v2): scales a workload between min and max replicas to hold metric targets.
 import * as v from 'valibot';
 import type { KindDefinition } from './kind.js';
-import { conditionSchema, kindSchema } from './meta.js';
+import { conditionSchema, kindSchema, timestampSchema } from './meta.js';
 import { intSchema } from './pod.js';
 import { quantitySchema } from './quantity.js';
 import { labelSelectorSchema } from './selector.js';
 import { withChecks, type FieldProblem } from './validate.js';
-
-const timestamp = v.pipe(v.string(), v.isoTimestamp('must be an RFC 3339 timestamp'));
 
 const metricTargetSchema = withChecks(
   v.strictObject({
@@ -101,7 +99,7 @@ export const horizontalPodAutoscalerSchema = kindSchema('autoscaling/v2', 'Horiz
   spec: hpaSpecSchema,
   status: v.optional(v.strictObject({
     observedGeneration: v.optional(v.pipe(v.number(), v.integer('must be an integer'))),
-    lastScaleTime: v.optional(v.nullable(timestamp)),
+    lastScaleTime: v.optional(v.nullable(timestampSchema)),
     currentReplicas: v.optional(intSchema({ min: 0 })),
     desiredReplicas: v.optional(intSchema({ min: 0 })),
     currentMetrics: v.optional(v.array(metricStatusSchema)),

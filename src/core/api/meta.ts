@@ -64,7 +64,8 @@ export const ownerReferenceSchema = v.strictObject({
 });
 export type OwnerReference = v.InferOutput<typeof ownerReferenceSchema>;
 
-const timestamp = v.pipe(v.string(), v.isoTimestamp('must be an RFC 3339 timestamp'));
+/** An RFC 3339 time, as every timestampSchema field of the API is written. */
+export const timestampSchema = v.pipe(v.string(), v.isoTimestamp('must be an RFC 3339 timestamp'));
 
 export const objectMetaSchema = v.strictObject({
   name: v.optional(subdomainName),
@@ -73,8 +74,8 @@ export const objectMetaSchema = v.strictObject({
   uid: v.optional(v.string()),
   resourceVersion: v.optional(v.string()),
   generation: v.optional(v.pipe(v.number(), v.integer())),
-  creationTimestamp: v.optional(v.nullable(timestamp)),
-  deletionTimestamp: v.optional(v.nullable(timestamp)),
+  creationTimestamp: v.optional(v.nullable(timestampSchema)),
+  deletionTimestamp: v.optional(v.nullable(timestampSchema)),
   deletionGracePeriodSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
   labels: v.optional(labelsSchema),
   annotations: v.optional(annotationsSchema),

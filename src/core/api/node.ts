@@ -1,17 +1,15 @@
 // Node (v1): a worker machine; spec for scheduling (taints, pod CIDR), status reported by the kubelet.
 import * as v from 'valibot';
 import type { KindDefinition } from './kind.js';
-import { conditionSchema, kindSchema } from './meta.js';
+import { conditionSchema, kindSchema, timestampSchema, type Condition } from './meta.js';
 import { intSchema } from './pod.js';
 import { resourceListSchema } from './quantity.js';
-
-const timestamp = v.pipe(v.string(), v.isoTimestamp('must be an RFC 3339 timestamp'));
 
 export const taintSchema = v.strictObject({
   key: v.pipe(v.string(), v.minLength(1, 'must not be empty')),
   value: v.optional(v.string()),
   effect: v.picklist(['NoSchedule', 'PreferNoSchedule', 'NoExecute']),
-  timeAdded: v.optional(v.nullable(timestamp)),
+  timeAdded: v.optional(v.nullable(timestampSchema)),
 });
 export type Taint = v.InferOutput<typeof taintSchema>;
 
@@ -63,7 +61,7 @@ export type Node = v.InferOutput<typeof nodeSchema>;
  * Unknown (a node that stopped heartbeating), Unknown only without one; plus SchedulingDisabled.
  */
 export function nodeDisplayStatus(node: Node): string {
-  const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+  const ready = nodeReadyCondition(node);
   const base = !ready ? 'Unknown' : ready.status === 'True' ? 'Ready' : 'NotReady';
   return node.spec?.unschedulable ? `${base},SchedulingDisabled` : base;
 }
@@ -110,3 +108,13 @@ export const nodeKind: KindDefinition = {
  * answer (exit with the master's message) rather than as a master still starting (retry).
  */
 export const POD_CIDR_RANGE_FULL = 'PodCIDRRangeFull';
+
+/** The node's Ready condition, if it has one. */
+export function nodeReadyCondition(node: Node): Condition | undefined {
+  return node.status?.conditions?.find((c) => c.type === 'Ready');
+}
+
+/** Ready=True: the kubelet heartbeats and its runtime answers (the scheduler and the API server's node proxy agree on this one rule). */
+export function isNodeReady(node: Node): boolean {
+  return nodeReadyCondition(node)?.status === 'True';
+}

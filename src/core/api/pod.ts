@@ -1,7 +1,7 @@
 // Pod (v1): the PodSpec subset users write, Kubernetes defaults, pod status, and kubectl-like columns.
 import * as v from 'valibot';
 import type { KindDefinition } from './kind.js';
-import { conditionSchema, kindSchema, labelName, labelsSchema, objectMetaSchema } from './meta.js';
+import { conditionSchema, kindSchema, labelName, labelsSchema, objectMetaSchema, timestampSchema, type Condition } from './meta.js';
 import { parseQuantity, quantitySchema, resourceListSchema, type ResourceList } from './quantity.js';
 import { labelSelectorSchema, matches, selectorFromLabelSelector, type LabelSelector } from './selector.js';
 import { duplicates, withChecks, type FieldProblem } from './validate.js';
@@ -33,7 +33,6 @@ export const portOrNameSchema = v.union([portNumberSchema, portNameSchema], 'mus
 
 export const protocolSchema = v.optional(v.picklist(['TCP', 'UDP', 'SCTP']), 'TCP');
 
-const timestamp = v.pipe(v.string(), v.isoTimestamp('must be an RFC 3339 timestamp'));
 const nonNegative = intSchema({ min: 0 });
 
 // ---- Containers --------------------------------------------------------------------------
@@ -409,14 +408,14 @@ export function selectorMatchesTemplate(spec: { selector: LabelSelector; templat
 
 export const containerStateSchema = v.strictObject({
   waiting: v.optional(v.strictObject({ reason: v.optional(v.string()), message: v.optional(v.string()) })),
-  running: v.optional(v.strictObject({ startedAt: v.optional(timestamp) })),
+  running: v.optional(v.strictObject({ startedAt: v.optional(timestampSchema) })),
   terminated: v.optional(v.strictObject({
     exitCode: v.pipe(v.number(), v.integer('must be an integer')),
     signal: v.optional(v.pipe(v.number(), v.integer('must be an integer'))),
     reason: v.optional(v.string()),
     message: v.optional(v.string()),
-    startedAt: v.optional(v.nullable(timestamp)),
-    finishedAt: v.optional(v.nullable(timestamp)),
+    startedAt: v.optional(v.nullable(timestampSchema)),
+    finishedAt: v.optional(v.nullable(timestampSchema)),
     containerID: v.optional(v.string()),
   })),
 });
@@ -447,7 +446,7 @@ export const podStatusSchema = v.strictObject({
   hostIPs: v.optional(v.array(ipEntry)),
   podIP: v.optional(v.string()),
   podIPs: v.optional(v.array(ipEntry)),
-  startTime: v.optional(timestamp),
+  startTime: v.optional(timestampSchema),
   initContainerStatuses: v.optional(v.array(containerStatusSchema)),
   containerStatuses: v.optional(v.array(containerStatusSchema)),
   qosClass: v.optional(v.picklist(['Guaranteed', 'Burstable', 'BestEffort'])),
@@ -547,3 +546,13 @@ export const podKind: KindDefinition = {
     { name: 'NODE', wide: true, value: (o) => (o as Pod).spec.nodeName || '<none>' },
   ],
 };
+
+/** The pod's Ready condition, if it has one. */
+export function podReadyCondition(pod: Pod): Condition | undefined {
+  return pod.status?.conditions?.find((c) => c.type === 'Ready');
+}
+
+/** Ready=True: the pod serves (endpoints, gateways, autoscalers and ReplicaSet counts agree on this one rule). */
+export function isPodReady(pod: Pod): boolean {
+  return podReadyCondition(pod)?.status === 'True';
+}

@@ -1,6 +1,7 @@
 // A watch cache in front of another Store (as Kubernetes' sits in front of etcd): consistent lists and fanned-out watches from memory.
 import { GoneError } from '../errors.js';
 import type { ListResult, RawEntry, Store, StoreEntry, StoreOp, StoreWatchEvent, WatchEventType, WatchOptions } from './store.js';
+import { lowerBound } from './sorted-keys.js';
 
 export interface CachedStoreOptions {
   /** Keys under this prefix are cached; lists and watches elsewhere go to the inner store. Default `/registry/`. */
@@ -29,18 +30,6 @@ interface CachedEvent {
    * be applied one by one with watchers reading in between: a watcher's place is an event, not a revision.
    */
   seq: number;
-}
-
-/** Index of the first element of sorted `keys` that is >= `key`. */
-function lowerBound(keys: readonly string[], key: string): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (keys[mid]! < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** A fixed-capacity buffer of events ordered by revision; the oldest falls out when it is full. */

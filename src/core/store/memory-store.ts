@@ -1,6 +1,7 @@
 // An in-memory Store with etcd's semantics (revisions, CAS, history for watches), for tests and simulations.
 import { AlreadyExistsError, ConflictError, GoneError, NotFoundError } from '../errors.js';
 import { withFailedKey, type ListResult, type RawEntry, type Store, type StoreEntry, type StoreOp, type StoreWatchEvent, type WatchEventType, type WatchOptions } from './store.js';
+import { lowerBound } from './sorted-keys.js';
 
 /**
  * Values are kept as JSON text: serialising on the way in refuses what etcd could not store
@@ -16,18 +17,6 @@ interface StoredEvent {
   key: string;
   json: string;
   revision: number;
-}
-
-/** Index of the first element of sorted `keys` that is >= `key`. */
-function lowerBound(keys: readonly string[], key: string): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (keys[mid]! < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** Index of the first event with revision > `revision` (history is ordered by revision). */

@@ -1,0 +1,13 @@
+// Binary search over sorted store keys: where a prefix's keys start in the memory store and the watch cache.
+
+/** Index of the first element of sorted `keys` that is >= `key`. */
+export function lowerBound(keys: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
