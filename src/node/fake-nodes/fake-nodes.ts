@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import PQueue from 'p-queue';
 import { nodeKind, type Node, type NodeStatus, type Taint } from '../../core/api/node.js';
 import { podKind, type Pod } from '../../core/api/pod.js';
-import { ApiClient, kindObjectPath } from '../../core/client/api-client.js';
+import { ApiClient } from '../../core/client/api-client.js';
 import type { Client } from '../../core/client/client.js';
 import { runController, WorkQueue } from '../../core/controller/controller.js';
 import { abortableDelay, NODE_NAME_INDEX, objectKey, type Informer } from '../../core/controller/informer.js';
@@ -336,10 +336,7 @@ export class FakeNodeHost {
       maxPods: this.#o.capacity.pods,
       reservedMemoryBytes: 0,
     });
-    const answer = await node.client.request('PATCH', `${kindObjectPath(nodeKind, node.name)}/status`, {
-      body: { status },
-      contentType: 'application/merge-patch+json',
-    }) as Node;
+    const answer = await node.client.patch(nodeKind, { name: node.name }, { status }, { subresource: 'status' }) as Node;
     node.lastStatus = answer.status;
   }
 

@@ -1,7 +1,8 @@
 // The kubelet: watches the pods bound to its node and keeps each in step through the pod provider; serves logs, exec and stats.
 import { eventKind } from '../../core/api/event.js';
 import { podKind, type Pod, type PodStatus } from '../../core/api/pod.js';
-import { kindObjectPath, type ApiClient } from '../../core/client/api-client.js';
+import type { ApiClient } from '../../core/client/api-client.js';
+import type { Client } from '../../core/client/client.js';
 import { runController, WorkQueue } from '../../core/controller/controller.js';
 import { objectKey, type Informer } from '../../core/controller/informer.js';
 import type { InformerFactory } from '../../core/controller/informer-factory.js';
@@ -46,23 +47,18 @@ export function statusPatch(before: PodStatus | undefined, after: PodStatus): Re
 }
 
 /** Pod status writes and final deletes with the node's credential (fake nodes share it: src/node/fake-nodes/fake-nodes.ts). */
-export function podApiFor(client: ApiClient): PodApi {
+export function podApiFor(client: Client): PodApi {
   return {
     async updateStatus(pod, status) {
       try {
-        await client.request('PATCH', `${kindObjectPath(podKind, pod.metadata.name!, pod.metadata.namespace)}/status`, {
-          body: statusPatch(pod.status, status),
-          contentType: 'application/merge-patch+json',
-        });
+        await client.patch(podKind, { namespace: pod.metadata.namespace, name: pod.metadata.name! }, statusPatch(pod.status, status), { subresource: 'status' });
       } catch (err) {
         if (!(err instanceof NotFoundError)) throw err;
       }
     },
     async deletePod(pod) {
       try {
-        await client.request('DELETE', kindObjectPath(podKind, pod.metadata.name!, pod.metadata.namespace), {
-          body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } },
-        });
+        await client.delete(podKind, { namespace: pod.metadata.namespace, name: pod.metadata.name! }, { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } });
       } catch (err) {
         if (!(err instanceof NotFoundError)) throw err;
       }
