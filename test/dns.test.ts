@@ -13,6 +13,7 @@ import { namespaceKind } from '../src/core/api/namespace.js';
 import { podKind, type Pod } from '../src/core/api/pod.js';
 import { serviceKind, type Service } from '../src/core/api/service.js';
 import { ApiClient } from '../src/core/client/api-client.js';
+import { InformerFactory } from '../src/core/controller/informer-factory.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { RCODE, rcodeOf } from '../src/net/dns/dns-answer.js';
 import { NodeDns } from '../src/node/dns/node-dns.js';
@@ -96,9 +97,10 @@ describe('node-local DNS on a real master', () => {
     }, { namespace: NS });
     upstream = await startUpstream();
     writeFileSync(join(dir, 'resolv.conf'), `# test\nnameserver ${UPSTREAM}\n`);
-    dns = new NodeDns({ client, address: '127.0.0.1', port: 0, resolvConfPath: join(dir, 'resolv.conf'), log: (m) => logs.push(m) });
+    const informers = new InformerFactory({ client, log: (m) => logs.push(m) });
+    dns = new NodeDns({ informers, address: '127.0.0.1', port: 0, resolvConfPath: join(dir, 'resolv.conf'), log: (m) => logs.push(m) });
     port = await dns.listen();
-    running = dns.start(stop.signal);
+    running = Promise.all([informers.start(stop.signal), dns.start(stop.signal)]).then(() => {});
     await waitFor(() => dns.zone().synced, { timeoutMs: 30_000, description: `the DNS server's caches to list (${logs.join('; ')})` });
   });
 

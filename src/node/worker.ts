@@ -1,7 +1,8 @@
-// The worker role: join (or reuse the node credential), the Docker provider, the Node's registration and heartbeat, and the kubelet.
+// The worker role: join (or reuse the node credential), the Docker provider, the Node's registration and heartbeat, and the kubelet, proxy, DNS and overlay over one set of shared informers.
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { ApiClient } from '../core/client/api-client.js';
+import { InformerFactory } from '../core/controller/informer-factory.js';
 import { assumedClusterCIDR, VxlanOverlay } from '../net/vxlan/vxlan-overlay.js';
 import { DEFAULT_CLUSTER_DOMAIN } from '../net/dns/cluster-zone.js';
 import { NodeDns } from './dns/node-dns.js';
@@ -76,9 +77,12 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
     });
     await agent.register();
 
+    // One informer per resource for the whole worker: the proxy and the DNS follow the same Services and Endpoints. Started below, with the components.
+    const informers = new InformerFactory({ client, log });
+
     // Before the kubelet, so that its first pods reach other nodes' pods; a machine where it cannot work stops the worker with the reason.
     const overlay = config.overlay === 'vxlan'
-      ? new VxlanOverlay({ client, nodeName: credential.nodeName, nodeIP, podCIDR: credential.podCIDR, clusterCIDR: credential.clusterCIDR, log })
+      ? new VxlanOverlay({ client, informers, nodeName: credential.nodeName, nodeIP, podCIDR: credential.podCIDR, clusterCIDR: credential.clusterCIDR, log })
       : undefined;
     await overlay?.setup().catch((err: Error) => {
       throw new StartupError(`cannot set up the pod overlay: ${err.message}`, { cause: err });
@@ -90,7 +94,7 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
       const bridge = await provider.ensurePodNetwork().catch((err: Error) => {
         throw new StartupError(`cannot make the pod network for the cluster DNS: ${err.message}`, { cause: err });
       });
-      dns = new NodeDns({ client, address: bridge.gateway, clusterDNS: config.clusterDNS, upstreams: config.dnsUpstreams, log });
+      dns = new NodeDns({ informers, address: bridge.gateway, clusterDNS: config.clusterDNS, upstreams: config.dnsUpstreams, log });
       await dns.listen().catch((err: NodeJS.ErrnoException) => {
         const why = err?.code === 'EADDRINUSE' ? portInUseMessage({ port: 53, what: `cluster DNS on ${bridge.gateway}`, flag: '--dns=off' }) : `cannot serve the cluster DNS on ${bridge.gateway}:53: ${err.message}`;
         throw new StartupError(why, { cause: err });
@@ -100,7 +104,7 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
     // Service rules: a machine where iptables cannot work stops the worker with the reason.
     const proxy = config.proxy === 'iptables'
       ? new ServiceProxy({
-        client, nodeName: credential.nodeName, clusterCIDR: credential.clusterCIDR ?? assumedClusterCIDR(credential.podCIDR),
+        informers, nodeName: credential.nodeName, clusterCIDR: credential.clusterCIDR ?? assumedClusterCIDR(credential.podCIDR),
         // 10.96.0.10:53 leads to this node's own DNS server, on the pod bridge's gateway address.
         localServiceEndpoints: dns ? nodeLocalDnsEndpoints(credential.podCIDR) : undefined, bridgeName: config.bridgeName, log,
       })
@@ -110,7 +114,7 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
     });
 
     const kubelet = new Kubelet({
-      client, nodeName: credential.nodeName, nodeIP, provider, podCIDR: credential.podCIDR,
+      client, informers, nodeName: credential.nodeName, nodeIP, provider, podCIDR: credential.podCIDR,
       address: config.kubeletAddress, port: config.kubeletPort, log,
       nodeStats: procNodeStats({ cores: info.cpuCores }),
     });
@@ -123,6 +127,7 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
       overlay?.start(signal),
       proxy?.start(signal),
       dns?.start(signal),
+      informers.start(signal),
     ]);
     await provider.close();
   } finally {

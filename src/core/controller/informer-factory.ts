@@ -17,6 +17,8 @@ export interface InformerFactoryOptions {
 export interface InformerScope {
   /** Only this namespace's objects (a namespaced kind); absent: every namespace. */
   namespace?: string;
+  /** Only the objects this field selector picks, server-side (`spec.nodeName=NODE`: a kubelet's pods); another selector is another informer. */
+  fieldSelector?: string;
 }
 
 /**
@@ -36,13 +38,14 @@ export class InformerFactory {
     this.#log = options.log ?? (() => {});
   }
 
-  /** The one informer of `def` in `scope`, with the namespace, owner and label indexes (and nodeName for pods). */
+  /** The one informer of `def` in `scope` (namespace and field selector), with the namespace, owner and label indexes (and nodeName for pods). */
   informer<T extends KubeObject = KubeObject>(def: KindDefinition, scope: InformerScope = {}): Informer<T> {
     const namespace = def.namespaced ? scope.namespace : undefined;
-    const key = `${def.resource}.${def.group}${namespace ? `/${namespace}` : ''}`;
+    const fieldSelector = scope.fieldSelector || undefined;
+    const key = `${def.resource}.${def.group}${namespace ? `/${namespace}` : ''}${fieldSelector ? `?${fieldSelector}` : ''}`;
     let informer = this.#informers.get(key);
     if (!informer) {
-      informer = new Informer<KubeObject>({ source: listWatcher({ client: this.#client, kind: def, namespace }), name: `informer ${key}`, log: this.#log });
+      informer = new Informer<KubeObject>({ source: listWatcher({ client: this.#client, kind: def, namespace, fieldSelector }), name: `informer ${key}`, log: this.#log });
       if (def.namespaced) informer.addIndexer(NAMESPACE_INDEX, indexByNamespace);
       informer.addIndexer(OWNER_UID_INDEX, indexByOwnerUid);
       informer.addIndexer(LABEL_INDEX, indexByLabel);

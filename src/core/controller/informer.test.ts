@@ -139,14 +139,20 @@ describe('Informer indexes', () => {
   });
 });
 
+function scopeOf(def: KindDefinition, options: ListOptions): string {
+  return `${def.resource}${options.namespace ? `/${options.namespace}` : ''}${options.fieldSelector ? `?${options.fieldSelector}` : ''}`;
+}
+
 /** A Client that answers list and watch from memory and counts them; nothing else is called by informers. */
 class CountingClient implements Partial<Client> {
   readonly lists: string[] = [];
+  readonly watches: string[] = [];
   async list(def: KindDefinition, options: ListOptions = {}): Promise<ObjectList> {
-    this.lists.push(`${def.resource}${options.namespace ? `/${options.namespace}` : ''}`);
+    this.lists.push(scopeOf(def, options));
     return { metadata: { resourceVersion: '5' }, items: def === podKind ? [pod('a', 'p', { node: 'n1' })] : [] };
   }
-  async *watch(_def: KindDefinition, options: WatchOptions = {}): AsyncGenerator<WatchEvent> {
+  async *watch(def: KindDefinition, options: WatchOptions = {}): AsyncGenerator<WatchEvent> {
+    this.watches.push(scopeOf(def, options));
     if (options.signal?.aborted) return;
     await new Promise<void>((resolve) => options.signal?.addEventListener('abort', () => resolve(), { once: true }));
   }
@@ -176,5 +182,25 @@ describe('InformerFactory', () => {
     stop.abort();
     await running;
     await assert.rejects(factory.start(stop.signal), /already started/);
+  });
+
+  it('keeps one informer per field selector, listing and watching with it', async () => {
+    const client = new CountingClient();
+    const factory = new InformerFactory({ client: client as unknown as Client });
+    const mine = factory.informer(podKind, { fieldSelector: 'spec.nodeName=n1' });
+    assert.equal(factory.informer(podKind, { fieldSelector: 'spec.nodeName=n1' }), mine);
+    assert.notEqual(factory.informer(podKind, { fieldSelector: 'spec.nodeName=n2' }), mine);
+    assert.notEqual(factory.informer(podKind), mine);
+    assert.equal(factory.informer(podKind, { fieldSelector: '' }), factory.informer(podKind), 'an empty selector selects everything');
+    assert.equal(factory.size, 3);
+    const stop = new AbortController();
+    const running = factory.start(stop.signal);
+    await factory.whenSynced();
+    await until(() => client.watches.length === 3, 'the three watches');
+    assert.deepEqual(client.lists.sort(), ['pods', 'pods?spec.nodeName=n1', 'pods?spec.nodeName=n2']);
+    assert.deepEqual(client.watches.sort(), client.lists);
+    assert.ok(mine.hasIndex(NODE_NAME_INDEX));
+    stop.abort();
+    await running;
   });
 });

@@ -2,9 +2,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Node } from '../../core/api/node.js';
-import type { ApiClient } from '../../core/client/api-client.js';
 import type { InformerEventType, ListWatcher } from '../../core/controller/informer.js';
+import { InformerFactory } from '../../core/controller/informer-factory.js';
 import { waitFor } from '../../core/wait-for.js';
+import { scriptedClient } from '../../../test/helpers/scripted-client.js';
 import { NetCommandError, type NetCommand } from '../net-command.js';
 import { PUBLIC_IP_ANNOTATION, VTEP_MAC_ANNOTATION } from './overlay-plan.js';
 import { VxlanOverlay } from './vxlan-overlay.js';
@@ -98,13 +99,19 @@ describe('VxlanOverlay against a fake kernel', () => {
   it('sets up the device and rules, publishes its VTEP, follows peers as they come and go, and changes nothing when all is in place', async () => {
     const kernel = new FakeKernel();
     const patches: unknown[] = [];
-    const client = { patch: async (_kind: unknown, ref: { name: string }, patch: unknown) => { patches.push({ name: ref.name, patch }); return {}; } } as unknown as ApiClient;
     const n2 = node('n2', '10.244.2.0/24', { mac: 'aa:00:00:00:00:02', ip: '192.168.0.12' });
     const nodes = nodeSource([node('n1', '10.244.1.0/24'), n2, node('plain', '10.244.5.0/24')]);
+    const client = scriptedClient({ nodes: nodes.source }, {
+      patch: async (_kind, ref, patch) => {
+        patches.push({ name: ref.name, patch });
+        return {} as Node;
+      },
+    });
+    const informers = new InformerFactory({ client });
     const logs: string[] = [];
     const overlay = new VxlanOverlay({
-      client, nodeName: 'n1', nodeIP: '192.168.0.11', podCIDR: '10.244.1.0/24', clusterCIDR: '10.244.0.0/16',
-      run: kernel.run, nodes: nodes.source, log: (m) => logs.push(m),
+      client, informers, nodeName: 'n1', nodeIP: '192.168.0.11', podCIDR: '10.244.1.0/24', clusterCIDR: '10.244.0.0/16',
+      run: kernel.run, log: (m) => logs.push(m),
     });
 
     await overlay.setup();
@@ -118,7 +125,7 @@ describe('VxlanOverlay against a fake kernel', () => {
     assert.match(logs[0]!, /overlay: vxlan minik8s\.vx \(VNI 1, UDP 8472\) on eth0 192\.168\.0\.11, VTEP 10\.244\.1\.0 aa:aa:aa:aa:aa:01: created device/);
 
     const stop = new AbortController();
-    const running = overlay.informer.start(stop.signal);
+    const running = informers.start(stop.signal);
     try {
       await overlay.informer.whenSynced();
       kernel.changes = [];
@@ -170,12 +177,13 @@ describe('VxlanOverlay against a fake kernel', () => {
 
   it('only heartbeats: no reconcile is queued for a Node update that leaves its pod CIDR and VTEP as they were', async () => {
     const kernel = new FakeKernel();
-    const client = { patch: async () => ({}) } as unknown as ApiClient;
     const n2 = node('n2', '10.244.2.0/24', { mac: 'aa:00:00:00:00:02', ip: '192.168.0.12' });
     const nodes = nodeSource([n2]);
-    const overlay = new VxlanOverlay({ client, nodeName: 'n1', nodeIP: '192.168.0.11', podCIDR: '10.244.1.0/24', run: kernel.run, nodes: nodes.source, log: () => {} });
+    const client = scriptedClient({ nodes: nodes.source }, { patch: async () => ({}) as Node });
+    const informers = new InformerFactory({ client });
+    const overlay = new VxlanOverlay({ client, informers, nodeName: 'n1', nodeIP: '192.168.0.11', podCIDR: '10.244.1.0/24', run: kernel.run, log: () => {} });
     const stop = new AbortController();
-    const running = overlay.informer.start(stop.signal);
+    const running = informers.start(stop.signal);
     try {
       await overlay.informer.whenSynced();
       const queued = () => overlay.queue.length;

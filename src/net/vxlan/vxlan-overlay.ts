@@ -1,9 +1,9 @@
 // The worker's VXLAN overlay: one device, and for every other node a route, a neighbour and an FDB entry, kept in step with the Node objects.
 import { nodeKind, type Node } from '../../core/api/node.js';
-import type { ApiClient } from '../../core/client/api-client.js';
-import { listWatcher } from '../../core/controller/list-watcher.js';
+import type { Client } from '../../core/client/client.js';
 import { runController, type ReconcileResult } from '../../core/controller/controller.js';
-import { Informer, type ListWatcher } from '../../core/controller/informer.js';
+import type { Informer } from '../../core/controller/informer.js';
+import type { InformerFactory } from '../../core/controller/informer-factory.js';
 import { WorkQueue } from '../../core/controller/work-queue.js';
 import { formatIpv4Cidr, parseIpv4Cidr } from '../../core/api/ipv4.js';
 import { formatNetCommand, runNetCommand, type NetRunner } from '../net-command.js';
@@ -23,7 +23,10 @@ export const OVERLAY_RESYNC_MS = 30_000;
 const KEY = 'overlay';
 
 export interface VxlanOverlayOptions {
-  client: ApiClient;
+  /** Writes this node's VTEP annotations. */
+  client: Client;
+  /** The worker's shared informers: the overlay follows the Nodes' informer, which the process starts. */
+  informers: InformerFactory;
   nodeName: string;
   /** The node's address: VXLAN packets leave from it, and peers send to it. */
   nodeIP: string;
@@ -36,8 +39,6 @@ export interface VxlanOverlayOptions {
   resyncMs?: number;
   /** Runs ip, bridge and iptables (default: the real tools). */
   run?: NetRunner;
-  /** Where the Nodes come from (default: the API through `client`). */
-  nodes?: ListWatcher<Node>;
   log?: (message: string) => void;
 }
 
@@ -67,7 +68,7 @@ export class VxlanOverlay {
     this.#deviceName = options.device ?? DEFAULT_VXLAN_DEVICE;
     this.#clusterCIDR = options.clusterCIDR ?? assumedClusterCIDR(options.podCIDR);
     if (!options.clusterCIDR) this.#log(`overlay: the master did not say its cluster CIDR; assuming ${this.#clusterCIDR}`);
-    this.informer = new Informer<Node>({ source: options.nodes ?? listWatcher<Node>({ client: options.client, kind: nodeKind }), name: 'overlay-nodes', log: this.#log });
+    this.informer = options.informers.informer<Node>(nodeKind);
     const enqueue = () => this.queue.add(KEY);
     // Heartbeats change every Node every 10 s: only what the overlay reads is worth a reconcile.
     this.informer.addHandlers({ onAdd: enqueue, onUpdate: (old, node) => { if (overlayFieldsChanged(old, node)) enqueue(); }, onDelete: enqueue });
@@ -94,13 +95,11 @@ export class VxlanOverlay {
     await this.#publish(undefined);
   }
 
+  /** Until `signal` aborts; the first reconcile waits for the Nodes' informer, which the process starts with the others. */
   async start(signal: AbortSignal): Promise<void> {
     if (!this.#spec) await this.setup();
     this.queue.add(KEY);
-    await Promise.all([
-      this.informer.start(signal),
-      runController({ name: 'overlay', queue: this.queue, informers: [this.informer], reconcile: () => this.reconcile(), log: this.#log }, signal),
-    ]);
+    await runController({ name: 'overlay', queue: this.queue, informers: [this.informer], reconcile: () => this.reconcile(), log: this.#log }, signal);
   }
 
   /** Level-triggered: the device and rules as they should be, the peers' entries as the Nodes say, our annotations published. */

@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Node } from '../../core/api/node.js';
-import type { ApiClient } from '../../core/client/api-client.js';
+import type { Client } from '../../core/client/client.js';
 import { NodeAgent } from './node-agent.js';
 
 const info = { runtimeVersion: 'docker://20.10.24', cpuCores: 2, memoryBytes: 4 * 1024 ** 3, kernelVersion: '6.1', osImage: 'Debian', architecture: 'amd64' };
@@ -12,13 +12,13 @@ function fakeApi() {
   const api = {
     node: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' }, spec: {} } as Node,
     down: false,
-    async patch(_def: unknown, _ref: unknown, body: { metadata?: Node['metadata'] }) {
+    async patch(_def: unknown, _ref: unknown, body: { metadata?: Node['metadata']; status?: Node['status'] }, options: { subresource?: string } = {}) {
+      if (options.subresource === 'status') {
+        if (api.down) throw new Error('connect ECONNREFUSED');
+        api.node = { ...api.node, status: body.status! };
+        return api.node;
+      }
       api.node = { ...api.node, metadata: { ...api.node.metadata, ...body.metadata } };
-      return api.node;
-    },
-    async request(_method: string, _path: string, options: { body: { status: Node['status'] } }) {
-      if (api.down) throw new Error('connect ECONNREFUSED');
-      api.node = { ...api.node, status: options.body.status };
       return api.node;
     },
     async get() {
@@ -33,7 +33,7 @@ describe('NodeAgent heartbeat', () => {
     const api = fakeApi();
     let now = new Date('2026-11-23T10:00:00Z');
     const agent = new NodeAgent({
-      client: api as unknown as ApiClient, nodeName: 'n1', nodeIP: '10.0.0.5', kubeletPort: 10250, labels: {}, taints: [],
+      client: api as unknown as Client, nodeName: 'n1', nodeIP: '10.0.0.5', kubeletPort: 10250, labels: {}, taints: [],
       info: async () => info, now: () => now, log: () => {},
     });
     await agent.register();

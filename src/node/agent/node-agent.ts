@@ -1,7 +1,7 @@
 // Registers the kubelet's Node (labels, taints, status) and posts a heartbeat every 10 s, as the kubelet's node status loop does.
 import { readFileSync } from 'node:fs';
 import { nodeKind, type Node, type Taint } from '../../core/api/node.js';
-import { kindObjectPath, type ApiClient } from '../../core/client/api-client.js';
+import type { Client } from '../../core/client/client.js';
 import { abortableDelay } from '../../core/controller/informer.js';
 import type { RuntimeInfo } from '../../runtime/provider.js';
 import { nodeMetaPatch, nodeStatus } from './node-status.js';
@@ -10,7 +10,7 @@ import { nodeMetaPatch, nodeStatus } from './node-status.js';
 export const HEARTBEAT_INTERVAL_MS = 10_000;
 
 export interface NodeAgentOptions {
-  client: ApiClient;
+  client: Client;
   nodeName: string;
   nodeIP: string;
   kubeletPort: number;
@@ -96,10 +96,7 @@ export class NodeAgent {
     });
     let node: Node;
     try {
-      node = await this.#o.client.request('PATCH', `${kindObjectPath(nodeKind, this.#o.nodeName)}/status`, {
-        body: { status },
-        contentType: 'application/merge-patch+json',
-      }) as Node;
+      node = await this.#o.client.patch(nodeKind, { name: this.#o.nodeName }, { status }, { subresource: 'status' }) as Node;
     } catch (err) {
       this.#missed = true;
       throw err;

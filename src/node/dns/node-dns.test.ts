@@ -3,8 +3,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../../core/api/meta.js';
 import type { ListWatcher } from '../../core/controller/informer.js';
-import { ApiClient } from '../../core/client/api-client.js';
+import { InformerFactory } from '../../core/controller/informer-factory.js';
 import { waitFor } from '../../core/wait-for.js';
+import { scriptedClient } from '../../../test/helpers/scripted-client.js';
 import { NodeDns } from './node-dns.js';
 
 /** A source whose list answers when the test says so, and whose watch waits until aborted. */
@@ -26,9 +27,10 @@ describe('NodeDns zone', () => {
     const services = heldSource([web as never]);
     const endpoints = heldSource([]);
     const dnses = heldSource([]);
-    const dns = new NodeDns({ client: new ApiClient({ server: 'http://127.0.0.1:1', token: 'x' }), address: '127.0.0.1', port: 0, services, endpoints, dnses, upstreams: [] });
+    const informers = new InformerFactory({ client: scriptedClient({ services, endpoints, dnses }) });
+    const dns = new NodeDns({ informers, address: '127.0.0.1', port: 0, upstreams: [] });
     const stop = new AbortController();
-    const running = Promise.all([dns.services.start(stop.signal), dns.endpoints.start(stop.signal), dns.dnses.start(stop.signal)]);
+    const running = informers.start(stop.signal);
     try {
       services.release();
       await dns.services.whenSynced();

@@ -3,9 +3,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { dnsKind, type Dns } from '../../core/api/dns.js';
 import { endpointsKind, type Endpoints } from '../../core/api/endpoints.js';
 import { serviceKind, type Service } from '../../core/api/service.js';
-import type { ApiClient } from '../../core/client/api-client.js';
-import { listWatcher } from '../../core/controller/list-watcher.js';
-import { Informer, type ListWatcher } from '../../core/controller/informer.js';
+import type { Informer } from '../../core/controller/informer.js';
+import type { InformerFactory } from '../../core/controller/informer-factory.js';
 import { buildClusterZone, DEFAULT_CLUSTER_DOMAIN, type ClusterZone } from '../../net/dns/cluster-zone.js';
 import { DEFAULT_DNS_PORT, DnsServer } from '../../net/dns/dns-server.js';
 import { parseNameservers, upstreamsFrom, type Upstream } from '../../net/dns/resolv-conf.js';
@@ -15,7 +14,8 @@ export const DEFAULT_CLUSTER_DNS_IP = '10.96.0.10';
 const RESOLV_CONF_CHECK_MS = 5000;
 
 export interface NodeDnsOptions {
-  client: ApiClient;
+  /** The worker's shared informers: Services and Endpoints (watched once for the DNS and the proxy) and DNS objects; the process starts them. */
+  informers: InformerFactory;
   /** Where it listens: the node's pod-bridge gateway address (pods and the node reach it; other resolvers on the node keep their port 53). */
   address: string;
   port?: number;
@@ -26,10 +26,6 @@ export interface NodeDnsOptions {
   resolvConfPath?: string;
   /** Resolvers to forward to instead of resolv.conf's (the worker's --dns-upstream). */
   upstreams?: readonly Upstream[];
-  /** Sources (default: the API through `client`); tests pass their own. */
-  services?: ListWatcher<Service>;
-  endpoints?: ListWatcher<Endpoints>;
-  dnses?: ListWatcher<Dns>;
   log?: (message: string) => void;
 }
 
@@ -47,10 +43,10 @@ export class NodeDns {
   constructor(options: NodeDnsOptions) {
     this.#o = options;
     this.#log = options.log ?? (() => {});
-    const { client } = options;
-    this.services = new Informer<Service>({ source: options.services ?? listWatcher<Service>({ client, kind: serviceKind }), name: 'dns-services', log: this.#log });
-    this.endpoints = new Informer<Endpoints>({ source: options.endpoints ?? listWatcher<Endpoints>({ client, kind: endpointsKind }), name: 'dns-endpoints', log: this.#log });
-    this.dnses = new Informer<Dns>({ source: options.dnses ?? listWatcher<Dns>({ client, kind: dnsKind }), name: 'dns-objects', log: this.#log });
+    const { informers } = options;
+    this.services = informers.informer<Service>(serviceKind);
+    this.endpoints = informers.informer<Endpoints>(endpointsKind);
+    this.dnses = informers.informer<Dns>(dnsKind);
     // The zone is rebuilt lazily, at the next query after a change: bursts of events cost one rebuild.
     const invalidate = () => { this.#zone = undefined; };
     for (const informer of [this.services, this.dnses] as Informer<any>[]) informer.addHandlers({ onAdd: invalidate, onUpdate: invalidate, onDelete: invalidate });
@@ -115,12 +111,8 @@ export class NodeDns {
     return port;
   }
 
+  /** Serves until `signal` aborts; the zone follows the informers, which the process starts with the others. */
   async start(signal: AbortSignal): Promise<void> {
-    await Promise.all([
-      this.services.start(signal),
-      this.endpoints.start(signal),
-      this.dnses.start(signal),
-      this.server.start(signal),
-    ]);
+    await this.server.start(signal);
   }
 }

@@ -153,7 +153,8 @@ describe('FakeNodeHost', () => {
       await cluster.client.create(podKind, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'again' }, spec: { nodeName: 'kwok-0', containers: [{ name: 'app', image: 'x' }] } }, { namespace: 'default' });
       const again = await waitFor(async () => (await getPod(cluster.client, 'again'))?.status?.podIP, { timeoutMs: 5000, description: 'the new pod\'s address' });
       assert.equal(again, pods[0]!.status!.podIP, 'the lowest free address of the node\'s /24');
-      assert.deepEqual(logs.filter((l) => /failed|retrying/.test(l)), []);
+      // A heartbeat round that only skipped nodes still posting the last one (a loaded machine, 200 ms rounds) failed nothing.
+      assert.deepEqual(logs.filter((l) => /failed|retrying/.test(l) && !/heartbeat round \d+: 0 failed,/.test(l)), []);
     } finally {
       stop.abort();
       await running;

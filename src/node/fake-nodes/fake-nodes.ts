@@ -5,10 +5,11 @@ import { join } from 'node:path';
 import PQueue from 'p-queue';
 import { nodeKind, type Node, type NodeStatus, type Taint } from '../../core/api/node.js';
 import { podKind, type Pod } from '../../core/api/pod.js';
-import { ApiClient, kindObjectPath } from '../../core/client/api-client.js';
-import { listWatcher } from '../../core/controller/list-watcher.js';
+import { ApiClient } from '../../core/client/api-client.js';
+import type { Client } from '../../core/client/client.js';
 import { runController, WorkQueue } from '../../core/controller/controller.js';
-import { abortableDelay, Informer, objectKey, type ListWatcher } from '../../core/controller/informer.js';
+import { abortableDelay, NODE_NAME_INDEX, objectKey, type Informer } from '../../core/controller/informer.js';
+import { InformerFactory } from '../../core/controller/informer-factory.js';
 import { ApiError, UnauthorizedError } from '../../core/errors.js';
 import { FakeProvider } from '../../runtime/fake-provider.js';
 import type { RuntimeInfo } from '../../runtime/provider.js';
@@ -124,6 +125,10 @@ export class FakeNodeHost {
   readonly #nodes = new Map<string, FakeNode>();
   /** Every node's requests go over one bounded pool of connections, whatever the number of nodes. */
   readonly #agent: http.Agent;
+  /** The host's shared informers, over whichever registered node's credential still works: started once the first node has registered. */
+  readonly #informers: InformerFactory;
+  /** Every pod, filed by node (NODE_NAME_INDEX): one watch for all the nodes hosted. */
+  readonly #pods: Informer<Pod>;
   #queue: WorkQueue | undefined;
 
   constructor(options: FakeNodeHostOptions) {
@@ -131,6 +136,8 @@ export class FakeNodeHost {
     this.#log = options.log ?? (() => {});
     this.#now = options.now ?? (() => new Date());
     this.#agent = new http.Agent({ keepAlive: true, maxSockets: (options.requestConcurrency ?? 16) + (options.syncWorkers ?? 16) + 4 });
+    this.#informers = new InformerFactory({ client: this.#anyNodeClient(), log: this.#log });
+    this.#pods = this.#informers.informer<Pod>(podKind);
   }
 
   /** Names of the nodes registered so far. */
@@ -155,7 +162,7 @@ export class FakeNodeHost {
     this.#queue = queue;
     /** The uid and node of each pod key as last synced, to clean up after pods that vanish. */
     const tracked = new Map<string, { uid: string; node: string }>();
-    const informer = new Informer<Pod>({ source: this.#podSource(), name: 'fake-nodes-pods', log: this.#log });
+    const informer = this.#pods;
     const hosted = (pod: Pod) => this.#nodes.has(pod.spec?.nodeName ?? '');
     const enqueue = (pod: Pod) => {
       if (hosted(pod) || tracked.has(objectKey(pod))) queue.add(objectKey(pod));
@@ -186,13 +193,13 @@ export class FakeNodeHost {
         // The pod watch needs a credential: it starts with the first registered node's.
         if (informerStarted) return;
         informerStarted = true;
-        running.push(informer.start(stop.signal));
+        running.push(this.#informers.start(stop.signal));
         running.push(runController({ name: 'fake-nodes', queue, informers: [informer], reconcile, workers: this.#o.syncWorkers ?? 16, log: this.#log }, stop.signal));
       });
       if (stop.signal.aborted) return;
       // Pods bound to a node before it registered (a restart) were skipped as not ours: look at them now.
       await Promise.race([informer.whenSynced(), new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }))]);
-      for (const pod of informer.list()) enqueue(pod);
+      for (const node of this.#nodes.values()) for (const pod of informer.byIndex(NODE_NAME_INDEX, node.name)) queue.add(objectKey(pod));
       const cidrs = [...this.#nodes.values()].map((n) => n.credential.podCIDR);
       this.#log(`kubelet: nodes ${names[0]} ... ${names.at(-1)} (${names.length} fake nodes, pod CIDRs ${cidrs[0]} ...) syncing pods on the fake provider`);
       running.push(this.#resync(informer, stop.signal));
@@ -209,8 +216,11 @@ export class FakeNodeHost {
     }
   }
 
-  /** One watch over all pods for every node: node credentials may read all pods, and one stream costs the API server far less than one per node. */
-  #podSource(): ListWatcher<Pod> {
+  /**
+   * The client of the host's informers: one watch over all pods for every node (node credentials
+   * may read all pods, and one stream costs the API server far less than one per node).
+   */
+  #anyNodeClient(): Client {
     // Any registered node's credential will do; if it is revoked (its Node deleted), the next one is used.
     let current: FakeNode | undefined;
     const pick = (): ApiClient => {
@@ -226,17 +236,23 @@ export class FakeNodeHost {
       }
       return err;
     };
+    const call = async <R>(request: (client: ApiClient) => Promise<R>): Promise<R> => {
+      try {
+        return await request(pick());
+      } catch (err) {
+        throw onError(err);
+      }
+    };
     return {
-      async list() {
+      get: (def, ref) => call((c) => c.get(def, ref)),
+      list: (def, options) => call((c) => c.list(def, options)),
+      create: (def, object, options) => call((c) => c.create(def, object, options)),
+      replace: (def, ref, object, options) => call((c) => c.replace(def, ref, object, options)),
+      patch: (def, ref, patch, options) => call((c) => c.patch(def, ref, patch, options)),
+      delete: (def, ref, options) => call((c) => c.delete(def, ref, options)),
+      async *watch(def, options) {
         try {
-          return await listWatcher<Pod>({ client: pick(), kind: podKind }).list();
-        } catch (err) {
-          throw onError(err);
-        }
-      },
-      async *watch(resourceVersion, signal) {
-        try {
-          yield* listWatcher<Pod>({ client: pick(), kind: podKind }).watch(resourceVersion, signal);
+          yield* pick().watch(def, options);
         } catch (err) {
           throw onError(err);
         }
@@ -320,10 +336,7 @@ export class FakeNodeHost {
       maxPods: this.#o.capacity.pods,
       reservedMemoryBytes: 0,
     });
-    const answer = await node.client.request('PATCH', `${kindObjectPath(nodeKind, node.name)}/status`, {
-      body: { status },
-      contentType: 'application/merge-patch+json',
-    }) as Node;
+    const answer = await node.client.patch(nodeKind, { name: node.name }, { status }, { subresource: 'status' }) as Node;
     node.lastStatus = answer.status;
   }
 
@@ -384,16 +397,16 @@ export class FakeNodeHost {
     for (;;) {
       await abortableDelay(interval, signal);
       if (signal.aborted) return;
-      const pods = informer.list();
-      const known = new Set(pods.map((p) => p.metadata.uid!));
       for (const node of this.#nodes.values()) {
+        // The node's own pods, from the index (a pod's node never changes, so another node's cannot be running here), read once its runtime has been listed.
+        const podsOf = () => informer.byIndex(NODE_NAME_INDEX, node.name);
         try {
-          await node.sync.removeOrphans(() => known);
+          await node.sync.removeOrphans(() => new Set(podsOf().map((p) => p.metadata.uid!)));
         } catch (err) {
           this.#log(`fake nodes: sweeping node ${node.name} failed: ${message(err)}`);
         }
+        for (const pod of podsOf()) this.#queue?.add(objectKey(pod));
       }
-      for (const pod of pods) if (this.#nodes.has(pod.spec?.nodeName ?? '')) this.#queue?.add(objectKey(pod));
     }
   }
 }

@@ -1,5 +1,6 @@
 // The worker on the fake provider: one fake node through the real kubelet (--provider=fake), or many through the fake-node host (--fake-nodes N).
 import { ApiClient } from '../../core/client/api-client.js';
+import { InformerFactory } from '../../core/controller/informer-factory.js';
 import { FakeProvider } from '../../runtime/fake-provider.js';
 import type { WorkerConfig } from '../worker-config.js';
 import { Kubelet } from '../kubelet/kubelet.js';
@@ -44,8 +45,9 @@ export async function startFakeWorker(options: FakeWorkerOptions, signal: AbortS
       info: () => provider.info(), log, maxPods: capacity.pods, reservedMemoryBytes: 0, intervalMs: config.fake!.heartbeatSeconds * 1000,
     });
     await agent.register();
+    const informers = new InformerFactory({ client, log });
     const kubelet = new Kubelet({
-      client, nodeName: credential.nodeName, nodeIP, provider, podCIDR: credential.podCIDR,
+      client, informers, nodeName: credential.nodeName, nodeIP, provider, podCIDR: credential.podCIDR,
       address: config.kubeletAddress, port: config.kubeletPort, log,
     });
     await Promise.all([
@@ -54,6 +56,7 @@ export async function startFakeWorker(options: FakeWorkerOptions, signal: AbortS
         throw new StartupError(portInUseMessage({ port: config.kubeletPort, what: 'kubelet API', flag: '--kubelet-port' }), { cause: err });
       }),
       agent.start(signal),
+      informers.start(signal),
     ]);
   } finally {
     client.close();

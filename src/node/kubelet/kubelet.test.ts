@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import { eventKind, type Event } from '../../core/api/event.js';
 import { podKind, type ContainerStatus, type Pod, type Probe } from '../../core/api/pod.js';
 import { ApiClient, kindObjectPath } from '../../core/client/api-client.js';
+import { InformerFactory } from '../../core/controller/informer-factory.js';
 import { NotFoundError } from '../../core/errors.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
 import { waitFor } from '../../core/wait-for.js';
@@ -65,8 +66,11 @@ interface KubeletHarnessOptions {
 async function startKubelet(cluster: Cluster, options: KubeletHarnessOptions = {}): Promise<RunningKubelet> {
   const provider = options.provider ?? new FakeProvider({ backend: cluster.backend, now: () => cluster.clock.date(), pullableImages: options.pullableImages });
   const logs: string[] = [];
+  const client = new ApiClient({ server: cluster.client.server.href, token: TOKEN });
+  const informers = new InformerFactory({ client, log: (m) => logs.push(m) });
   const kubelet = new Kubelet({
-    client: new ApiClient({ server: cluster.client.server.href, token: TOKEN }),
+    client,
+    informers,
     nodeName: NODE,
     nodeIP: NODE_IP,
     provider,
@@ -77,7 +81,7 @@ async function startKubelet(cluster: Cluster, options: KubeletHarnessOptions = {
     log: (m) => logs.push(m),
   });
   const stop = new AbortController();
-  const running = kubelet.start(stop.signal);
+  const running = Promise.all([informers.start(stop.signal), kubelet.start(stop.signal)]);
   // Fail fast on a start that breaks (a port, say) rather than time out in a waitFor.
   await Promise.race([waitFor(() => kubelet.port !== undefined, { timeoutMs: 5000, intervalMs: 2 }), running]);
   return {

@@ -1,10 +1,11 @@
 // The kubelet: watches the pods bound to its node and keeps each in step through the pod provider; serves logs, exec and stats.
 import { eventKind } from '../../core/api/event.js';
 import { podKind, type Pod, type PodStatus } from '../../core/api/pod.js';
-import { kindObjectPath, type ApiClient } from '../../core/client/api-client.js';
-import { listWatcher } from '../../core/controller/list-watcher.js';
+import type { ApiClient } from '../../core/client/api-client.js';
+import type { Client } from '../../core/client/client.js';
 import { runController, WorkQueue } from '../../core/controller/controller.js';
-import { Informer, objectKey } from '../../core/controller/informer.js';
+import { objectKey, type Informer } from '../../core/controller/informer.js';
+import type { InformerFactory } from '../../core/controller/informer-factory.js';
 import { NotFoundError } from '../../core/errors.js';
 import type { PodProvider } from '../../runtime/provider.js';
 import { sleep, systemClock, type Clock } from './clock.js';
@@ -16,8 +17,10 @@ import { ProbeManager } from './probe-manager.js';
 import { tokenReviewAuthenticator } from './token-review.js';
 
 export interface KubeletOptions {
-  /** Holds the node's credential. */
+  /** Holds the node's credential; the kubelet API's TokenReviews need its raw requests. */
   client: ApiClient;
+  /** The worker's shared informers: the kubelet's is the pods bound to its node (a field selector), which the process starts. */
+  informers: InformerFactory;
   nodeName: string;
   nodeIP: string;
   provider: PodProvider;
@@ -44,23 +47,18 @@ export function statusPatch(before: PodStatus | undefined, after: PodStatus): Re
 }
 
 /** Pod status writes and final deletes with the node's credential (fake nodes share it: src/node/fake-nodes/fake-nodes.ts). */
-export function podApiFor(client: ApiClient): PodApi {
+export function podApiFor(client: Client): PodApi {
   return {
     async updateStatus(pod, status) {
       try {
-        await client.request('PATCH', `${kindObjectPath(podKind, pod.metadata.name!, pod.metadata.namespace)}/status`, {
-          body: statusPatch(pod.status, status),
-          contentType: 'application/merge-patch+json',
-        });
+        await client.patch(podKind, { namespace: pod.metadata.namespace, name: pod.metadata.name! }, statusPatch(pod.status, status), { subresource: 'status' });
       } catch (err) {
         if (!(err instanceof NotFoundError)) throw err;
       }
     },
     async deletePod(pod) {
       try {
-        await client.request('DELETE', kindObjectPath(podKind, pod.metadata.name!, pod.metadata.namespace), {
-          body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } },
-        });
+        await client.delete(podKind, { namespace: pod.metadata.namespace, name: pod.metadata.name! }, { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } });
       } catch (err) {
         if (!(err instanceof NotFoundError)) throw err;
       }
@@ -70,11 +68,17 @@ export function podApiFor(client: ApiClient): PodApi {
 
 export class Kubelet {
   readonly #o: KubeletOptions;
+  /** Pods bound to this node, keyed namespace/name. */
+  readonly #pods: Informer<Pod>;
+  readonly #queue = new WorkQueue();
   #port: number | undefined;
-  #queue: WorkQueue | undefined;
 
   constructor(options: KubeletOptions) {
     this.#o = options;
+    // Asked for while being built, as the factory wants, so that no event comes before the handlers.
+    this.#pods = options.informers.informer<Pod>(podKind, { fieldSelector: `spec.nodeName=${options.nodeName}` });
+    const enqueue = (pod: Pod) => this.#queue.add(objectKey(pod));
+    this.#pods.addHandlers({ onAdd: enqueue, onUpdate: (_old, pod) => enqueue(pod), onDelete: enqueue });
   }
 
   /** The port the kubelet API listens on, once started. */
@@ -84,24 +88,18 @@ export class Kubelet {
 
   /** Resolves once no pod is queued or being synced (timed requeues do not count): how tests see a sync settle. */
   async whenIdle(): Promise<void> {
-    await this.#queue?.whenIdle();
+    await this.#queue.whenIdle();
   }
 
   async start(signal: AbortSignal): Promise<void> {
     const { client, nodeName, provider } = this.#o;
     const clock = this.#o.clock ?? systemClock;
     const log = this.#o.log ?? (() => {});
-    const informer = new Informer<Pod>({
-      source: listWatcher<Pod>({ client, kind: podKind, fieldSelector: `spec.nodeName=${nodeName}` }),
-      name: 'kubelet-pods',
-      log,
-    });
-    const queue = new WorkQueue();
-    this.#queue = queue;
+    const informer = this.#pods;
+    const queue = this.#queue;
     const keyByUid = new Map<string, string>();
     const uidByKey = new Map<string, string>();
     const enqueue = (pod: Pod) => queue.add(objectKey(pod));
-    informer.addHandlers({ onAdd: enqueue, onUpdate: (_old, pod) => enqueue(pod), onDelete: enqueue });
     const enqueueUid = (uid: string) => {
       const key = keyByUid.get(uid);
       if (key) queue.add(key);
@@ -197,7 +195,6 @@ export class Kubelet {
     log(`kubelet: node ${nodeName} syncing pods; API on port ${server.port}`);
     try {
       await Promise.all([
-        informer.start(signal),
         runController({ name: 'kubelet', queue, informers: [informer], reconcile, workers: this.#o.workers ?? 8, log }, signal),
         resync(),
         server.closed,

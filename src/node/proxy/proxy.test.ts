@@ -4,10 +4,12 @@ import assert from 'node:assert/strict';
 import type { Endpoints } from '../../core/api/endpoints.js';
 import type { KubeObject } from '../../core/api/meta.js';
 import type { Service } from '../../core/api/service.js';
-import { ApiClient } from '../../core/client/api-client.js';
 import type { InformerEventType, ListWatcher } from '../../core/controller/informer.js';
+import { InformerFactory } from '../../core/controller/informer-factory.js';
 import { waitFor } from '../../core/wait-for.js';
+import { scriptedClient } from '../../../test/helpers/scripted-client.js';
 import type { NetCommand } from '../../net/net-command.js';
+import { NodeDns } from '../dns/node-dns.js';
 import { nodeLocalDnsEndpoints, ServiceProxy } from './proxy.js';
 
 /** Objects listed once, then watch events pushed by the test; `failList` makes the list fail (the master is unreachable). */
@@ -48,16 +50,27 @@ const ep = (n: number): Endpoints => ({
   apiVersion: 'v1', kind: 'Endpoints', metadata: { namespace: 'default', name: 'web', resourceVersion: String(n + 1) },
   subsets: [{ addresses: Array.from({ length: n }, (_, i) => ({ ip: `10.244.1.${i + 2}` })), ports: [{ port: 8080, protocol: 'TCP' }] }],
 });
-const client = new ApiClient({ server: 'http://127.0.0.1:1', token: 'unused' });
+
+/** The proxy with its informers started, as the worker runs them; `stop` ends both. */
+function startProxy(options: { services: ListWatcher<Service>; endpoints: ListWatcher<Endpoints>; run: (c: NetCommand) => Promise<string>; minSyncMs?: number }) {
+  const informers = new InformerFactory({ client: scriptedClient({ services: options.services, endpoints: options.endpoints }) });
+  const proxy = new ServiceProxy({ informers, nodeName: 'n1', clusterCIDR: '10.244.0.0/16', run: options.run, minSyncMs: options.minSyncMs });
+  const controller = new AbortController();
+  const running = Promise.all([informers.start(controller.signal), proxy.start(controller.signal)]);
+  return {
+    async stop() {
+      controller.abort();
+      await running;
+    },
+  };
+}
 
 describe('ServiceProxy', () => {
   it('applies once synced, and a burst of 30 endpoint changes becomes a few restores with the last state', async () => {
     const services = source([svc]);
     const endpoints = source([ep(1)]);
     const fake = fakeRun();
-    const proxy = new ServiceProxy({ client, nodeName: 'n1', clusterCIDR: '10.244.0.0/16', services: services.lw, endpoints: endpoints.lw, run: fake.run, minSyncMs: 300 });
-    const controller = new AbortController();
-    const running = proxy.start(controller.signal);
+    const proxy = startProxy({ services: services.lw, endpoints: endpoints.lw, run: fake.run, minSyncMs: 300 });
     try {
       await waitFor(() => fake.restores().length === 2, { description: 'the first restore of nat and filter' });
       assert.match(fake.restores()[0]!.input!, /--to-destination 10\.244\.1\.2:8080/);
@@ -66,8 +79,7 @@ describe('ServiceProxy', () => {
       const natRestores = fake.restores().filter((c) => c.input!.startsWith('*nat')).length;
       assert.ok(natRestores <= 3, `${natRestores} nat restores for one burst`);
     } finally {
-      controller.abort();
-      await running;
+      await proxy.stop();
     }
   });
 
@@ -75,16 +87,22 @@ describe('ServiceProxy', () => {
     const services = source<Service>([], true);
     const endpoints = source<Endpoints>([], true);
     const fake = fakeRun();
-    const proxy = new ServiceProxy({ client, nodeName: 'n1', clusterCIDR: '10.244.0.0/16', services: services.lw, endpoints: endpoints.lw, run: fake.run });
-    const controller = new AbortController();
-    const running = proxy.start(controller.signal);
+    const proxy = startProxy({ services: services.lw, endpoints: endpoints.lw, run: fake.run });
     try {
       await waitFor(() => services.lists() >= 2 && endpoints.lists() >= 2, { timeoutMs: 5000, description: 'the informers to retry' });
       assert.deepEqual(fake.commands, []);
     } finally {
-      controller.abort();
-      await running;
+      await proxy.stop();
     }
+  });
+
+  it('shares one Services and one Endpoints informer with the node DNS', () => {
+    const informers = new InformerFactory({ client: scriptedClient({}) });
+    const proxy = new ServiceProxy({ informers, nodeName: 'n1', clusterCIDR: '10.244.0.0/16', run: fakeRun().run });
+    const dns = new NodeDns({ informers, address: '127.0.0.1', port: 0, upstreams: [] });
+    assert.equal(dns.services, proxy.services);
+    assert.equal(dns.endpoints, proxy.endpoints);
+    assert.equal(informers.size, 3, 'Services, Endpoints and DNS objects: one watch each');
   });
 
   it('sends kube-dns to the node\'s own DNS server on the pod bridge gateway', () => {

@@ -1,10 +1,9 @@
 // The worker's service proxy: watches Services and Endpoints and keeps this node's iptables service rules in step, kube-proxy iptables-mode style.
 import { endpointsKind, type Endpoints } from '../../core/api/endpoints.js';
 import { serviceKind, type Service } from '../../core/api/service.js';
-import type { ApiClient } from '../../core/client/api-client.js';
-import { listWatcher } from '../../core/controller/list-watcher.js';
 import { runController, type ReconcileResult } from '../../core/controller/controller.js';
-import { Informer, type ListWatcher } from '../../core/controller/informer.js';
+import type { Informer } from '../../core/controller/informer.js';
+import type { InformerFactory } from '../../core/controller/informer-factory.js';
 import { WorkQueue } from '../../core/controller/work-queue.js';
 import { ensureHairpin } from '../../net/bridge-hairpin.js';
 import { runNetCommand, type NetRunner } from '../../net/net-command.js';
@@ -29,7 +28,8 @@ export function nodeLocalDnsEndpoints(podCIDR: string): Record<string, LocalServ
 const KEY = 'rules';
 
 export interface ServiceProxyOptions {
-  client: ApiClient;
+  /** The worker's shared informers: Services and Endpoints, watched once for the proxy and the node DNS; the process starts them. */
+  informers: InformerFactory;
   nodeName: string;
   clusterCIDR: string;
   /** "namespace/name" -> endpoints this node serves itself (kube-system/kube-dns -> the node-local DNS server). */
@@ -40,8 +40,6 @@ export interface ServiceProxyOptions {
   resyncMs?: number;
   /** Runs iptables-save and iptables-restore (default: the real tools). */
   run?: NetRunner;
-  services?: ListWatcher<Service>;
-  endpoints?: ListWatcher<Endpoints>;
   log?: (message: string) => void;
 }
 
@@ -61,8 +59,8 @@ export class ServiceProxy {
     this.#o = options;
     this.#run = options.run ?? runNetCommand;
     this.#log = options.log ?? (() => {});
-    this.services = new Informer<Service>({ source: options.services ?? listWatcher<Service>({ client: options.client, kind: serviceKind }), name: 'proxy-services', log: this.#log });
-    this.endpoints = new Informer<Endpoints>({ source: options.endpoints ?? listWatcher<Endpoints>({ client: options.client, kind: endpointsKind }), name: 'proxy-endpoints', log: this.#log });
+    this.services = options.informers.informer<Service>(serviceKind);
+    this.endpoints = options.informers.informer<Endpoints>(endpointsKind);
     const enqueue = () => this.queue.add(KEY);
     for (const informer of [this.services, this.endpoints] as Informer<any>[]) informer.addHandlers({ onAdd: enqueue, onUpdate: enqueue, onDelete: enqueue });
   }
@@ -78,11 +76,7 @@ export class ServiceProxy {
    */
   async start(signal: AbortSignal): Promise<void> {
     this.queue.add(KEY);
-    await Promise.all([
-      this.services.start(signal),
-      this.endpoints.start(signal),
-      runController({ name: 'proxy', queue: this.queue, informers: [this.services, this.endpoints], reconcile: () => this.sync(), log: this.#log }, signal),
-    ]);
+    await runController({ name: 'proxy', queue: this.queue, informers: [this.services, this.endpoints], reconcile: () => this.sync(), log: this.#log }, signal);
   }
 
   /** One whole sync, unless the last one was too recent (then it comes back when it may run). */
