@@ -122,7 +122,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     const gpuJobOutputs = new GpuJobOutputs({ dir: join(dataDir, 'gpujob-outputs') });
     const authenticator = anyOf(admins, nodes.credentials, gpuJobTokens, nodes.joinTokens);
     // Function and workflow URLs; its invocation records are served by the API, so it exists before the API does.
-    const activator = new Activator({ service: service.forClient('activator'), address: config.activatorAddress ?? config.address, port: config.activatorPort, log });
+    const activator = new Activator({ client: new LocalClient(service.forClient('activator')), informers, store, address: config.activatorAddress ?? config.address, port: config.activatorPort, log });
     let activatorUrl: string | undefined;
     // Workflows run in the master and call their Tasks' functions through the activator, which serves them at /workflow/NAME.
     const executions = new ExecutionStore({ store, log });
@@ -149,7 +149,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       ],
     });
     shutdown.push('api', () => api.closed);
-    const activating = await startActivator({ activator, config, service: service.forClient('pod-routes'), signal: shutdown.signalFor('activator'), log });
+    const activating = await startActivator({ activator, config, informers, signal: shutdown.signalFor('activator'), log });
     shutdown.push('activator', () => activating.stopped);
     activatorUrl = activating.url;
     await ensureClusterDnsService({ service, serviceCIDR: config.serviceCIDR, log });
