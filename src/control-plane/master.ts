@@ -126,7 +126,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     let activatorUrl: string | undefined;
     // Workflows run in the master and call their Tasks' functions through the activator, which serves them at /workflow/NAME.
     const executions = new ExecutionStore({ store, log });
-    activator.setWorkflowRunner(new WorkflowRunner({ service: service.forClient('workflow-runner'), invoker: activator, executions, log }));
+    activator.setWorkflowRunner(new WorkflowRunner({ client: new LocalClient(service.forClient('workflow-runner')), invoker: activator, executions, log }));
 
     const api = await listenApi({
       store,
@@ -186,9 +186,9 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
         activatorUrl: activating.url,
         log,
       }).start(reconcilerSignal),
-      new ExecutionCleanup({ service: service.forClient('workflow-executions'), executions, log }).start(reconcilerSignal),
+      new ExecutionCleanup({ informers, executions, log }).start(reconcilerSignal),
       // Functions' cron triggers, called through the activator like any other call (and so recorded).
-      new ScheduleTriggers({ service: service.forClient('schedule-triggers'), invoker: activator, log }).start(reconcilerSignal),
+      new ScheduleTriggers({ informers, invoker: activator, log }).start(reconcilerSignal),
       new GpuJobController({ service: service.forClient('gpujob-controller'), outputs: gpuJobOutputs, mintToken: (job) => gpuJobTokens.mint(job), serverUrl: podServerUrl, log }).start(reconcilerSignal),
       // Last: every component has asked for its informers and added its handlers (one added after the first list would miss its ADDs).
       informers.start(reconcilerSignal),
