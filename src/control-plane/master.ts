@@ -131,6 +131,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     const api = await listenApi({
       store,
       service,
+      informers,
       authenticator,
       address: config.address,
       port: config.port,
