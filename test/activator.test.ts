@@ -11,14 +11,23 @@ import { functionKind } from '../src/core/api/function.js';
 import { podKind } from '../src/core/api/pod.js';
 import { replicaSetKind, type ReplicaSet } from '../src/core/api/replicaset.js';
 import { eventKind } from '../src/core/api/event.js';
+import { InformerFactory } from '../src/core/controller/informer-factory.js';
 import { MemoryStore } from '../src/core/store/memory-store.js';
 import { waitFor } from '../src/core/wait-for.js';
+import { LocalClient } from '../src/control-plane/api-server/local-client.js';
 import { ObjectService } from '../src/control-plane/api-server/object-service.js';
 import { ensureSystemNamespaces } from '../src/control-plane/api-server/server.js';
-import { Activator, type WorkflowRunnerLike } from '../src/control-plane/activator/activator.js';
+import { Activator, type ActivatorOptions, type WorkflowRunnerLike } from '../src/control-plane/activator/activator.js';
 import { freePort } from '../scripts/sim/free-resources.js';
 
 const SERVER_PY = fileURLToPath(new URL('../../templates/python-function/server.py', import.meta.url));
+
+/** The activator as the master builds it: its own client, the process's informers (for the caller to start once it exists), records in the store. */
+function newActivator(service: ObjectService, options: Omit<ActivatorOptions, 'client' | 'informers' | 'store'>): { activator: Activator; informers: InformerFactory } {
+  const informers = new InformerFactory({ client: new LocalClient(service.forClient('shared-informers')) });
+  const activator = new Activator({ client: new LocalClient(service.forClient('activator')), informers, store: service.store, ...options });
+  return { activator, informers };
+}
 
 /** A stand-in for a function pod: the runtime's protocol, with knobs in the query (sleep, fail, health). */
 async function fakeUpstream(name: string): Promise<{ port: number; calls: string[]; healthy: { value: number }; close(): Promise<void> }> {
@@ -63,6 +72,7 @@ describe('activator', () => {
   let base: string;
   const stop = new AbortController();
   let running: Promise<void>;
+  let informing: Promise<void>;
   const upstreams: Awaited<ReturnType<typeof fakeUpstream>>[] = [];
   let podSeq = 0;
 
@@ -113,17 +123,19 @@ describe('activator', () => {
     store = new MemoryStore();
     service = new ObjectService({ store });
     await ensureSystemNamespaces(service);
-    activator = new Activator({
-      service, address: '127.0.0.1', port: await freePort(), holdCapacity: 3, coldStartTimeoutMs: 5_000, autoscalerTickMs: 100, recordsFlushMs: 100,
+    const built = newActivator(service, {
+      address: '127.0.0.1', port: await freePort(), holdCapacity: 3, coldStartTimeoutMs: 5_000, autoscalerTickMs: 100, recordsFlushMs: 100,
     });
+    activator = built.activator;
     const { port } = await activator.listen();
     base = `http://127.0.0.1:${port}`;
+    informing = built.informers.start(stop.signal);
     running = activator.start(stop.signal);
   });
 
   after(async () => {
     stop.abort();
-    await running;
+    await Promise.all([running, informing]);
     for (const u of upstreams) await u.close();
   });
 
@@ -294,7 +306,7 @@ describe('activator', () => {
 
   it('stores the records in batches, so another activator on the same store reads them', async () => {
     await activator.records.flush();
-    const other = new Activator({ service, address: '127.0.0.1', port: 0 });
+    const { activator: other } = newActivator(service, { address: '127.0.0.1', port: 0 });
     await other.records.load();
     assert.ok(other.records.list('default', 'cold').length >= 2);
   });
@@ -321,8 +333,9 @@ describe('activator with the real Python runtime', () => {
     child = spawn('python3', [SERVER_PY], { env: { ...process.env, MINIK8S_PORT: String(port), MINIK8S_FUNCTION_DIR: dir }, stdio: 'ignore' });
     const service = new ObjectService({ store: new MemoryStore() });
     await ensureSystemNamespaces(service);
-    const activator = new Activator({ service, address: '127.0.0.1', port: await freePort() });
+    const { activator, informers } = newActivator(service, { address: '127.0.0.1', port: await freePort() });
     const { port: aport } = await activator.listen();
+    const informing = informers.start(stop.signal);
     const running = activator.start(stop.signal);
     await service.create(functionKind, 'default', { apiVersion: 'minik8s.io/v1', kind: 'Function', metadata: { name: 'py' }, spec: { code: { files: { 'handler.py': 'x' } } } });
     await service.patch(functionKind, 'default', 'py', { status: { version: 1 } }, { subresource: 'status' });
@@ -344,6 +357,6 @@ describe('activator with the real Python runtime', () => {
     assert.match(rec.traceback!, /handler\.py", line 4, in handler/);
     assert.equal(rec.stdout, 'got boom\n');
     stop.abort();
-    await running;
+    await Promise.all([running, informing]);
   });
 });

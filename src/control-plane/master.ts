@@ -12,9 +12,11 @@ import { GpuJobOutputs } from './api-server/gpujob-outputs.js';
 import { registerGpuJobRoutes } from './api-server/gpujob-routes.js';
 import { GpuJobTokens } from './api-server/gpujob-tokens.js';
 import { registerJoinRoutes } from './api-server/join-routes.js';
+import { LocalClient } from './api-server/local-client.js';
 import { registerNodeProxyRoutes } from './api-server/node-proxy.js';
 import { registerScaleRoutes } from './api-server/scale-routes.js';
 import { ObjectService } from './api-server/object-service.js';
+import { storePodBinder } from './api-server/pod-binding.js';
 import { ServiceAllocator } from './api-server/service-allocator.js';
 import { registerTokenReviewRoutes } from './api-server/token-review-routes.js';
 import type { MasterConfig } from './master-config.js';
@@ -50,6 +52,7 @@ import { registerWorkflowExecutionRoutes } from './workflows/execution-routes.js
 import { ExecutionStore } from './workflows/execution-store.js';
 import { WorkflowRunner } from './workflows/runner.js';
 import { ShutdownSequence } from '../core/lifecycle/shutdown-sequence.js';
+import { InformerFactory } from '../core/controller/informer-factory.js';
 
 /** What an in-process worker needs to join this master. */
 export interface MasterReadyInfo {
@@ -107,6 +110,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     // Service cluster IPs and node ports are recorded in the same transaction as each Service.
     const serviceAllocator = new ServiceAllocator({ store, ranges: { serviceCIDR: config.serviceCIDR, nodePorts: config.nodePortRange } });
     const service = new ObjectService({ store, defaultTolerationSeconds: config.defaultTolerationSeconds, allocators: new Map([[serviceKind, serviceAllocator]]) });
+    const informers = new InformerFactory({ client: new LocalClient(service.forClient('shared-informers')), log });
     // Before the API serves, so that no create is half-way: records for services stored without them.
     for (const note of await serviceAllocator.repair()) log(`service allocations: ${note}`);
     const nodes = await startNodeAccess({ store, service, clusterCIDR: config.clusterCIDR, signal: shutdown.signalFor('node-access'), log });
@@ -118,15 +122,16 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     const gpuJobOutputs = new GpuJobOutputs({ dir: join(dataDir, 'gpujob-outputs') });
     const authenticator = anyOf(admins, nodes.credentials, gpuJobTokens, nodes.joinTokens);
     // Function and workflow URLs; its invocation records are served by the API, so it exists before the API does.
-    const activator = new Activator({ service: service.forClient('activator'), address: config.activatorAddress ?? config.address, port: config.activatorPort, log });
+    const activator = new Activator({ client: new LocalClient(service.forClient('activator')), informers, store, address: config.activatorAddress ?? config.address, port: config.activatorPort, log });
     let activatorUrl: string | undefined;
     // Workflows run in the master and call their Tasks' functions through the activator, which serves them at /workflow/NAME.
     const executions = new ExecutionStore({ store, log });
-    activator.setWorkflowRunner(new WorkflowRunner({ service: service.forClient('workflow-runner'), invoker: activator, executions, log }));
+    activator.setWorkflowRunner(new WorkflowRunner({ client: new LocalClient(service.forClient('workflow-runner')), invoker: activator, executions, log }));
 
     const api = await listenApi({
       store,
       service,
+      informers,
       authenticator,
       address: config.address,
       port: config.port,
@@ -145,7 +150,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       ],
     });
     shutdown.push('api', () => api.closed);
-    const activating = await startActivator({ activator, config, service: service.forClient('pod-routes'), signal: shutdown.signalFor('activator'), log });
+    const activating = await startActivator({ activator, config, informers, signal: shutdown.signalFor('activator'), log });
     shutdown.push('activator', () => activating.stopped);
     activatorUrl = activating.url;
     await ensureClusterDnsService({ service, serviceCIDR: config.serviceCIDR, log });
@@ -158,7 +163,9 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     // Each on a client view of the service, so that /metrics counts its requests under its name.
     const reconcilers = Promise.all([
       new NamespaceReconciler({ service: service.forClient('namespace-controller'), log }).start(reconcilerSignal),
-      config.disableScheduler ? undefined : new Scheduler({ service: service.forClient('scheduler'), policy: config.schedulerPolicy, log }).start(reconcilerSignal),
+      config.disableScheduler ? undefined : new Scheduler({
+        client: new LocalClient(service.forClient('scheduler')), informers, bind: storePodBinder(service.forClient('scheduler')), policy: config.schedulerPolicy, log,
+      }).start(reconcilerSignal),
       new NodeCleanup({ service: service.forClient('node-cleanup'), registrar: nodes.registrar, log }).start(reconcilerSignal),
       new NodeLifecycleReconciler({ service: service.forClient('node-lifecycle-controller'), gracePeriodSeconds: config.nodeMonitorGracePeriodSeconds, log }).start(reconcilerSignal),
       new EndpointsReconciler({ service: service.forClient('endpoints-controller'), log }).start(reconcilerSignal),
@@ -180,10 +187,12 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
         activatorUrl: activating.url,
         log,
       }).start(reconcilerSignal),
-      new ExecutionCleanup({ service: service.forClient('workflow-executions'), executions, log }).start(reconcilerSignal),
+      new ExecutionCleanup({ informers, executions, log }).start(reconcilerSignal),
       // Functions' cron triggers, called through the activator like any other call (and so recorded).
-      new ScheduleTriggers({ service: service.forClient('schedule-triggers'), invoker: activator, log }).start(reconcilerSignal),
+      new ScheduleTriggers({ informers, invoker: activator, log }).start(reconcilerSignal),
       new GpuJobController({ service: service.forClient('gpujob-controller'), outputs: gpuJobOutputs, mintToken: (job) => gpuJobTokens.mint(job), serverUrl: podServerUrl, log }).start(reconcilerSignal),
+      // Last: every component has asked for its informers and added its handlers (one added after the first list would miss its ADDs).
+      informers.start(reconcilerSignal),
     ]);
     shutdown.push('reconcilers', () => reconcilers);
 

@@ -1,14 +1,16 @@
 // The activator: owns the functions' and workflows' URLs, proxies calls to function pods (holding them through a cold start), records every call, and drives the function autoscaler.
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
+import { eventKind } from '../../core/api/event.js';
 import type { KubeObject } from '../../core/api/meta.js';
 import { podKind, type Pod } from '../../core/api/pod.js';
 import { kindByResource } from '../../core/api/registry.js';
 import { replicaSetKind, type ReplicaSet } from '../../core/api/replicaset.js';
-import { Informer, objectKey } from '../../core/controller/informer.js';
+import type { Client } from '../../core/client/client.js';
+import type { InformerFactory } from '../../core/controller/informer-factory.js';
+import { LABEL_INDEX, objectKey, type Informer } from '../../core/controller/informer.js';
 import { ApiError, toApiError } from '../../core/errors.js';
-import type { ObjectService } from '../api-server/object-service.js';
-import { recordEvent } from '../reconcilers/record-event.js';
+import type { Store } from '../../core/store/store.js';
 import { parseActivatorUrl } from '../../core/api/activator-paths.js';
 import { FunctionConcurrency } from './concurrency.js';
 import { FunctionAutoscaler, type ScaleChange } from './function-autoscaler.js';
@@ -19,6 +21,7 @@ import { type InvocationRecord } from '../../core/api/invocation-record.js';
 import { InvocationLog } from './invocation-records.js';
 import type { FunctionInvoker, InvokeRequest, InvokeResult } from './invoker.js';
 import type { KpaTuning, ScaleSettings } from './kpa.js';
+import { SCALE_EVENT_COMPONENT, scaleEvent } from './scale-events.js';
 import { forward, UpstreamError, UpstreamPool } from './upstream.js';
 
 /** The parts of a Function (minik8s.io/v1) the activator reads; the schema itself is the function kind's. */
@@ -53,7 +56,12 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'tra
 const CAPTURE_HEADERS = new Set(['x-minik8s-stdout', 'x-minik8s-stderr', 'x-minik8s-duration-ms', 'x-minik8s-invocation-id']);
 
 export interface ActivatorOptions {
-  service: ObjectService;
+  /** Scale writes and the autoscaler's Events. */
+  client: Client;
+  /** Where the Function, Pod and ReplicaSet informers come from (the process starts them). */
+  informers: InformerFactory;
+  /** Where invocation records are kept: under their own etcd prefix, not API objects, so no Client reaches them. */
+  store: Store;
   address: string;
   port: number;
   log?: (message: string) => void;
@@ -111,7 +119,7 @@ interface CallOutcome {
 export class Activator implements FunctionInvoker {
   readonly records: InvocationLog;
   readonly autoscaler: FunctionAutoscaler;
-  readonly #service: ObjectService;
+  readonly #client: Client;
   readonly #o: ActivatorOptions;
   readonly #log: (message: string) => void;
   readonly #functions?: Informer<FunctionView>;
@@ -136,14 +144,15 @@ export class Activator implements FunctionInvoker {
 
   constructor(options: ActivatorOptions) {
     this.#o = options;
-    this.#service = options.service;
+    this.#client = options.client;
     this.#log = options.log ?? (() => {});
     this.#held = new HeldRequests({ capacity: options.holdCapacity });
     this.#probes = { probedHealthy: this.#probedHealthy, everKubeletReady: this.#everKubeletReady };
-    this.records = new InvocationLog({ store: options.service.store, limit: options.recordsPerFunction, flushMs: options.recordsFlushMs, log: this.#log });
+    this.records = new InvocationLog({ store: options.store, limit: options.recordsPerFunction, flushMs: options.recordsFlushMs, log: this.#log });
     const functionKind = kindByResource('minik8s.io', 'v1', 'functions');
     if (functionKind) {
-      this.#functions = new Informer<FunctionView>({ source: options.service.listWatcher<FunctionView>(functionKind), name: 'activator-functions', log: this.#log });
+      // Shared with the process's other components: cached objects are never changed here.
+      this.#functions = options.informers.informer<FunctionView>(functionKind);
       this.#functions.addHandlers({
         onAdd: (fn) => this.#functionChanged(objectKey(fn)),
         onUpdate: (_old, fn) => this.#functionChanged(objectKey(fn)),
@@ -152,13 +161,13 @@ export class Activator implements FunctionInvoker {
     } else {
       this.#log('activator: the Function kind is not registered; every function URL answers 404');
     }
-    this.#pods = new Informer<Pod>({ source: options.service.listWatcher<Pod>(podKind), name: 'activator-pods', log: this.#log });
+    this.#pods = options.informers.informer<Pod>(podKind);
     this.#pods.addHandlers({
       onAdd: (pod) => this.#podChanged(pod),
       onUpdate: (_old, pod) => this.#podChanged(pod),
       onDelete: (pod) => this.#podDeleted(pod),
     });
-    this.#replicaSets = new Informer<ReplicaSet>({ source: options.service.listWatcher<ReplicaSet>(replicaSetKind), name: 'activator-replicasets', log: this.#log });
+    this.#replicaSets = options.informers.informer<ReplicaSet>(replicaSetKind);
     // A function's first ReplicaSet appearing (its build done) while calls wait: scale it now, not at the next tick.
     const rsChanged = (rs: ReplicaSet) => {
       const fn = rs.metadata.labels?.[FUNCTION_LABEL];
@@ -193,7 +202,7 @@ export class Activator implements FunctionInvoker {
       },
       scale: async (rs, replicas) => {
         // What PATCH .../replicasets/NAME/scale does (a merge patch of spec.replicas), without the HTTP round trip.
-        return await this.#service.patch(replicaSetKind, rs.metadata.namespace, rs.metadata.name!, { spec: { replicas } }) as ReplicaSet;
+        return await this.#client.patch(replicaSetKind, { namespace: rs.metadata.namespace, name: rs.metadata.name! }, { spec: { replicas } }) as ReplicaSet;
       },
       onScaled: (change) => this.#scaled(change),
       tickMs: options.autoscalerTickMs,
@@ -226,12 +235,10 @@ export class Activator implements FunctionInvoker {
     return { port: (server.address() as { port: number }).port };
   }
 
-  /** Runs the informers, the autoscaler and the records' writer until `signal`; then closes the server. */
+  /** Runs the autoscaler and the records' writer until `signal` (the informers are the factory's, started by the process); then closes the server. */
   async start(signal: AbortSignal): Promise<void> {
-    const informers: Informer<any>[] = [this.#pods, this.#replicaSets, ...(this.#functions ? [this.#functions] : [])];
     const loading = this.records.load().catch((err) => this.#log(`activator: cannot read stored invocation records: ${err instanceof Error ? err.message : String(err)}`));
     const running = [
-      ...informers.map((i) => i.start(signal)),
       this.autoscaler.start(signal),
       loading.then(() => this.records.start(signal)),
       this.#sweepRecords(signal, loading),
@@ -515,7 +522,8 @@ export class Activator implements FunctionInvoker {
     const slash = key.indexOf('/');
     const ns = key.slice(0, slash);
     const name = key.slice(slash + 1);
-    return this.#replicaSets.list().filter((rs) => rs.metadata.namespace === ns && rs.metadata.labels?.[FUNCTION_LABEL] === name && !rs.metadata.deletionTimestamp);
+    // The label index holds the function's ReplicaSets in every namespace: no scan of all ReplicaSets.
+    return this.#replicaSets.byIndex(LABEL_INDEX, `${FUNCTION_LABEL}=${name}`).filter((rs) => rs.metadata.namespace === ns && !rs.metadata.deletionTimestamp);
   }
 
   #currentReplicaSet(key: string): ReplicaSet | undefined {
@@ -593,11 +601,11 @@ export class Activator implements FunctionInvoker {
   #scaled(change: ScaleChange): void {
     const fn = this.#functions?.get(change.functionKey);
     if (!fn) return;
-    const reason = change.to === 0 ? 'ScaledToZero' : change.to > change.from ? 'ScaledUp' : 'ScaledDown';
-    void recordEvent({
-      service: this.#service, object: fn, type: 'Normal', reason, component: 'function-autoscaler',
-      message: `ReplicaSet ${change.replicaSet.metadata.name}: ${change.from} -> ${change.to} (${change.reason})`,
-    }, this.#log);
+    const event = scaleEvent(fn, change, new Date());
+    // Never retried: an event is worth a log line, not a retry (as every recorder in the master treats them).
+    this.#client.create(eventKind, event, { namespace: fn.metadata.namespace ?? 'default' }).catch((err) => {
+      this.#log(`${SCALE_EVENT_COMPONENT}: event ${String(event.reason)} for ${fn.kind.toLowerCase()} ${fn.metadata.name}: ${err instanceof Error ? err.message : String(err)}`);
+    });
   }
 
   /** Records of functions deleted while the master was down go once the caches are in. */

@@ -1,11 +1,11 @@
 // Keeps the master's host routes to the Ready nodes' pod ranges (src/net/pod-routes.ts) in step with the Nodes, so the activator can reach pods on other machines.
 import { nodeKind, type Node } from '../../core/api/node.js';
 import { runController, type ReconcileResult } from '../../core/controller/controller.js';
-import { Informer } from '../../core/controller/informer.js';
+import type { InformerFactory } from '../../core/controller/informer-factory.js';
+import type { Informer } from '../../core/controller/informer.js';
 import { WorkQueue } from '../../core/controller/work-queue.js';
 import { runNetCommand, type NetRunner } from '../../net/net-command.js';
 import { removePodRoutes, syncPodRoutes, type NodeRouteFacts } from '../../net/pod-routes.js';
-import type { ObjectService } from '../api-server/object-service.js';
 
 const KEY = 'pod-routes';
 /** Looked at again this often even when no Node changes: someone may have flushed a route. */
@@ -27,7 +27,8 @@ function routeFieldsChanged(a: Node, b: Node): boolean {
 }
 
 export interface PodRouteSyncOptions {
-  service: ObjectService;
+  /** Where the Node informer comes from (the process starts it). */
+  informers: InformerFactory;
   clusterCIDR: string;
   run?: NetRunner;
   resyncMs?: number;
@@ -45,7 +46,7 @@ export class PodRouteSync {
     this.#o = options;
     this.#run = options.run ?? runNetCommand;
     this.#log = options.log ?? (() => {});
-    this.informer = new Informer<Node>({ source: options.service.listWatcher<Node>(nodeKind), name: 'pod-routes-nodes', log: this.#log });
+    this.informer = options.informers.informer<Node>(nodeKind);
     const enqueue = () => this.queue.add(KEY);
     // Heartbeats change every Node every 10 s: only readiness, range and address matter here.
     this.informer.addHandlers({ onAdd: enqueue, onUpdate: (old, node) => { if (routeFieldsChanged(old, node)) enqueue(); }, onDelete: enqueue });
@@ -54,10 +55,7 @@ export class PodRouteSync {
   /** Runs until `signal`, then removes the routes it made. */
   async start(signal: AbortSignal): Promise<void> {
     this.queue.add(KEY);
-    await Promise.all([
-      this.informer.start(signal),
-      runController({ name: 'pod-routes', queue: this.queue, informers: [this.informer], reconcile: () => this.reconcile(), log: this.#log }, signal),
-    ]);
+    await runController({ name: 'pod-routes', queue: this.queue, informers: [this.informer], reconcile: () => this.reconcile(), log: this.#log }, signal);
     try {
       for (const c of await removePodRoutes({ clusterCIDR: this.#o.clusterCIDR, run: this.#run })) this.#log(`pod routes: ${c}`);
     } catch (err) {

@@ -1,5 +1,5 @@
 // Starts the master's activator (and, when the master runs alone, its routes to pods) and turns listen failures into StartupErrors.
-import type { ObjectService } from '../api-server/object-service.js';
+import type { InformerFactory } from '../../core/controller/informer-factory.js';
 import { advertisedServerUrl } from '../master/announce.js';
 import { portInUseMessage, StartupError } from '../../core/lifecycle/startup-error.js';
 import type { Activator } from './activator.js';
@@ -9,8 +9,8 @@ export interface StartActivatorOptions {
   activator: Activator;
   /** What the master's config says: where to listen, and whether to keep routes to pods. */
   config: { address: string; activatorAddress?: string; activatorPort: number; podRoutes: boolean; clusterCIDR: string };
-  /** For the pod routes' Node watch. */
-  service: ObjectService;
+  /** For the pod routes' Node informer. */
+  informers: InformerFactory;
   signal: AbortSignal;
   log: (message: string) => void;
 }
@@ -34,7 +34,7 @@ export async function startActivator(o: StartActivatorOptions): Promise<{ url: s
   const url = await activatorBaseUrl(o.config);
   const parts: Promise<void>[] = [o.activator.start(o.signal)];
   if (o.config.podRoutes) {
-    parts.push(new PodRouteSync({ service: o.service, clusterCIDR: o.config.clusterCIDR, log: o.log }).start(o.signal));
+    parts.push(new PodRouteSync({ informers: o.informers, clusterCIDR: o.config.clusterCIDR, log: o.log }).start(o.signal));
   }
   o.log(`activator: serving functions at ${url}/function/NAME and workflows at ${url}/workflow/NAME`);
   return { url, stopped: Promise.all(parts).then(() => {}) };

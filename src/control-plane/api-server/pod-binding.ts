@@ -1,10 +1,12 @@
 // Binds a pod to a node: one compare-and-swap that sets spec.nodeName and the PodScheduled condition, so no pod is ever bound twice.
-import type { Condition, KubeObject } from '../../core/api/meta.js';
+import type { KubeObject } from '../../core/api/meta.js';
 import { podKind, type Pod } from '../../core/api/pod.js';
+import { withPodScheduled } from '../../core/api/pod-scheduled.js';
 import { storeKey } from '../../core/api/registry.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
 import type { Store } from '../../core/store/store.js';
-import { timestamp, withResourceVersion } from './objects.js';
+import type { ObjectService } from './object-service.js';
+import { withResourceVersion } from './objects.js';
 
 export interface BindPodRequest {
   namespace: string;
@@ -18,24 +20,6 @@ export interface BindPodRequest {
    * and a read, never a wrong write.
    */
   seen?: Pod;
-}
-
-/** Conditions with PodScheduled set to `wanted`, keeping the transition time when the status does not change. */
-export function withPodScheduled(conditions: readonly Condition[] | undefined, wanted: Omit<Condition, 'type' | 'lastTransitionTime'>, now: Date): Condition[] {
-  const list = [...(conditions ?? [])];
-  const i = list.findIndex((c) => c.type === 'PodScheduled');
-  const old = i >= 0 ? list[i] : undefined;
-  const next: Condition = {
-    type: 'PodScheduled',
-    status: wanted.status,
-    ...(wanted.reason ? { reason: wanted.reason } : {}),
-    ...(wanted.message ? { message: wanted.message } : {}),
-    lastProbeTime: null,
-    lastTransitionTime: old && old.status === wanted.status && old.lastTransitionTime ? old.lastTransitionTime : timestamp(now),
-  };
-  if (i >= 0) list[i] = next;
-  else list.push(next);
-  return list;
 }
 
 /** The stored pod with the node set: a new object, the input untouched. */
@@ -95,4 +79,21 @@ export async function bindPod(store: Store, request: BindPodRequest, now: () => 
     }
   }
   throw new ConflictError(`Operation cannot be fulfilled on pods "${request.name}": too many concurrent writes`, { kind: 'pods', name: request.name });
+}
+
+/** What the scheduler binds with: POST pods/NAME/binding for `pod` as it saw it (this uid, against its resourceVersion). */
+export type PodBinder = (pod: Pod, nodeName: string) => Promise<Pod>;
+
+/**
+ * The master's scheduler binds through this, not its Client: the Client has no subresource
+ * create, and a binding is no write of the pod's own (spec.nodeName cannot change by update).
+ * Straight to the store, without the HTTP hop, and counted under the service view's client
+ * as POST pods/NAME/binding would be.
+ */
+export function storePodBinder(service: ObjectService, now: () => Date = () => new Date()): PodBinder {
+  return (pod, nodeName) => service.counted(
+    'create', podKind, 'binding',
+    () => bindPod(service.store, { namespace: pod.metadata.namespace!, name: pod.metadata.name!, nodeName, uid: pod.metadata.uid, seen: pod }, now),
+    201,
+  );
 }

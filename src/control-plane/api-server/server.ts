@@ -3,6 +3,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { namespaceKind } from '../../core/api/namespace.js';
 import { Informer } from '../../core/controller/informer.js';
+import type { InformerFactory } from '../../core/controller/informer-factory.js';
 import { AlreadyExistsError, NotFoundError, UnauthorizedError } from '../../core/errors.js';
 import type { Store } from '../../core/store/store.js';
 import { versionInfo } from '../../core/version.js';
@@ -106,6 +107,11 @@ export interface StartApiServerOptions extends ApiAppOptions {
   address: string;
   port: number;
   signal: AbortSignal;
+  /**
+   * The process's shared informers (the master's): creates check their namespace in its
+   * Namespace informer. Without it (tests), the server runs a Namespace informer of its own.
+   */
+  informers?: InformerFactory;
 }
 
 export interface RunningApiServer {
@@ -129,11 +135,18 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ru
   const http = server as unknown as { keepAliveTimeout: number; headersTimeout: number };
   http.keepAliveTimeout = 90_000;
   http.headersTimeout = 91_000;
-  // Only once listening: a failed start must leave nothing running that would keep the process alive.
-  const namespaces = new Informer({ source: service.listWatcher(namespaceKind), name: 'api-namespaces' });
-  const informerDone = namespaces.start(options.signal);
-  await namespaces.whenSynced();
-  service.useNamespaceCache(namespaces);
+  let informerDone: Promise<void> = Promise.resolve();
+  if (options.informers) {
+    // The factory starts later (with the controllers): until its first list the cache is empty,
+    // and a namespace missing from it is read from the store, so waiting for it here buys nothing.
+    service.useNamespaceCache(options.informers.informer(namespaceKind));
+  } else {
+    // Only once listening: a failed start must leave nothing running that would keep the process alive.
+    const namespaces = new Informer({ source: service.listWatcher(namespaceKind), name: 'api-namespaces' });
+    informerDone = namespaces.start(options.signal);
+    await namespaces.whenSynced();
+    service.useNamespaceCache(namespaces);
+  }
   // Keep-alive connections from watchers would hold close() forever: end them on shutdown.
   const closed = new Promise<void>((resolve) => {
     const stop = () => {

@@ -1,7 +1,7 @@
 // The scheduler's Events: Scheduled for each binding, and one FailedScheduling per pending pod whose count goes up with each retry, as Kubernetes aggregates them.
 import { randomBytes } from 'node:crypto';
 import type { Pod } from '../../core/api/pod.js';
-import { timestamp } from '../api-server/objects.js';
+import { timestamp } from '../../core/api/timestamp.js';
 import type { WritePump } from './write-pump.js';
 
 export const SCHEDULER_NAME = 'default-scheduler';

@@ -4,9 +4,12 @@ import assert from 'node:assert/strict';
 import { eventKind, type Event } from '../../core/api/event.js';
 import { nodeKind, type Node } from '../../core/api/node.js';
 import { podKind, type Pod } from '../../core/api/pod.js';
+import { InformerFactory } from '../../core/controller/informer-factory.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
 import { waitFor } from '../../core/wait-for.js';
+import { LocalClient } from '../api-server/local-client.js';
 import { ObjectService } from '../api-server/object-service.js';
+import { storePodBinder } from '../api-server/pod-binding.js';
 import { ensureSystemNamespaces } from '../api-server/server.js';
 import { isPending, nodeChangeMayHelp, pendingPodChanged, Scheduler } from './scheduler.js';
 import { node as nodeFixture, pod as podFixture, type FixtureNode, type FixturePod } from './scheduler-fixtures.js';
@@ -16,6 +19,7 @@ describe('Scheduler (in-memory store)', () => {
   let service: ObjectService;
   let scheduler: Scheduler;
   let running: Promise<void>;
+  let informing: Promise<void>;
 
   const makeNode = async (n: FixtureNode) => {
     const { status, ...rest } = nodeFixture(n);
@@ -36,14 +40,20 @@ describe('Scheduler (in-memory store)', () => {
   before(async () => {
     service = new ObjectService({ store: new MemoryStore() });
     await ensureSystemNamespaces(service);
-    scheduler = new Scheduler({ service, policy: 'fewest-pods', tickMs: 10, queue: { initialBackoffMs: 20, maxBackoffMs: 100 } });
+    const informers = new InformerFactory({ client: new LocalClient(service.forClient('shared-informers')) });
+    const client = service.forClient('scheduler');
+    scheduler = new Scheduler({
+      client: new LocalClient(client), informers, bind: storePodBinder(client), policy: 'fewest-pods', tickMs: 10, queue: { initialBackoffMs: 20, maxBackoffMs: 100 },
+    });
+    // As the master does: components first (their handlers in place), then the informers.
+    informing = informers.start(stop.signal);
     running = scheduler.start(stop.signal);
     await makeNode({ name: 'n1', cpu: '2', pods: 10 });
     await makeNode({ name: 'n2', cpu: '2', pods: 10 });
   });
   after(async () => {
     stop.abort();
-    await running;
+    await Promise.all([running, informing]);
   });
 
   it('binds pending pods, spreading them, and leaves pods for other schedulers alone', async () => {

@@ -4,10 +4,11 @@ import { eventKind } from '../../core/api/event.js';
 import { namespaceKind, type Namespace } from '../../core/api/namespace.js';
 import { nodeKind, type Node } from '../../core/api/node.js';
 import { podKind, type Pod } from '../../core/api/pod.js';
-import { abortableDelay, Informer } from '../../core/controller/informer.js';
+import { withPodScheduled } from '../../core/api/pod-scheduled.js';
+import type { Client } from '../../core/client/client.js';
+import type { InformerFactory } from '../../core/controller/informer-factory.js';
+import { abortableDelay, type Informer } from '../../core/controller/informer.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
-import type { ObjectService } from '../api-server/object-service.js';
-import { bindPod, withPodScheduled } from '../api-server/pod-binding.js';
 import { nodeAllocatable, nodeIsReady } from './node-info.js';
 import { podInfo } from './pod-info.js';
 import { schedule, type SchedulingState } from './schedule.js';
@@ -18,7 +19,17 @@ import type { SchedulerPolicy } from './scores.js';
 import { WritePump } from './write-pump.js';
 
 export interface SchedulerOptions {
-  service: ObjectService;
+  /** Events and the PodScheduled=False status writes. */
+  client: Client;
+  /** Where the pod, node and namespace informers come from (the process starts them). */
+  informers: InformerFactory;
+  /**
+   * Writes the binding (POST pods/NAME/binding) for `pod` as the scheduler saw it: its uid,
+   * against its resourceVersion. A Client cannot express it (no subresource create), so the
+   * master injects one (api-server/pod-binding.ts's storePodBinder). ConflictError or
+   * NotFoundError when the pod cannot be bound (bound already, being deleted, gone).
+   */
+  bind(pod: Pod, nodeName: string): Promise<unknown>;
   policy?: SchedulerPolicy;
   /** Bindings written at once; decisions stay sequential, each seeing the ones before it as assumed. */
   bindConcurrency?: number;
@@ -62,7 +73,8 @@ export class Scheduler {
   readonly cache = new SchedulerCache();
   readonly queue: SchedulingQueue;
   readonly events: SchedulerEvents;
-  readonly #service: ObjectService;
+  readonly #client: Client;
+  readonly #bindPod: (pod: Pod, nodeName: string) => Promise<unknown>;
   readonly #policy: SchedulerPolicy;
   readonly #bindConcurrency: number;
   readonly #log: (message: string) => void;
@@ -82,7 +94,8 @@ export class Scheduler {
   readonly stats = { bound: 0, unschedulableAttempts: 0, bindConflicts: 0, bindErrors: 0 };
 
   constructor(options: SchedulerOptions) {
-    this.#service = options.service;
+    this.#client = options.client;
+    this.#bindPod = options.bind;
     this.#policy = options.policy ?? 'least-allocated';
     this.#bindConcurrency = options.bindConcurrency ?? 16;
     this.#log = options.log ?? (() => {});
@@ -92,19 +105,20 @@ export class Scheduler {
     const log = (m: string) => this.#log(`scheduler: ${m}`);
     this.#eventPump = new WritePump({ concurrency: 8, maxQueued: 10_000, log: (m) => log(`event: ${m}`) });
     this.#unschedulablePump = new WritePump({ concurrency: 4, maxQueued: 10_000, perSecond: options.unschedulableWritesPerSecond ?? 50, log: (m) => log(`unschedulable pod: ${m}`) });
-    const service = this.#service;
+    const client = this.#client;
     this.events = new SchedulerEvents({
       pump: this.#eventPump,
       failurePump: this.#unschedulablePump,
       now: this.#now,
       sink: {
-        create: async (namespace, event) => { await service.create(eventKind, namespace, event); },
-        patch: async (namespace, name, patch) => { await service.patch(eventKind, namespace, name, patch); },
+        create: async (namespace, event) => { await client.create(eventKind, event, { namespace }); },
+        patch: async (namespace, name, patch) => { await client.patch(eventKind, { namespace, name }, patch); },
       },
     });
-    this.pods = new Informer<Pod>({ source: service.listWatcher<Pod>(podKind), name: 'scheduler-pods', log });
-    this.nodes = new Informer<Node>({ source: service.listWatcher<Node>(nodeKind), name: 'scheduler-nodes', log });
-    this.namespaces = new Informer<Namespace>({ source: service.listWatcher<Namespace>(namespaceKind), name: 'scheduler-namespaces', log });
+    // Shared with the process's other components: cached objects are never changed here.
+    this.pods = options.informers.informer<Pod>(podKind);
+    this.nodes = options.informers.informer<Node>(nodeKind);
+    this.namespaces = options.informers.informer<Namespace>(namespaceKind);
     this.#wire();
   }
 
@@ -113,18 +127,18 @@ export class Scheduler {
   }
 
   async start(outer: AbortSignal): Promise<void> {
-    // One listener on the master's shared signal; ours (informers, ticker, queue) hang on a signal of our own.
+    // One listener on the master's shared signal; ours (ticker, queue) hang on a signal of our own.
     const stop = new AbortController();
     if (outer.aborted) stop.abort();
     else outer.addEventListener('abort', () => stop.abort(), { once: true });
     const signal = stop.signal;
     signal.addEventListener('abort', () => this.queue.shutdown(), { once: true });
-    const informers = [this.pods.start(signal), this.nodes.start(signal), this.namespaces.start(signal)];
+    // The informers are the factory's, started by the process: only their first list is awaited here.
     const synced = Promise.all([this.pods.whenSynced(), this.nodes.whenSynced(), this.namespaces.whenSynced()]);
     await Promise.race([synced, new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))]);
     const ticker = this.#tick(signal);
     if (!signal.aborted) await this.#run(signal);
-    await Promise.all([...informers, ticker, ...this.#bindsDone]);
+    await Promise.all([ticker, ...this.#bindsDone]);
     // Let queued writes finish: they are few, and a Scheduled event lost at shutdown would puzzle.
     const grace = new AbortController();
     await Promise.race([Promise.all([this.#eventPump.whenIdle(), this.#unschedulablePump.whenIdle()]), abortableDelay(2000, grace.signal)]);
@@ -251,8 +265,7 @@ export class Scheduler {
 
   async #bind(key: string, pod: Pod, nodeName: string): Promise<void> {
     try {
-      // Straight to the store, past the service's verbs: counted here, as POST pods/NAME/binding would be.
-      await this.#service.counted('create', podKind, 'binding', () => bindPod(this.#service.store, { namespace: pod.metadata.namespace!, name: pod.metadata.name!, nodeName, uid: pod.metadata.uid, seen: pod }, this.#now), 201);
+      await this.#bindPod(pod, nodeName);
       this.stats.bound++;
       this.queue.done(key);
       this.events.forget(pod.metadata.uid);
@@ -289,7 +302,7 @@ export class Scheduler {
       const conditions = withPodScheduled(seen.status?.conditions, { status: 'False', reason: 'Unschedulable', message: wanted.message }, this.#now());
       try {
         // Against the version decided on: if the pod changed meanwhile (bound, say), this write must not land.
-        await this.#service.patch(podKind, seen.metadata.namespace, seen.metadata.name!, { metadata: { resourceVersion: seen.metadata.resourceVersion }, status: { conditions } }, { subresource: 'status' });
+        await this.#client.patch(podKind, { namespace: seen.metadata.namespace, name: seen.metadata.name! }, { metadata: { resourceVersion: seen.metadata.resourceVersion }, status: { conditions } }, { subresource: 'status' });
       } catch (err) {
         if (!(err instanceof ConflictError) && !(err instanceof NotFoundError)) throw err;
       }

@@ -2,9 +2,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { functionKind } from '../../core/api/function.js';
+import { InformerFactory } from '../../core/controller/informer-factory.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
 import { waitFor } from '../../core/wait-for.js';
 import type { FunctionInvoker, InvokeRequest, InvokeResult } from '../activator/invoker.js';
+import { LocalClient } from '../api-server/local-client.js';
 import { ObjectService } from '../api-server/object-service.js';
 import { ensureSystemNamespaces } from '../api-server/server.js';
 import { ScheduleTriggers } from './schedule-triggers.js';
@@ -53,8 +55,10 @@ describe('ScheduleTriggers', () => {
     await service.create(functionKind, 'default', { metadata: { name: 'tick' }, spec: { code, triggers: [{ schedule: '* * * * *', data: { hello: 'cron' } }] } });
     const clock = new FakeClock(new Date(2024, 0, 1, 10, 0, 30));
     const invoker = new RecordingInvoker();
-    const triggers = new ScheduleTriggers({ service, invoker, now: clock.now, sleep: clock.sleep });
+    const informers = new InformerFactory({ client: new LocalClient(service) });
+    const triggers = new ScheduleTriggers({ informers, invoker, now: clock.now, sleep: clock.sleep });
     const ac = new AbortController();
+    const informing = informers.start(ac.signal);
     const running = triggers.start(ac.signal);
     try {
       await waitFor(() => triggers.planned.get('default/tick#0')?.at === new Date(2024, 0, 1, 10, 1, 0).getTime(), { description: 'the first tick planned' });
@@ -82,7 +86,7 @@ describe('ScheduleTriggers', () => {
       assert.equal(invoker.calls.length, 2);
     } finally {
       ac.abort();
-      await running;
+      await Promise.all([running, informing]);
     }
   });
 });

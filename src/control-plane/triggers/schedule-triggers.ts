@@ -2,13 +2,14 @@
 import { nextCronTime } from '../../core/api/cron.js';
 import { functionKind } from '../../core/api/function.js';
 import type { KubeObject } from '../../core/api/meta.js';
-import { Informer } from '../../core/controller/informer.js';
+import type { InformerFactory } from '../../core/controller/informer-factory.js';
+import type { Informer } from '../../core/controller/informer.js';
 import type { FunctionInvoker } from '../activator/invoker.js';
-import type { ObjectService } from '../api-server/object-service.js';
 import { planTicks, scheduleEntries, type Planned, type ScheduleEntry } from './schedule-plan.js';
 
 export interface ScheduleTriggersOptions {
-  service: ObjectService;
+  /** Where the Function informer comes from (the process starts it); the calls go through the invoker, not the API. */
+  informers: InformerFactory;
   invoker: FunctionInvoker;
   now?: () => Date;
   /** Waits until the next tick; settles early when `signal` aborts (default: a real timer). */
@@ -57,7 +58,7 @@ export class ScheduleTriggers {
     this.#now = options.now ?? (() => new Date());
     this.#sleep = options.sleep ?? timerSleep;
     this.#log = options.log ?? (() => {});
-    this.informer = new Informer<KubeObject>({ source: options.service.listWatcher(functionKind), name: 'schedule-triggers', log: this.#log });
+    this.informer = options.informers.informer(functionKind);
     const changed = () => this.#wake.abort();
     this.informer.addHandlers({ onAdd: changed, onUpdate: changed, onDelete: changed });
   }
@@ -68,7 +69,6 @@ export class ScheduleTriggers {
   }
 
   async start(signal: AbortSignal): Promise<void> {
-    const informing = this.informer.start(signal);
     await Promise.race([this.informer.whenSynced(), new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))]);
     const maxSleep = this.#o.maxSleepMs ?? 60_000;
     while (!signal.aborted) {
@@ -80,7 +80,7 @@ export class ScheduleTriggers {
       const wait = Math.min(maxSleep, Math.max(0, (plan.wakeAt ?? Infinity) - now));
       await this.#sleep(wait, AbortSignal.any([signal, this.#wake.signal]));
     }
-    await Promise.all([informing, ...this.#calls]);
+    await Promise.all([...this.#calls]);
   }
 
   #fire(entry: ScheduleEntry, signal: AbortSignal): void {

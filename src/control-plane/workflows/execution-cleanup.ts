@@ -2,9 +2,9 @@
 import type { KubeObject } from '../../core/api/meta.js';
 import { workflowKind } from '../../core/api/workflow.js';
 import { runController } from '../../core/controller/controller.js';
-import { Informer, objectKey, splitKey } from '../../core/controller/informer.js';
+import type { InformerFactory } from '../../core/controller/informer-factory.js';
+import { objectKey, splitKey, type Informer } from '../../core/controller/informer.js';
 import { WorkQueue } from '../../core/controller/work-queue.js';
-import type { ObjectService } from '../api-server/object-service.js';
 import type { ExecutionStore } from './execution-store.js';
 
 export type CleanupAction = { type: 'keep' } | { type: 'remove-all' } | { type: 'remove-others'; keepUid: string };
@@ -26,7 +26,8 @@ function aborted(signal: AbortSignal): Promise<void> {
 }
 
 export interface ExecutionCleanupOptions {
-  service: ObjectService;
+  /** Where the Workflow informer comes from (the process starts it); nothing here writes API objects. */
+  informers: InformerFactory;
   executions: ExecutionStore;
   now?: () => Date;
   log?: (message: string) => void;
@@ -41,7 +42,7 @@ export class ExecutionCleanup {
   constructor(options: ExecutionCleanupOptions) {
     this.#o = options;
     this.#log = options.log ?? (() => {});
-    this.informer = new Informer<KubeObject>({ source: options.service.listWatcher(workflowKind), name: 'workflows', log: this.#log });
+    this.informer = options.informers.informer(workflowKind);
     this.informer.addHandlers({ onDelete: (wf) => this.queue.add(objectKey(wf)) });
   }
 
@@ -58,7 +59,6 @@ export class ExecutionCleanup {
       }
     })();
     await Promise.all([
-      this.informer.start(signal),
       runController({ name: 'workflow-executions', queue: this.queue, informers: [this.informer], reconcile: (key) => this.reconcile(key), log: this.#log }, signal),
       sweep,
     ]);

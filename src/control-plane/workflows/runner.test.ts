@@ -6,6 +6,7 @@ import { workflowKind } from '../../core/api/workflow.js';
 import { InvalidError, NotFoundError } from '../../core/errors.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
 import type { FunctionInvoker, InvokeRequest, InvokeResult } from '../activator/invoker.js';
+import { LocalClient } from '../api-server/local-client.js';
 import { ObjectService } from '../api-server/object-service.js';
 import { ensureSystemNamespaces } from '../api-server/server.js';
 import { ExecutionStore } from './execution-store.js';
@@ -42,7 +43,7 @@ async function setup(answers: ConstructorParameters<typeof StubInvoker>[0], def:
   await service.create(workflowKind, 'default', { metadata: { name: 'orders' }, spec: { definition: def } });
   const invoker = new StubInvoker(answers);
   const executions = new ExecutionStore({ store });
-  const runner = new WorkflowRunner({ service, invoker, executions, sleep: async () => {} });
+  const runner = new WorkflowRunner({ client: new LocalClient(service), invoker, executions, sleep: async () => {} });
   return { service, invoker, executions, runner };
 }
 

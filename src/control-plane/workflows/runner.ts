@@ -1,8 +1,7 @@
 // WorkflowRunner: runs one execution of a stored Workflow, calling its Tasks' functions through the activator, and keeps the execution's record.
 import { randomBytes } from 'node:crypto';
 import { workflowKind, type Workflow } from '../../core/api/workflow.js';
-import type { KubeObject } from '../../core/api/meta.js';
-import type { KindDefinition } from '../../core/api/kind.js';
+import type { Client } from '../../core/client/client.js';
 import type { FunctionInvoker } from '../activator/invoker.js';
 import { type HistoryEvent } from '../../core/api/workflow-execution.js';
 import { execute, type TaskRequest, type TaskResult } from './interpreter.js';
@@ -10,13 +9,9 @@ import type { WorkflowExecution } from '../../core/api/workflow-execution.js';
 import type { ExecutionStore } from './execution-store.js';
 import { taskResultFromResponse } from './task-result.js';
 
-/** What the runner reads workflows with (the master's ObjectService). */
-export interface WorkflowSource {
-  get(def: KindDefinition, namespace: string | undefined, name: string): Promise<KubeObject>;
-}
-
 export interface WorkflowRunnerOptions {
-  service: WorkflowSource;
+  /** Reads the Workflow each run starts from. */
+  client: Client;
   invoker: FunctionInvoker;
   executions: ExecutionStore;
   now?: () => Date;
@@ -87,7 +82,7 @@ export class WorkflowRunner {
   /** Runs the workflow to its end; rejects only when there is no such workflow (NotFoundError) or its record cannot be written. */
   async run(request: RunRequest): Promise<RunResult> {
     const { namespace, name, input } = request;
-    const wf = (await this.#o.service.get(workflowKind, namespace, name)) as Workflow;
+    const wf = (await this.#o.client.get(workflowKind, { namespace, name })) as Workflow;
     const start = this.#now();
     const record: WorkflowExecution = {
       apiVersion: 'minik8s.io/v1',
