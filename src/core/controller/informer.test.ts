@@ -126,6 +126,14 @@ describe('Informer indexes', () => {
     stop.abort();
   });
 
+  it('replays the cache as adds to handlers added after the first list', async () => {
+    const { informer, stop } = await started();
+    const seen: string[] = [];
+    informer.addHandlers({ onAdd: (o) => seen.push(`${o.metadata.namespace}/${o.metadata.name}`) });
+    assert.deepEqual(seen.sort(), ['a/db-1', 'a/web-1', 'a/web-2', 'b/web-1']);
+    stop.abort();
+  });
+
   it('runs one list and watch however often it is started', async () => {
     const source = new ScriptedSource(items);
     const informer = new Informer<KubeObject>({ source });

@@ -79,8 +79,20 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.#log = options.log ?? (() => {});
   }
 
+  /**
+   * Handlers added to an informer that has already listed are first called with an add for every
+   * cached object (as client-go does): a controller built after a shared informer started still
+   * sees what was there before it.
+   */
   addHandlers(handlers: InformerHandlers<T>): void {
     this.#handlers.push(handlers);
+    for (const obj of this.#cache.values()) {
+      try {
+        handlers.onAdd?.(obj);
+      } catch (err) {
+        this.#log(`${this.#name}: handler failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
   }
 
   /** Cached objects are shared: never mutate them. */
