@@ -6,7 +6,8 @@ import { isPlainObject } from '../core/api/canonical-json.js';
 import type { KindDefinition } from '../core/api/kind.js';
 import type { KubeObject } from '../core/api/meta.js';
 import { kindByApiVersion } from '../core/api/registry.js';
-import { CliError } from './cli-error.js';
+import { CliError, ConnectionError, formatError } from './cli-error.js';
+import type { CliContext } from './context.js';
 import { resolveFunctionManifest } from './function-code.js';
 import { resolveGpuJobManifest } from './gpujob-files.js';
 import { statExisting } from './local-files.js';
@@ -172,4 +173,25 @@ export function manifestNamespace(manifest: Manifest, context: { namespace: stri
     throw new CliError(`the namespace from the provided object "${own}" does not match the namespace "${context.namespace}". You must pass '--namespace=${own}' to perform this operation.`);
   }
   return own || context.namespace;
+}
+
+/**
+ * Reads the `-f` manifests, then sends each with `send`, printing the line it returns. A failed
+ * object is reported and the rest go on (exit code 1), as kubectl does; an unreachable server
+ * stops everything, since it would fail every object the same way.
+ */
+export async function sendEachManifest(ctx: CliContext, options: ReadManifestsOptions & { paths: readonly string[] }, send: (manifest: Manifest) => Promise<string>): Promise<number> {
+  const { paths, ...read } = options;
+  const manifests = await readManifests(paths, { ...read, stdin: ctx.stdin });
+  let failed = false;
+  for (const manifest of manifests) {
+    try {
+      ctx.out(await send(manifest));
+    } catch (err) {
+      if (err instanceof ConnectionError) throw err;
+      failed = true;
+      ctx.err(formatError(err));
+    }
+  }
+  return failed ? 1 : 0;
 }
