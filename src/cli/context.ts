@@ -14,4 +14,6 @@ export interface CliContext {
   now(): Date;
   /** Aborts long-running commands (`get -w`). */
   signal?: AbortSignal;
+  /** The environment the CLI runs with (tests pass their own); absent: process.env. */
+  env?: NodeJS.ProcessEnv;
 }

@@ -1,7 +1,7 @@
 // `minik8s describe hpa`: kubectl's layout for a HorizontalPodAutoscaler: reference, each metric's current / target, min/max, behavior, pods, conditions.
 import type { HorizontalPodAutoscaler, MetricSpec, MetricStatus } from '../core/api/horizontalpodautoscaler.js';
 import { scalingRules, type ScalingRules } from '../core/api/hpa-behavior.js';
-import type { DescribeWriter } from './describe.js';
+import { describeTime, type DescribeWriter } from './describe-writer.js';
 import { alignColumns } from './printers.js';
 
 type Current = NonNullable<MetricStatus['resource']>['current'];
@@ -46,7 +46,7 @@ function describeRules(w: DescribeWriter, title: string, rules: ScalingRules): v
   w.raw(3, alignColumns(rules.policies.map((p) => [`- Type: ${p.type}`, `Value: ${p.value}`, `Period: ${p.periodSeconds} seconds`])));
 }
 
-export function describeHpa(w: DescribeWriter, hpa: HorizontalPodAutoscaler, describeTime: (t?: string | null) => string | undefined): void {
+export function describeHpa(w: DescribeWriter, hpa: HorizontalPodAutoscaler): void {
   const { spec } = hpa;
   const status = hpa.status ?? {};
   w.field(0, 'CreationTimestamp', describeTime(hpa.metadata.creationTimestamp));

@@ -2,7 +2,7 @@
 import { nodeRoles, type Node } from '../core/api/node.js';
 import type { Pod } from '../core/api/pod.js';
 import { formatQuantity, parseQuantity, toMilli } from '../core/api/quantity.js';
-import type { DescribeWriter } from './describe.js';
+import { describeTime, type DescribeWriter } from './describe-writer.js';
 import { ageSince, alignColumns } from './printers.js';
 
 type Loose = any;
@@ -36,7 +36,7 @@ function share(text: string, amount: number, allocatable: number): string {
 const cpuText = (milli: number) => (milli === 0 ? '0' : `${milli}m`);
 const memoryText = (bytes: number) => (bytes === 0 ? '0' : formatQuantity(bytes, { binary: true }));
 
-export function describeNode(w: DescribeWriter, node: Node, pods: readonly Pod[], now: Date, describeTime: (t?: string | null) => string | undefined): void {
+export function describeNode(w: DescribeWriter, node: Node, pods: readonly Pod[], now: Date): void {
   const n = node as Loose;
   const status = n.status ?? {};
   w.field(0, 'Roles', nodeRoles(node));

@@ -1,7 +1,7 @@
 // `minik8s describe service`: kubectl's layout for a Service: selector, type, addresses, each port with its target, node port and endpoints.
 import type { EndpointSubset, Endpoints } from '../core/api/endpoints.js';
 import type { Service } from '../core/api/service.js';
-import type { DescribeWriter } from './describe.js';
+import type { DescribeWriter } from './describe-writer.js';
 
 /** How many `ip:port` pairs a port's Endpoints line lists before `+ N more...`, as kubectl does. */
 const MAX_LISTED = 3;

@@ -23,6 +23,7 @@ import { endpointsKind, type Endpoints } from '../core/api/endpoints.js';
 import type { Service } from '../core/api/service.js';
 import { ConnectionError, formatError } from './cli-error.js';
 import type { CliContext } from './context.js';
+import { describeTime, DescribeWriter } from './describe-writer.js';
 import { ageSince, alignColumns } from './printers.js';
 import { parseResourceArgs } from './resolve-kind.js';
 import { LAST_APPLIED_ANNOTATION } from './three-way-patch.js';
@@ -35,67 +36,6 @@ export interface DescribeArgs {
 
 /** Describe reads kinds whose schemas live elsewhere and may be half filled: it reads them loosely. */
 type Loose = any;
-
-interface Line {
-  indent: number;
-  key: string;
-  /** Undefined: a section header (`Containers:`); several: continuation lines aligned under the first. */
-  values?: string[];
-}
-
-/**
- * Collects `Key: value` lines and aligns each run of sibling keys, like the tabwriter
- * kubectl's describe uses (values start two columns after the longest key of the run).
- */
-export class DescribeWriter {
-  private readonly lines: Line[] = [];
-
-  field(indent: number, key: string, value: string | string[] | undefined | null): void {
-    const values = Array.isArray(value) ? (value.length ? value : ['<none>']) : [value === undefined || value === null || value === '' ? '<none>' : value];
-    this.lines.push({ indent, key, values });
-  }
-
-  section(indent: number, key: string): void {
-    this.lines.push({ indent, key });
-  }
-
-  /** Pre-formatted lines (tables) at an indent. */
-  raw(indent: number, text: string): void {
-    for (const line of text.replace(/\n$/, '').split('\n')) this.lines.push({ indent: -1, key: ' '.repeat(indent * 2) + line });
-  }
-
-  render(): string {
-    let out = '';
-    let i = 0;
-    while (i < this.lines.length) {
-      const line = this.lines[i]!;
-      if (!line.values) {
-        out += line.indent < 0 ? `${line.key}\n` : `${' '.repeat(line.indent * 2)}${line.key}:\n`;
-        i++;
-        continue;
-      }
-      let end = i;
-      while (end < this.lines.length && this.lines[end]!.values && this.lines[end]!.indent === line.indent) end++;
-      const width = Math.max(...this.lines.slice(i, end).map((l) => l.key.length + 1)) + 2;
-      const pad = ' '.repeat(line.indent * 2);
-      for (const l of this.lines.slice(i, end)) {
-        const [first, ...rest] = l.values!;
-        out += `${pad}${`${l.key}:`.padEnd(width)}${first}\n`;
-        for (const more of rest) out += `${pad}${' '.repeat(width)}${more}\n`;
-      }
-      i = end;
-    }
-    return out;
-  }
-}
-
-/** RFC 1123 with numeric zone, as kubectl prints times: `Mon, 02 Jan 2006 15:04:05 +0000`. */
-export function describeTime(timestamp: string | undefined | null): string | undefined {
-  if (!timestamp) return undefined;
-  const d = new Date(timestamp);
-  if (Number.isNaN(d.getTime())) return timestamp;
-  return d.toUTCString().replace(/GMT$/, '+0000');
-}
 
 function keyValues(map: Record<string, string> | undefined, skip: readonly string[] = []): string[] {
   return Object.keys(map ?? {}).filter((k) => !skip.includes(k)).sort().map((k) => `${k}=${map![k]}`);
@@ -325,13 +265,13 @@ export function renderObject(def: KindDefinition, obj: KubeObject, context: Rend
   if (def.kind === 'Pod') describePod(w, obj);
   else if (def.kind === 'Node') {
     describeMeta(w, def, obj);
-    describeNode(w, obj as Node, context.pods ?? [], context.now ?? new Date(), describeTime);
+    describeNode(w, obj as Node, context.pods ?? [], context.now ?? new Date());
   } else if (def.kind === 'Service') {
     describeMeta(w, def, obj);
     describeService(w, obj as Service, context.endpoints);
   } else if (def.kind === 'HorizontalPodAutoscaler') {
     describeMeta(w, def, obj);
-    describeHpa(w, obj as HorizontalPodAutoscaler, describeTime);
+    describeHpa(w, obj as HorizontalPodAutoscaler);
   } else if (def.kind === 'Function') {
     describeMeta(w, def, obj);
     describeFunction(w, obj as FunctionObject, context.functionVersions ?? [], context.now ?? new Date());
@@ -340,7 +280,7 @@ export function renderObject(def: KindDefinition, obj: KubeObject, context: Rend
     describeWorkflow(w, obj as Workflow, context.workflowExecutions, context.now ?? new Date());
   } else if (def.kind === 'GpuJob') {
     describeMeta(w, def, obj);
-    describeGpuJob(w, obj as GpuJob, describeTime);
+    describeGpuJob(w, obj as GpuJob);
   } else if (def.kind === 'Secret') {
     describeMeta(w, def, obj);
     describeSecret(w, obj as Secret);

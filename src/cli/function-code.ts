@@ -3,9 +3,11 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { pack } from 'tar-stream';
+import { isPlainObject } from '../core/api/canonical-json.js';
 import { DEFAULT_HANDLER, MAX_CODE_BYTES, MAX_REQUIREMENTS_BYTES, codePathProblem, type FunctionCode } from '../core/api/function.js';
 import type { KubeObject } from '../core/api/meta.js';
 import { CliError } from './cli-error.js';
+import { isText, statExisting } from './local-files.js';
 
 /** Files larger than this are not read at all: no function's code is that big. */
 const MAX_READ_BYTES = 16 * 1024 * 1024;
@@ -21,16 +23,6 @@ export interface CodeSource {
   impliedHandler?: string;
   /** What was read, for messages: `2 files`, `a zip archive`. */
   description: string;
-}
-
-function isText(data: Buffer): boolean {
-  if (data.includes(0)) return false;
-  try {
-    new TextDecoder('utf-8', { fatal: true }).decode(data);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function walk(root: string, dir: string, out: { path: string; data: Buffer; mode: number }[]): Promise<void> {
@@ -69,12 +61,7 @@ function checkSize(code: FunctionCode, what: string): void {
 
 /** Reads `-f PATH`: one file (the handler's module), a directory (text files, or a .tar.gz of it when some are binary), or an archive as is. */
 export async function readCodeSource(path: string): Promise<CodeSource> {
-  let info;
-  try {
-    info = await stat(path);
-  } catch {
-    throw new CliError(`the path "${path}" does not exist`);
-  }
+  const info = await statExisting(path);
   if (info.isDirectory()) {
     const files: { path: string; data: Buffer; mode: number }[] = [];
     await walk(resolve(path), resolve(path), files);
@@ -117,10 +104,6 @@ export async function readRequirements(path: string): Promise<string> {
     throw new CliError(`cannot read the requirements file "${path}": ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
   return text;
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /**

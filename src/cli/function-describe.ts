@@ -1,14 +1,8 @@
 // `minik8s describe function NAME`: code, settings, the serving version, the build, conditions and the kept versions (not the code itself).
 import type { FunctionObject } from '../core/api/function.js';
 import type { FunctionVersion } from '../core/api/function-version.js';
+import type { DescribeWriter } from './describe-writer.js';
 import { alignColumns, ageSince } from './printers.js';
-
-/** The parts of describe's writer this layout uses. */
-export interface DescribeLines {
-  field(indent: number, key: string, value: string | string[] | undefined | null): void;
-  section(indent: number, key: string): void;
-  raw(indent: number, text: string): void;
-}
 
 function codeSummary(fn: FunctionObject): string {
   const { files, archive } = fn.spec.code;
@@ -22,7 +16,7 @@ function codeSummary(fn: FunctionObject): string {
 }
 
 /** The function's own lines, between describe's metadata and its Events. */
-export function describeFunction(w: DescribeLines, fn: FunctionObject, versions: readonly FunctionVersion[], now: Date): void {
+export function describeFunction(w: DescribeWriter, fn: FunctionObject, versions: readonly FunctionVersion[], now: Date): void {
   const s = fn.spec;
   const status = fn.status ?? {};
   w.field(0, 'Runtime', s.runtime);

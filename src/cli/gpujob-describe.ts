@@ -1,7 +1,7 @@
 // `minik8s describe gpujob` and `describe secret`: a job's Slurm story (ids, times, exit code, the ends of its outputs), and a Secret's keys with sizes only.
 import { jobScript, type GpuJob } from '../core/api/gpujob.js';
 import type { Secret } from '../core/api/secret.js';
-import type { DescribeWriter } from './describe.js';
+import { describeTime, type DescribeWriter } from './describe-writer.js';
 
 /** Lines of a text block as values: kubectl prints multi-line values under the key. */
 function lines(text: string | undefined): string[] {
@@ -14,7 +14,7 @@ function bytes(n: number | undefined): string {
   return n < 1024 ? `${n} bytes` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }
 
-export function describeGpuJob(w: DescribeWriter, job: GpuJob, time: (t: string | undefined) => string | undefined): void {
+export function describeGpuJob(w: DescribeWriter, job: GpuJob): void {
   const st = job.status ?? {};
   w.field(0, 'Cluster', job.spec.cluster);
   w.field(0, 'Phase', job.metadata.deletionTimestamp ? `Terminating (${st.phase ?? 'Pending'})` : st.phase ?? 'Pending');
@@ -24,9 +24,9 @@ export function describeGpuJob(w: DescribeWriter, job: GpuJob, time: (t: string 
   w.field(0, 'Slurm State', st.slurmState ? `${st.slurmState}${st.slurmReason && st.slurmReason !== 'None' ? ` (${st.slurmReason})` : ''}` : undefined);
   w.field(0, 'Node', st.node);
   w.field(0, 'Job Directory', st.jobDirectory);
-  w.field(0, 'Submitted', time(st.submitTime));
-  w.field(0, 'Started', time(st.startTime));
-  w.field(0, 'Finished', time(st.completionTime));
+  w.field(0, 'Submitted', describeTime(st.submitTime));
+  w.field(0, 'Started', describeTime(st.startTime));
+  w.field(0, 'Finished', describeTime(st.completionTime));
   w.field(0, 'Exit Code', st.exitCode === undefined ? undefined : `${st.exitCode}${st.signal ? ` (signal ${st.signal})` : ''}`);
   if (st.clusterReachable === false) w.field(0, 'Cluster Reachable', `False: ${st.clusterMessage ?? ''}`);
   w.field(0, 'Submitter', st.attempts ? `pod ${st.podName ?? '?'} (attempt ${st.attempts})` : undefined);

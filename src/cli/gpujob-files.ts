@@ -4,6 +4,7 @@ import { basename, dirname, join, relative, resolve } from 'node:path';
 import { MAX_PROGRAM_BYTES, MAX_PROGRAM_FILES } from '../core/api/gpujob.js';
 import type { KubeObject } from '../core/api/meta.js';
 import { CliError } from './cli-error.js';
+import { isText, statExisting } from './local-files.js';
 
 /** Left out of a directory: hidden files (version control, editors' state). */
 const HIDDEN = /^\./;
@@ -13,24 +14,9 @@ export interface ProgramFiles {
   binaryFiles: Record<string, string>;
 }
 
-function isText(data: Buffer): boolean {
-  if (data.includes(0)) return false;
-  try {
-    new TextDecoder('utf-8', { fatal: true }).decode(data);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Every file under `root` (hidden ones aside), by path relative to it, within the job's limits. */
 export async function readProgram(root: string): Promise<ProgramFiles> {
-  let info;
-  try {
-    info = await stat(root);
-  } catch {
-    throw new CliError(`the program path "${root}" does not exist`);
-  }
+  const info = await statExisting(root, 'program path');
   const found: { path: string; data: Buffer }[] = [];
   let total = 0;
   const add = async (full: string, path: string) => {

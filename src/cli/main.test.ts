@@ -4,8 +4,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { after, before, beforeEach, describe, it } from 'node:test';
-import { fastVersionArgs, runCli, scanCommand } from './main.js';
+import { after, before, beforeEach, describe, it, mock } from 'node:test';
+import { commandName } from './commands/command.js';
+import { COMMAND_MODULES, COMMANDS, fastVersionArgs, runCli, scanCommand } from './main.js';
 import { startTestApiServer, type TestApiServer } from './test-api-server.js';
 import { LAST_APPLIED_ANNOTATION } from './three-way-patch.js';
 
@@ -206,5 +207,23 @@ describe('argument pre-scan', () => {
     assert.deepEqual(flags, { server: 'http://y' });
     assert.deepEqual(fastVersionArgs(['-o', 'json'], {}), { client: false, output: 'json' });
     assert.equal(fastVersionArgs(['--help'], {}), undefined);
+  });
+});
+
+describe('command table', () => {
+  it('holds each verb once, and --help lists them in its order', async () => {
+    const names = COMMAND_MODULES.map(commandName);
+    assert.equal(new Set(names).size, names.length);
+    assert.deepEqual(COMMANDS, [...names].sort());
+    // yargs prints help with console.log, not through the CLI's stdout.
+    const log = mock.method(console, 'log', () => {});
+    try {
+      assert.equal(await runCli(['--help'], { stdout: () => {}, stderr: () => {}, env: {} }), 0);
+    } finally {
+      log.mock.restore();
+    }
+    const help = log.mock.calls.map((c) => String(c.arguments[0])).join('\n');
+    const listed = [...help.matchAll(/^ {2}minik8s ([a-z-]+)/gm)].map((m) => m[1]);
+    assert.deepEqual(listed, names);
   });
 });

@@ -2,12 +2,15 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { isPlainObject } from '../core/api/canonical-json.js';
 import type { KindDefinition } from '../core/api/kind.js';
 import type { KubeObject } from '../core/api/meta.js';
 import { kindByApiVersion } from '../core/api/registry.js';
-import { CliError } from './cli-error.js';
+import { CliError, ConnectionError, formatError } from './cli-error.js';
+import type { CliContext } from './context.js';
 import { resolveFunctionManifest } from './function-code.js';
 import { resolveGpuJobManifest } from './gpujob-files.js';
+import { statExisting } from './local-files.js';
 
 /** Kubernetes stores objects of at most 1.5 MiB (etcd's request limit); a bigger document is a mistake or an attack. */
 export const MAX_DOCUMENT_BYTES = 2 * 1024 * 1024;
@@ -31,10 +34,6 @@ export interface ReadManifestsOptions {
   recursive?: boolean;
   /** The command, for kubectl's `no objects passed to apply`. */
   verb?: string;
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Parses one file's text into objects that have apiVersion and kind (not yet mapped to kinds). */
@@ -126,12 +125,7 @@ async function listFiles(dir: string, recursive: boolean): Promise<string[]> {
 
 /** The files a `-f` argument names: itself, or a directory's manifest files in name order. */
 async function expandPath(path: string, recursive: boolean): Promise<string[]> {
-  let info;
-  try {
-    info = await stat(path);
-  } catch {
-    throw new CliError(`the path "${path}" does not exist`);
-  }
+  const info = await statExisting(path);
   return info.isDirectory() ? listFiles(path, recursive) : [path];
 }
 
@@ -179,4 +173,25 @@ export function manifestNamespace(manifest: Manifest, context: { namespace: stri
     throw new CliError(`the namespace from the provided object "${own}" does not match the namespace "${context.namespace}". You must pass '--namespace=${own}' to perform this operation.`);
   }
   return own || context.namespace;
+}
+
+/**
+ * Reads the `-f` manifests, then sends each with `send`, printing the line it returns. A failed
+ * object is reported and the rest go on (exit code 1), as kubectl does; an unreachable server
+ * stops everything, since it would fail every object the same way.
+ */
+export async function sendEachManifest(ctx: CliContext, options: ReadManifestsOptions & { paths: readonly string[] }, send: (manifest: Manifest) => Promise<string>): Promise<number> {
+  const { paths, ...read } = options;
+  const manifests = await readManifests(paths, { ...read, stdin: ctx.stdin });
+  let failed = false;
+  for (const manifest of manifests) {
+    try {
+      ctx.out(await send(manifest));
+    } catch (err) {
+      if (err instanceof ConnectionError) throw err;
+      failed = true;
+      ctx.err(formatError(err));
+    }
+  }
+  return failed ? 1 : 0;
 }

@@ -1,6 +1,7 @@
 // An in-memory stand-in for the API server (Kubernetes paths, Status errors, merge patch), for CLI tests.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isPlainObject } from '../core/api/canonical-json.js';
 
 export interface RecordedRequest {
   method: string;
@@ -17,10 +18,6 @@ export interface TestApiServer {
   /** Lines a `?watch=1` request gets; the stream then stays open until the client leaves. */
   watchEvents: unknown[];
   close(): Promise<void>;
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function mergePatch(target: unknown, patch: unknown): unknown {

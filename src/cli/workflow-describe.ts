@@ -1,7 +1,7 @@
 // `minik8s describe workflow`: its definition's states as a table, and its latest executions; the execution table `workflow executions` prints too.
 import type { State, Workflow } from '../core/api/workflow.js';
 import type { WorkflowExecutionSummary } from '../core/api/workflow-execution.js';
-import type { DescribeWriter } from './describe.js';
+import type { DescribeWriter } from './describe-writer.js';
 import { ageSince, alignColumns } from './printers.js';
 
 /** How many executions describe lists. */

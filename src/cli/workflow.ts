@@ -6,7 +6,7 @@ import type { HistoryEvent } from '../core/api/workflow-execution.js';
 import type { WorkflowExecution, WorkflowExecutionSummary } from '../core/api/workflow-execution.js';
 import { CliError } from './cli-error.js';
 import type { CliContext } from './context.js';
-import { DescribeWriter, describeTime } from './describe.js';
+import { DescribeWriter, describeTime } from './describe-writer.js';
 import { alignColumns } from './printers.js';
 import { brief, duration, executionsTable, formatDuration } from './workflow-describe.js';
 
