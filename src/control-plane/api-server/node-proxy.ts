@@ -11,7 +11,7 @@ import type { UserInfo } from './auth.js';
 import { apiGroupList, apiResourceList } from './discovery.js';
 import {
   METRICS_API_VERSION, metricsGroup, metricsList, metricsResourceList, nodeMetrics, podMetrics, type SummaryLike,
-} from './metrics-api.js';
+} from '../../core/api/metrics.js';
 import type { ObjectService } from './object-service.js';
 
 export interface NodeProxyOptions {

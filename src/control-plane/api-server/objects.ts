@@ -3,12 +3,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { KindDefinition } from '../../core/api/kind.js';
 import type { KubeObject, ObjectMeta } from '../../core/api/meta.js';
+import { timestamp } from '../../core/api/timestamp.js';
 import { BadRequestError } from '../../core/errors.js';
 
-/** Kubernetes timestamps are RFC 3339 with second precision. */
-export function timestamp(now: Date): string {
-  return now.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
+// Here too for the components that still import it from the API server.
+export { timestamp };
 
 /** `pods`, or `deployments.apps` for kinds outside the core group (as Kubernetes names them in messages). */
 export function qualifiedResource(def: KindDefinition): string {

@@ -10,7 +10,7 @@ import { AlreadyExistsError, ConflictError, NotFoundError } from '../../core/err
 import { ProgressThrottle } from '../../runtime/image-factory/build-progress.js';
 import { BuildError, type BuiltImage, type BuildRequest } from '../../runtime/image-factory/image-factory.js';
 import type { ObjectService } from '../api-server/object-service.js';
-import { timestamp } from '../api-server/objects.js';
+import { timestamp } from '../../core/api/timestamp.js';
 import { planFunction, type FunctionAction, type FunctionEvent } from './function-plan.js';
 import { recordEvent } from './record-event.js';
 import { controllerRef } from './replicaset.js';

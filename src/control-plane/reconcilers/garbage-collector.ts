@@ -8,7 +8,7 @@ import { WorkQueue } from '../../core/controller/work-queue.js';
 import { NotFoundError } from '../../core/errors.js';
 import {
   FOREGROUND_FINALIZER, GARBAGE_COLLECTED_KINDS, ORPHAN_FINALIZER, ownsDependents, type PropagationPolicy,
-} from '../api-server/deletion-propagation.js';
+} from '../../core/api/deletion-propagation.js';
 import type { ObjectService } from '../api-server/object-service.js';
 
 /**

@@ -8,7 +8,7 @@ import { abortableDelay, Informer, objectKey } from '../../core/controller/infor
 import { WorkQueue } from '../../core/controller/work-queue.js';
 import { NotFoundError } from '../../core/errors.js';
 import type { ObjectService } from '../api-server/object-service.js';
-import { timestamp } from '../api-server/objects.js';
+import { timestamp } from '../../core/api/timestamp.js';
 import { recordEvent } from './record-event.js';
 
 /** Kubernetes' --node-monitor-grace-period: four missed 10 s heartbeats. */

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { eventKind } from '../../core/api/event.js';
 import type { KubeObject } from '../../core/api/meta.js';
 import type { ObjectService } from '../api-server/object-service.js';
-import { timestamp } from '../api-server/objects.js';
+import { timestamp } from '../../core/api/timestamp.js';
 
 export interface RecordEventOptions {
   service: ObjectService;

@@ -3,7 +3,7 @@ import { nodeKind, type Node } from '../../../core/api/node.js';
 import type { Pod } from '../../../core/api/pod.js';
 import { parseQuantity, toMilli } from '../../../core/api/quantity.js';
 import { NotFoundError } from '../../../core/errors.js';
-import { METRICS_WINDOW, podMetrics, type SummaryLike } from '../../api-server/metrics-api.js';
+import { METRICS_WINDOW, podMetrics, type SummaryLike } from '../../../core/api/metrics.js';
 import { fetchKubeletSummary } from '../../api-server/node-proxy.js';
 import type { ObjectService } from '../../api-server/object-service.js';
 import { NO_METRICS_MESSAGE, type PodResourceSample, type ResourceMetricsClient } from './resource-metrics.js';
