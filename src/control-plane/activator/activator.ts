@@ -7,6 +7,7 @@ import { kindByResource } from '../../core/api/registry.js';
 import { replicaSetKind, type ReplicaSet } from '../../core/api/replicaset.js';
 import { Informer, objectKey } from '../../core/controller/informer.js';
 import { ApiError, toApiError } from '../../core/errors.js';
+import { LocalClient } from '../api-server/local-client.js';
 import type { ObjectService } from '../api-server/object-service.js';
 import { recordEvent } from '../reconcilers/record-event.js';
 import { parseActivatorUrl } from '../../core/api/activator-paths.js';
@@ -595,7 +596,7 @@ export class Activator implements FunctionInvoker {
     if (!fn) return;
     const reason = change.to === 0 ? 'ScaledToZero' : change.to > change.from ? 'ScaledUp' : 'ScaledDown';
     void recordEvent({
-      service: this.#service, object: fn, type: 'Normal', reason, component: 'function-autoscaler',
+      client: new LocalClient(this.#service), object: fn, type: 'Normal', reason, component: 'function-autoscaler',
       message: `ReplicaSet ${change.replicaSet.metadata.name}: ${change.from} -> ${change.to} (${change.reason})`,
     }, this.#log);
   }

@@ -8,6 +8,7 @@ import { runController } from '../../core/controller/controller.js';
 import { Informer, objectKey, splitKey } from '../../core/controller/informer.js';
 import { WorkQueue } from '../../core/controller/work-queue.js';
 import { AlreadyExistsError, NotFoundError } from '../../core/errors.js';
+import { LocalClient } from '../api-server/local-client.js';
 import type { ObjectService } from '../api-server/object-service.js';
 import { recordEvent } from './record-event.js';
 
@@ -307,7 +308,7 @@ export class EndpointsReconciler {
     const podNames = [...unresolved.keys()].sort();
     const shown = podNames.slice(0, 5).join(', ') + (podNames.length > 5 ? ` and ${podNames.length - 5} more` : '');
     await recordEvent({
-      service: this.#api,
+      client: new LocalClient(this.#api),
       object: service,
       type: 'Warning',
       reason: 'FailedToResolvePort',

@@ -9,6 +9,7 @@ import { WorkQueue } from '../../core/controller/work-queue.js';
 import { AlreadyExistsError, ConflictError, NotFoundError } from '../../core/errors.js';
 import { ProgressThrottle } from '../../runtime/image-factory/build-progress.js';
 import { BuildError, type BuiltImage, type BuildRequest } from '../../runtime/image-factory/image-factory.js';
+import { LocalClient } from '../api-server/local-client.js';
 import type { ObjectService } from '../api-server/object-service.js';
 import { timestamp } from '../../core/api/timestamp.js';
 import { planFunction, type FunctionAction, type FunctionEvent } from './function-plan.js';
@@ -131,7 +132,7 @@ export class FunctionController {
   }
 
   async #event(fn: FunctionObject, e: FunctionEvent): Promise<void> {
-    await recordEvent({ service: this.#service, object: fn, type: e.type, reason: e.reason, message: e.message, component: 'function-controller', now: this.#now() }, this.#log);
+    await recordEvent({ client: new LocalClient(this.#service), object: fn, type: e.type, reason: e.reason, message: e.message, component: 'function-controller', now: this.#now() }, this.#log);
   }
 
   async reconcile(key: string): Promise<{ requeueAfterMs?: number } | void> {

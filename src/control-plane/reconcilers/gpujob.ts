@@ -9,6 +9,7 @@ import { Informer } from '../../core/controller/informer.js';
 import { WorkQueue } from '../../core/controller/work-queue.js';
 import { AlreadyExistsError, ForbiddenError, NotFoundError } from '../../core/errors.js';
 import type { GpuJobOutputs } from '../api-server/gpujob-outputs.js';
+import { LocalClient } from '../api-server/local-client.js';
 import type { ObjectService } from '../api-server/object-service.js';
 import { isFinalSlurmState, phaseFromSlurm } from './gpujob-phase.js';
 import { recordEvent } from './record-event.js';
@@ -377,7 +378,7 @@ export class GpuJobController {
           await this.#options.outputs.remove(job.metadata.uid!);
           break;
         case 'event':
-          await recordEvent({ service: this.#service, object: job, type: action.eventType, reason: action.reason, message: action.message, component: COMPONENT }, this.#log);
+          await recordEvent({ client: new LocalClient(this.#service), object: job, type: action.eventType, reason: action.reason, message: action.message, component: COMPONENT }, this.#log);
           break;
       }
     } catch (err) {
@@ -385,7 +386,7 @@ export class GpuJobController {
       if (err instanceof NotFoundError || err instanceof AlreadyExistsError) return;
       // A namespace being deleted takes no new pods: a canceller cannot run there, so deletion goes on without it.
       if (err instanceof ForbiddenError && action.type === 'createPod' && job.metadata.deletionTimestamp) {
-        await recordEvent({ service: this.#service, object: job, type: 'Warning', reason: 'CancelSkipped', message: `cannot start a canceller: ${err.message}`, component: COMPONENT }, this.#log);
+        await recordEvent({ client: new LocalClient(this.#service), object: job, type: 'Warning', reason: 'CancelSkipped', message: `cannot start a canceller: ${err.message}`, component: COMPONENT }, this.#log);
         await this.#apply(job, { type: 'removeOutputs' });
         await this.#apply(job, { type: 'removeFinalizer' });
         return;

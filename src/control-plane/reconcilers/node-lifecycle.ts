@@ -7,6 +7,7 @@ import { runController } from '../../core/controller/controller.js';
 import { abortableDelay, Informer, objectKey } from '../../core/controller/informer.js';
 import { WorkQueue } from '../../core/controller/work-queue.js';
 import { NotFoundError } from '../../core/errors.js';
+import { LocalClient } from '../api-server/local-client.js';
 import type { ObjectService } from '../api-server/object-service.js';
 import { timestamp } from '../../core/api/timestamp.js';
 import { recordEvent } from './record-event.js';
@@ -368,14 +369,14 @@ export class NodeLifecycleReconciler {
           }) as Node;
           break;
         case 'nodeEvent':
-          await recordEvent({ service: this.#service, object: current!, type: action.eventType, reason: action.reason, message: action.message, component }, this.#log);
+          await recordEvent({ client: new LocalClient(this.#service), object: current!, type: action.eventType, reason: action.reason, message: action.message, component }, this.#log);
           break;
         case 'markPodNotReady': {
           const { pod } = action;
           if (await this.#ignoreGone(() => this.#service.patch(podKind, pod.metadata.namespace, pod.metadata.name!, {
             metadata: { resourceVersion: pod.metadata.resourceVersion }, status: { conditions: action.conditions },
           }, { subresource: 'status' }))) {
-            await recordEvent({ service: this.#service, object: pod, type: 'Warning', reason: 'NodeNotReady', message: 'Node is not ready', component }, this.#log);
+            await recordEvent({ client: new LocalClient(this.#service), object: pod, type: 'Warning', reason: 'NodeNotReady', message: 'Node is not ready', component }, this.#log);
           }
           break;
         }
@@ -387,7 +388,7 @@ export class NodeLifecycleReconciler {
           if (await this.#ignoreGone(() => this.#service.delete(podKind, pod.metadata.namespace, pod.metadata.name!, { preconditions: { uid: pod.metadata.uid } }))) {
             this.#evicted.add(pod.metadata.uid!);
             this.#log(`node-lifecycle: evicting pod ${ref} from node ${name} (taint ${action.taint.key}:${action.taint.effect})`);
-            await recordEvent({ service: this.#service, object: pod, type: 'Normal', reason: 'TaintManagerEviction', message: `Marking for deletion Pod ${ref}`, component: 'taint-eviction-controller' }, this.#log);
+            await recordEvent({ client: new LocalClient(this.#service), object: pod, type: 'Normal', reason: 'TaintManagerEviction', message: `Marking for deletion Pod ${ref}`, component: 'taint-eviction-controller' }, this.#log);
           }
           break;
         }
