@@ -12,6 +12,7 @@ import { GpuJobOutputs } from './api-server/gpujob-outputs.js';
 import { registerGpuJobRoutes } from './api-server/gpujob-routes.js';
 import { GpuJobTokens } from './api-server/gpujob-tokens.js';
 import { registerJoinRoutes } from './api-server/join-routes.js';
+import { LocalClient } from './api-server/local-client.js';
 import { registerNodeProxyRoutes } from './api-server/node-proxy.js';
 import { registerScaleRoutes } from './api-server/scale-routes.js';
 import { ObjectService } from './api-server/object-service.js';
@@ -50,6 +51,7 @@ import { registerWorkflowExecutionRoutes } from './workflows/execution-routes.js
 import { ExecutionStore } from './workflows/execution-store.js';
 import { WorkflowRunner } from './workflows/runner.js';
 import { ShutdownSequence } from '../core/lifecycle/shutdown-sequence.js';
+import { InformerFactory } from '../core/controller/informer-factory.js';
 
 /** What an in-process worker needs to join this master. */
 export interface MasterReadyInfo {
@@ -155,7 +157,9 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     const reconcilerSignal = shutdown.signalFor('reconcilers');
     // Every reconciler's informers and loops listen on it: many listeners here are by design, not a leak.
     setMaxListeners(100, reconcilerSignal);
-    // Each on a client view of the service, so that /metrics counts its requests under its name.
+    // Each on a client view of the service, so that /metrics counts its requests under its name;
+    // their informers are shared, one per resource and scope (client-go's SharedInformerFactory).
+    const informers = new InformerFactory({ client: new LocalClient(service.forClient('shared-informers')), log });
     const reconcilers = Promise.all([
       new NamespaceReconciler({ service: service.forClient('namespace-controller'), log }).start(reconcilerSignal),
       config.disableScheduler ? undefined : new Scheduler({ service: service.forClient('scheduler'), policy: config.schedulerPolicy, log }).start(reconcilerSignal),
@@ -163,7 +167,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       new NodeLifecycleReconciler({ service: service.forClient('node-lifecycle-controller'), gracePeriodSeconds: config.nodeMonitorGracePeriodSeconds, log }).start(reconcilerSignal),
       new EndpointsReconciler({ service: service.forClient('endpoints-controller'), log }).start(reconcilerSignal),
       new GatewayReconciler({ service: service.forClient('gateway-controller'), log }).start(reconcilerSignal),
-      new ReplicaSetController({ service: service.forClient('replicaset-controller'), log }).start(reconcilerSignal),
+      new ReplicaSetController({ client: new LocalClient(service.forClient('replicaset-controller')), informers, log }).start(reconcilerSignal),
       new DeploymentController({ service: service.forClient('deployment-controller'), log }).start(reconcilerSignal),
       // Samples come from the kubelets of the pods' nodes, as the metrics API's do (the admin token is what kubelets accept).
       new HorizontalPodAutoscalerController({
@@ -184,6 +188,8 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       // Functions' cron triggers, called through the activator like any other call (and so recorded).
       new ScheduleTriggers({ service: service.forClient('schedule-triggers'), invoker: activator, log }).start(reconcilerSignal),
       new GpuJobController({ service: service.forClient('gpujob-controller'), outputs: gpuJobOutputs, mintToken: (job) => gpuJobTokens.mint(job), serverUrl: podServerUrl, log }).start(reconcilerSignal),
+      // Last, once every controller above has asked for its informers: they all list at once.
+      informers.start(reconcilerSignal),
     ]);
     shutdown.push('reconcilers', () => reconcilers);
 
