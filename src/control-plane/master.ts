@@ -168,7 +168,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       new EndpointsReconciler({ service: service.forClient('endpoints-controller'), log }).start(reconcilerSignal),
       new GatewayReconciler({ service: service.forClient('gateway-controller'), log }).start(reconcilerSignal),
       new ReplicaSetController({ client: new LocalClient(service.forClient('replicaset-controller')), informers, log }).start(reconcilerSignal),
-      new DeploymentController({ service: service.forClient('deployment-controller'), log }).start(reconcilerSignal),
+      new DeploymentController({ client: new LocalClient(service.forClient('deployment-controller')), informers, log }).start(reconcilerSignal),
       // Samples come from the kubelets of the pods' nodes, as the metrics API's do (the admin token is what kubelets accept).
       new HorizontalPodAutoscalerController({
         service: service.forClient('horizontal-pod-autoscaler'),
