@@ -165,8 +165,8 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       config.disableScheduler ? undefined : new Scheduler({ service: service.forClient('scheduler'), policy: config.schedulerPolicy, log }).start(reconcilerSignal),
       new NodeCleanup({ service: service.forClient('node-cleanup'), registrar: nodes.registrar, log }).start(reconcilerSignal),
       new NodeLifecycleReconciler({ service: service.forClient('node-lifecycle-controller'), gracePeriodSeconds: config.nodeMonitorGracePeriodSeconds, log }).start(reconcilerSignal),
-      new EndpointsReconciler({ service: service.forClient('endpoints-controller'), log }).start(reconcilerSignal),
-      new GatewayReconciler({ service: service.forClient('gateway-controller'), log }).start(reconcilerSignal),
+      new EndpointsReconciler({ client: new LocalClient(service.forClient('endpoints-controller')), informers, log }).start(reconcilerSignal),
+      new GatewayReconciler({ client: new LocalClient(service.forClient('gateway-controller')), informers, log }).start(reconcilerSignal),
       new ReplicaSetController({ client: new LocalClient(service.forClient('replicaset-controller')), informers, log }).start(reconcilerSignal),
       new DeploymentController({ client: new LocalClient(service.forClient('deployment-controller')), informers, log }).start(reconcilerSignal),
       // Samples come from the kubelets of the pods' nodes, as the metrics API's do (the admin token is what kubelets accept).
