@@ -176,7 +176,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
         syncPeriodMs: config.hpaSyncPeriodSeconds * 1000,
         log,
       }).start(reconcilerSignal),
-      new GarbageCollector({ service: service.forClient('garbage-collector'), log }).start(reconcilerSignal),
+      new GarbageCollector({ client: new LocalClient(service.forClient('garbage-collector')), informers, log }).start(reconcilerSignal),
       // Functions: versions built into images by the image factory (on the master's Docker), run as ReplicaSets behind the activator.
       new FunctionController({
         service: service.forClient('function-controller'),

@@ -10,6 +10,7 @@ import { MemoryStore } from '../../core/store/memory-store.js';
 import { waitFor } from '../../core/wait-for.js';
 import { ObjectService } from '../api-server/object-service.js';
 import { ensureSystemNamespaces } from '../api-server/server.js';
+import { controllerFixture } from './controller-fixture.js';
 import { GarbageCollector, planDependent, planOwner, type OwnerState } from './garbage-collector.js';
 
 const ref = (uid: string, block = false): OwnerReference => ({ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `rs-${uid}`, uid, controller: true, ...(block ? { blockOwnerDeletion: true } : {}) });
@@ -94,7 +95,8 @@ describe('GarbageCollector', () => {
     const service = new ObjectService({ store: new MemoryStore() });
     await ensureSystemNamespaces(service);
     const controller = new AbortController();
-    const running = new GarbageCollector({ service }).start(controller.signal);
+    const { client, informers, run } = controllerFixture(service);
+    const running = run(controller.signal, new GarbageCollector({ client, informers }));
     try {
       await body(service);
     } finally {
