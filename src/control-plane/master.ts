@@ -161,10 +161,10 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     // their informers are shared, one per resource and scope (client-go's SharedInformerFactory).
     const informers = new InformerFactory({ client: new LocalClient(service.forClient('shared-informers')), log });
     const reconcilers = Promise.all([
-      new NamespaceReconciler({ service: service.forClient('namespace-controller'), log }).start(reconcilerSignal),
+      new NamespaceReconciler({ client: new LocalClient(service.forClient('namespace-controller')), informers, log }).start(reconcilerSignal),
       config.disableScheduler ? undefined : new Scheduler({ service: service.forClient('scheduler'), policy: config.schedulerPolicy, log }).start(reconcilerSignal),
-      new NodeCleanup({ service: service.forClient('node-cleanup'), registrar: nodes.registrar, log }).start(reconcilerSignal),
-      new NodeLifecycleReconciler({ service: service.forClient('node-lifecycle-controller'), gracePeriodSeconds: config.nodeMonitorGracePeriodSeconds, log }).start(reconcilerSignal),
+      new NodeCleanup({ informers, registrar: nodes.registrar, log }).start(reconcilerSignal),
+      new NodeLifecycleReconciler({ client: new LocalClient(service.forClient('node-lifecycle-controller')), informers, gracePeriodSeconds: config.nodeMonitorGracePeriodSeconds, log }).start(reconcilerSignal),
       new EndpointsReconciler({ client: new LocalClient(service.forClient('endpoints-controller')), informers, log }).start(reconcilerSignal),
       new GatewayReconciler({ client: new LocalClient(service.forClient('gateway-controller')), informers, log }).start(reconcilerSignal),
       new ReplicaSetController({ client: new LocalClient(service.forClient('replicaset-controller')), informers, log }).start(reconcilerSignal),

@@ -10,6 +10,7 @@ import { NotFoundError } from '../../core/errors.js';
 import { waitFor } from '../../core/wait-for.js';
 import { ObjectService } from '../api-server/object-service.js';
 import { ensureSystemNamespaces } from '../api-server/server.js';
+import { controllerFixture } from './controller-fixture.js';
 import { NamespaceReconciler, planNamespace } from './namespace.js';
 
 const ns = (deleting: boolean, finalizers = ['kubernetes']): Namespace => ({
@@ -49,8 +50,8 @@ describe('NamespaceReconciler', () => {
     await service.create(podKind, 'default', podBody('bystander'));
 
     const controller = new AbortController();
-    const reconciler = new NamespaceReconciler({ service });
-    const running = reconciler.start(controller.signal);
+    const { client, informers, run } = controllerFixture(service);
+    const running = run(controller.signal, new NamespaceReconciler({ client, informers }));
     try {
       await service.delete(namespaceKind, undefined, 'team');
       await waitFor(async () => {

@@ -10,6 +10,7 @@ import { NotFoundError } from '../../core/errors.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
 import { waitFor } from '../../core/wait-for.js';
 import { ObjectService } from '../api-server/object-service.js';
+import { controllerFixture } from './controller-fixture.js';
 import { evictionTime, NodeLifecycleReconciler, planNodeLifecycle, type NodeLifecycleAction, type NodeLifecycleInput } from './node-lifecycle.js';
 
 const T0 = Date.parse('2024-05-01T10:00:00Z');
@@ -213,9 +214,9 @@ describe('NodeLifecycleReconciler on a memory store', () => {
   it('marks a silent node Unknown and taints it, evicts what does not tolerate it, and removes the pods of a deleted node', async () => {
     const service = new ObjectService({ store: new MemoryStore(), defaultTolerationSeconds: 300 });
     await service.create(namespaceKind, undefined, { metadata: { name: 'default' } });
-    const reconciler = new NodeLifecycleReconciler({ service, gracePeriodSeconds: 0.3, monitorPeriodMs: 100 });
+    const { client, informers, run } = controllerFixture(service);
     const stop = new AbortController();
-    const running = reconciler.start(stop.signal);
+    const running = run(stop.signal, new NodeLifecycleReconciler({ client, informers, gracePeriodSeconds: 0.3, monitorPeriodMs: 100 }));
     const gone = async (name: string) => {
       try {
         await service.get(podKind, 'default', name);
