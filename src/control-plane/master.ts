@@ -179,7 +179,8 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       new GarbageCollector({ client: new LocalClient(service.forClient('garbage-collector')), informers, log }).start(reconcilerSignal),
       // Functions: versions built into images by the image factory (on the master's Docker), run as ReplicaSets behind the activator.
       new FunctionController({
-        service: service.forClient('function-controller'),
+        client: new LocalClient(service.forClient('function-controller')),
+        informers,
         builder: await startFunctionBuilder({ registryEndpoint, dockerHost: config.dockerHost, pipIndexUrl: config.pipIndexUrl, log }),
         activatorUrl: activating.url,
         log,
@@ -187,7 +188,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       new ExecutionCleanup({ service: service.forClient('workflow-executions'), executions, log }).start(reconcilerSignal),
       // Functions' cron triggers, called through the activator like any other call (and so recorded).
       new ScheduleTriggers({ service: service.forClient('schedule-triggers'), invoker: activator, log }).start(reconcilerSignal),
-      new GpuJobController({ service: service.forClient('gpujob-controller'), outputs: gpuJobOutputs, mintToken: (job) => gpuJobTokens.mint(job), serverUrl: podServerUrl, log }).start(reconcilerSignal),
+      new GpuJobController({ client: new LocalClient(service.forClient('gpujob-controller')), informers, outputs: gpuJobOutputs, mintToken: (job) => gpuJobTokens.mint(job), serverUrl: podServerUrl, log }).start(reconcilerSignal),
       // Last, once every controller above has asked for its informers: they all list at once.
       informers.start(reconcilerSignal),
     ]);
