@@ -13,7 +13,7 @@ import { registerGpuJobRoutes } from './api-server/gpujob-routes.js';
 import { GpuJobTokens } from './api-server/gpujob-tokens.js';
 import { registerJoinRoutes } from './api-server/join-routes.js';
 import { LocalClient } from './api-server/local-client.js';
-import { registerNodeProxyRoutes } from './api-server/node-proxy.js';
+import { fetchKubeletSummary, registerNodeProxyRoutes } from './api-server/node-proxy.js';
 import { registerScaleRoutes } from './api-server/scale-routes.js';
 import { ObjectService } from './api-server/object-service.js';
 import { ServiceAllocator } from './api-server/service-allocator.js';
@@ -171,8 +171,9 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       new DeploymentController({ client: new LocalClient(service.forClient('deployment-controller')), informers, log }).start(reconcilerSignal),
       // Samples come from the kubelets of the pods' nodes, as the metrics API's do (the admin token is what kubelets accept).
       new HorizontalPodAutoscalerController({
-        service: service.forClient('horizontal-pod-autoscaler'),
-        metrics: new KubeletResourceMetrics({ service, kubeletToken: admin.token }),
+        client: new LocalClient(service.forClient('horizontal-pod-autoscaler')),
+        informers,
+        metrics: new KubeletResourceMetrics({ client: new LocalClient(service), summary: (node) => fetchKubeletSummary(node, { token: admin.token, timeoutMs: 5000 }) }),
         syncPeriodMs: config.hpaSyncPeriodSeconds * 1000,
         log,
       }).start(reconcilerSignal),
