@@ -1,8 +1,6 @@
-// Test support for the reconcilers' shell tests: a Client and shared informers over one object service, wired as the master wires them.
+// Test support for the reconcilers' shell tests: shared informers over one Client, started with the controllers as the master starts them.
 import type { Client } from '../../core/client/client.js';
 import { InformerFactory } from '../../core/controller/informer-factory.js';
-import { LocalClient } from '../api-server/local-client.js';
-import type { ObjectService } from '../api-server/object-service.js';
 
 export interface ControllerFixture {
   client: Client;
@@ -11,9 +9,11 @@ export interface ControllerFixture {
   run(signal: AbortSignal, ...controllers: { start(signal: AbortSignal): Promise<unknown> }[]): Promise<void>;
 }
 
-/** Build the controllers with `client` and `informers`, then `run` them: a controller no longer starts its informers itself. */
-export function controllerFixture(service: ObjectService): ControllerFixture {
-  const client = new LocalClient(service);
+/**
+ * Build the controllers with `client` and `informers`, then `run` them: a controller no longer
+ * starts its informers itself. Tests pass a LocalClient over their object service.
+ */
+export function controllerFixture(client: Client): ControllerFixture {
   const informers = new InformerFactory({ client });
   return {
     client,

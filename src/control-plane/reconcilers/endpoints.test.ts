@@ -7,6 +7,7 @@ import { serviceKind, type Service } from '../../core/api/service.js';
 import { validateObject } from '../../core/api/validate.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
 import { waitFor } from '../../core/wait-for.js';
+import { LocalClient } from '../api-server/local-client.js';
 import { ObjectService } from '../api-server/object-service.js';
 import { ensureSystemNamespaces } from '../api-server/server.js';
 import { controllerFixture } from './controller-fixture.js';
@@ -146,7 +147,7 @@ describe('EndpointsReconciler on a memory store', () => {
     const api = new ObjectService({ store: new MemoryStore() });
     await ensureSystemNamespaces(api);
     const controller = new AbortController();
-    const { client, informers, run } = controllerFixture(api);
+    const { client, informers, run } = controllerFixture(new LocalClient(api));
     const running = run(controller.signal, new EndpointsReconciler({ client, informers }));
     const get = () => api.get(endpointsKind, 'default', 'web').then((e) => e as Endpoints, () => undefined);
     const ips = async () => (await get())?.subsets?.flatMap((s) => (s.addresses ?? []).map((a) => a.ip)).sort().join(',') ?? 'none';

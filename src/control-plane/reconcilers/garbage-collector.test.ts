@@ -8,6 +8,7 @@ import { replicaSetKind } from '../../core/api/replicaset.js';
 import { NotFoundError } from '../../core/errors.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
 import { waitFor } from '../../core/wait-for.js';
+import { LocalClient } from '../api-server/local-client.js';
 import { ObjectService } from '../api-server/object-service.js';
 import { ensureSystemNamespaces } from '../api-server/server.js';
 import { controllerFixture } from './controller-fixture.js';
@@ -95,7 +96,7 @@ describe('GarbageCollector', () => {
     const service = new ObjectService({ store: new MemoryStore() });
     await ensureSystemNamespaces(service);
     const controller = new AbortController();
-    const { client, informers, run } = controllerFixture(service);
+    const { client, informers, run } = controllerFixture(new LocalClient(service));
     const running = run(controller.signal, new GarbageCollector({ client, informers }));
     try {
       await body(service);

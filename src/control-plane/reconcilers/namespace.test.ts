@@ -8,6 +8,7 @@ import { namespaceKind } from '../../core/api/namespace.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
 import { NotFoundError } from '../../core/errors.js';
 import { waitFor } from '../../core/wait-for.js';
+import { LocalClient } from '../api-server/local-client.js';
 import { ObjectService } from '../api-server/object-service.js';
 import { ensureSystemNamespaces } from '../api-server/server.js';
 import { controllerFixture } from './controller-fixture.js';
@@ -50,7 +51,7 @@ describe('NamespaceReconciler', () => {
     await service.create(podKind, 'default', podBody('bystander'));
 
     const controller = new AbortController();
-    const { client, informers, run } = controllerFixture(service);
+    const { client, informers, run } = controllerFixture(new LocalClient(service));
     const running = run(controller.signal, new NamespaceReconciler({ client, informers }));
     try {
       await service.delete(namespaceKind, undefined, 'team');

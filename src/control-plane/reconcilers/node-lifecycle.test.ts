@@ -9,6 +9,7 @@ import { podKind, type Pod, type Toleration } from '../../core/api/pod.js';
 import { NotFoundError } from '../../core/errors.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
 import { waitFor } from '../../core/wait-for.js';
+import { LocalClient } from '../api-server/local-client.js';
 import { ObjectService } from '../api-server/object-service.js';
 import { controllerFixture } from './controller-fixture.js';
 import { evictionTime, NodeLifecycleReconciler, planNodeLifecycle, type NodeLifecycleAction, type NodeLifecycleInput } from './node-lifecycle.js';
@@ -214,7 +215,7 @@ describe('NodeLifecycleReconciler on a memory store', () => {
   it('marks a silent node Unknown and taints it, evicts what does not tolerate it, and removes the pods of a deleted node', async () => {
     const service = new ObjectService({ store: new MemoryStore(), defaultTolerationSeconds: 300 });
     await service.create(namespaceKind, undefined, { metadata: { name: 'default' } });
-    const { client, informers, run } = controllerFixture(service);
+    const { client, informers, run } = controllerFixture(new LocalClient(service));
     const stop = new AbortController();
     const running = run(stop.signal, new NodeLifecycleReconciler({ client, informers, gracePeriodSeconds: 0.3, monitorPeriodMs: 100 }));
     const gone = async (name: string) => {

@@ -9,6 +9,7 @@ import type { KubeObject } from '../../../core/api/meta.js';
 import { podKind, type Pod } from '../../../core/api/pod.js';
 import { MemoryStore } from '../../../core/store/memory-store.js';
 import { waitFor } from '../../../core/wait-for.js';
+import { LocalClient } from '../../api-server/local-client.js';
 import { ObjectService, type WriteOptions } from '../../api-server/object-service.js';
 import { ensureSystemNamespaces } from '../../api-server/server.js';
 import { controllerFixture } from '../controller-fixture.js';
@@ -47,7 +48,7 @@ describe('HorizontalPodAutoscalerController', () => {
   const clock = () => now;
   const service = new CountingService({ store: new MemoryStore() });
   const metrics = new FakeMetrics(clock);
-  const { client, informers } = controllerFixture(service);
+  const { client, informers } = controllerFixture(new LocalClient(service));
   const controller = new HorizontalPodAutoscalerController({ client, informers, metrics, now: clock });
   const stop = new AbortController();
   // Only the informers run: each test syncs by hand.
