@@ -173,7 +173,10 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       new HorizontalPodAutoscalerController({
         client: new LocalClient(service.forClient('horizontal-pod-autoscaler')),
         informers,
-        metrics: new KubeletResourceMetrics({ client: new LocalClient(service), summary: (node) => fetchKubeletSummary(node, { token: admin.token, timeoutMs: 5000 }) }),
+        metrics: new KubeletResourceMetrics({
+          client: new LocalClient(service),
+          summary: (node) => fetchKubeletSummary(node, { token: admin.token, timeoutMs: 5000 }),
+        }),
         syncPeriodMs: config.hpaSyncPeriodSeconds * 1000,
         log,
       }).start(reconcilerSignal),

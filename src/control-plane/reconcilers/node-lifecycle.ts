@@ -219,8 +219,8 @@ export interface NodeLifecycleOptions {
 
 /**
  * The shell: informers on Nodes and Pods (a node's pods from the nodeName index), heartbeat
- * arrival times, and a work queue keyed by node name. NodeCleanup releases a deleted Node's pod CIDR and
- * credential; this removes its pods. Neither writes what the other reads, so they never fight.
+ * arrival times, and a work queue keyed by node name. NodeCleanup releases a deleted Node's pod
+ * CIDR and credential; this removes its pods. Neither writes what the other reads, so they never fight.
  */
 export class NodeLifecycleReconciler {
   readonly nodes: Informer<Node>;
@@ -232,7 +232,7 @@ export class NodeLifecycleReconciler {
   readonly #now: () => number;
   readonly #log: (message: string) => void;
   readonly #heartbeats = new Map<string, { beat: string; seenAt: number }>();
-  /** Node names that pods name but no Node has (deleted, or never seen), from when that was first noticed. */
+  /** Nodes gone (deleted, or never seen while pods name them), since when; dropped once no pod names them. */
   readonly #missing = new Map<string, { since: number; deleted: boolean }>();
   /** Pods (by uid) this master has evicted, so that a cache a step behind does not evict and report them twice. */
   readonly #evicted = new Set<string>();
