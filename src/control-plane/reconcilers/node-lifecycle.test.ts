@@ -248,4 +248,31 @@ describe('NodeLifecycleReconciler on a memory store', () => {
       await running;
     }
   });
+
+  it('removes the pods of a node never seen once the quarantine is over, and no other', async () => {
+    const service = new ObjectService({ store: new MemoryStore() });
+    await service.create(namespaceKind, undefined, { metadata: { name: 'default' } });
+    const { client, informers, run } = controllerFixture(new LocalClient(service));
+    const stop = new AbortController();
+    const running = run(stop.signal, new NodeLifecycleReconciler({ client, informers, orphanQuarantineMs: 300, monitorPeriodMs: 100 }));
+    const spec = (nodeName?: string) => ({ ...(nodeName ? { nodeName } : {}), terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'busybox' }] });
+    try {
+      await service.create(nodeKind, undefined, { metadata: { name: 'n1' } });
+      await service.create(podKind, 'default', { metadata: { name: 'on-n1' }, spec: spec('n1') });
+      await service.create(podKind, 'default', { metadata: { name: 'unbound' }, spec: spec() });
+      await service.create(podKind, 'default', { metadata: { name: 'ghost-pod' }, spec: spec('ghost') });
+      await waitFor(async () => {
+        try {
+          await service.get(podKind, 'default', 'ghost-pod');
+          return false;
+        } catch (err) {
+          return err instanceof NotFoundError;
+        }
+      }, { description: 'the pod of the node never seen to be removed' });
+      assert.deepEqual((await service.list(podKind, 'default')).items.map((p) => p.metadata.name).sort(), ['on-n1', 'unbound']);
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
 });
