@@ -45,9 +45,12 @@ describe('API request metrics (real master)', () => {
         && value(m, { verb: 'patch', resource: 'replicasets', subresource: 'status', client: 'replicaset-controller' }) >= 1 ? m : undefined;
     }, { timeoutMs: 30_000, description: 'the ReplicaSet controller\'s 3 pod creates and a status write in /metrics' });
     assert.equal(value(counts, { verb: 'create', group: 'apps', resource: 'replicasets', client: 'admin' }), 1);
-    // Its informers listed and watched once each at start; the scheduler watches pods too.
-    assert.equal(value(counts, { verb: 'list', resource: 'pods', client: 'replicaset-controller' }), 1);
-    assert.equal(value(counts, { verb: 'watch', resource: 'pods', client: 'replicaset-controller' }), 1);
+    // The controllers' informers are the shared ones: pods listed and watched once per scope (every
+    // namespace, and the gateway's kube-system), none by the controller itself; the scheduler watches pods too.
+    assert.equal(value(counts, { verb: 'list', resource: 'pods', client: 'replicaset-controller' }), 0);
+    assert.equal(value(counts, { verb: 'watch', resource: 'pods', client: 'replicaset-controller' }), 0);
+    assert.equal(value(counts, { verb: 'list', resource: 'pods', client: 'shared-informers' }), 2);
+    assert.equal(value(counts, { verb: 'watch', resource: 'pods', client: 'shared-informers' }), 2);
     assert.ok(value(counts, { verb: 'watch', resource: 'pods', client: 'scheduler' }) >= 1);
 
     const text = (await call('GET', '/metrics')).text;
