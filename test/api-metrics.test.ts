@@ -45,10 +45,13 @@ describe('API request metrics (real master)', () => {
         && value(m, { verb: 'patch', resource: 'replicasets', subresource: 'status', client: 'replicaset-controller' }) >= 1 ? m : undefined;
     }, { timeoutMs: 30_000, description: 'the ReplicaSet controller\'s 3 pod creates and a status write in /metrics' });
     assert.equal(value(counts, { verb: 'create', group: 'apps', resource: 'replicasets', client: 'admin' }), 1);
-    // Its informers listed and watched once each at start; the shared informers (the scheduler's) watch pods too.
-    assert.equal(value(counts, { verb: 'list', resource: 'pods', client: 'replicaset-controller' }), 1);
-    assert.equal(value(counts, { verb: 'watch', resource: 'pods', client: 'replicaset-controller' }), 1);
-    assert.ok(value(counts, { verb: 'watch', resource: 'pods', client: 'shared-informers' }) >= 1);
+    // The controllers' informers are the shared ones: pods listed and watched once per scope (every
+    // namespace, and the gateway's kube-system), none by the controller itself, the scheduler's included.
+    assert.equal(value(counts, { verb: 'list', resource: 'pods', client: 'replicaset-controller' }), 0);
+    assert.equal(value(counts, { verb: 'watch', resource: 'pods', client: 'replicaset-controller' }), 0);
+    assert.equal(value(counts, { verb: 'list', resource: 'pods', client: 'shared-informers' }), 2);
+    assert.equal(value(counts, { verb: 'watch', resource: 'pods', client: 'shared-informers' }), 2);
+    assert.equal(value(counts, { verb: 'watch', resource: 'pods', client: 'scheduler' }), 0);
 
     const text = (await call('GET', '/metrics')).text;
     assert.match(text, /^# TYPE apiserver_request_total counter$/m);

@@ -11,7 +11,8 @@ import type { Pod } from '../src/core/api/pod.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { BINARY } from './helpers/master.js';
 import { createNetnsCluster, findExecutable, netnsSkipReason, type NetnsCluster, type NetnsWorker } from './helpers/netns-node.js';
-import { isPodReady, PodTracker } from './helpers/pod-tracker.js';
+import { isPodReady } from '../src/core/api/pod.js';
+import { PodTracker } from './helpers/pod-tracker.js';
 
 const NS = `workloads-e2e-${process.pid}`;
 const skip = netnsSkipReason();

@@ -13,7 +13,7 @@ import { registerGpuJobRoutes } from './api-server/gpujob-routes.js';
 import { GpuJobTokens } from './api-server/gpujob-tokens.js';
 import { registerJoinRoutes } from './api-server/join-routes.js';
 import { LocalClient } from './api-server/local-client.js';
-import { registerNodeProxyRoutes } from './api-server/node-proxy.js';
+import { fetchKubeletSummary, registerNodeProxyRoutes } from './api-server/node-proxy.js';
 import { registerScaleRoutes } from './api-server/scale-routes.js';
 import { ObjectService } from './api-server/object-service.js';
 import { storePodBinder } from './api-server/pod-binding.js';
@@ -110,6 +110,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     // Service cluster IPs and node ports are recorded in the same transaction as each Service.
     const serviceAllocator = new ServiceAllocator({ store, ranges: { serviceCIDR: config.serviceCIDR, nodePorts: config.nodePortRange } });
     const service = new ObjectService({ store, defaultTolerationSeconds: config.defaultTolerationSeconds, allocators: new Map([[serviceKind, serviceAllocator]]) });
+    // One informer per resource and scope for every component of the master (the API server's namespace cache included).
     const informers = new InformerFactory({ client: new LocalClient(service.forClient('shared-informers')), log });
     // Before the API serves, so that no create is half-way: records for services stored without them.
     for (const note of await serviceAllocator.repair()) log(`service allocations: ${note}`);
@@ -160,29 +161,35 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     const reconcilerSignal = shutdown.signalFor('reconcilers');
     // Every reconciler's informers and loops listen on it: many listeners here are by design, not a leak.
     setMaxListeners(100, reconcilerSignal);
-    // Each on a client view of the service, so that /metrics counts its requests under its name.
+    // Each on a client view of the service, so that /metrics counts its requests under its name;
+    // their informers are shared, one per resource and scope (client-go's SharedInformerFactory).
     const reconcilers = Promise.all([
-      new NamespaceReconciler({ service: service.forClient('namespace-controller'), log }).start(reconcilerSignal),
+      new NamespaceReconciler({ client: new LocalClient(service.forClient('namespace-controller')), informers, log }).start(reconcilerSignal),
       config.disableScheduler ? undefined : new Scheduler({
         client: new LocalClient(service.forClient('scheduler')), informers, bind: storePodBinder(service.forClient('scheduler')), policy: config.schedulerPolicy, log,
       }).start(reconcilerSignal),
-      new NodeCleanup({ service: service.forClient('node-cleanup'), registrar: nodes.registrar, log }).start(reconcilerSignal),
-      new NodeLifecycleReconciler({ service: service.forClient('node-lifecycle-controller'), gracePeriodSeconds: config.nodeMonitorGracePeriodSeconds, log }).start(reconcilerSignal),
-      new EndpointsReconciler({ service: service.forClient('endpoints-controller'), log }).start(reconcilerSignal),
-      new GatewayReconciler({ service: service.forClient('gateway-controller'), log }).start(reconcilerSignal),
-      new ReplicaSetController({ service: service.forClient('replicaset-controller'), log }).start(reconcilerSignal),
-      new DeploymentController({ service: service.forClient('deployment-controller'), log }).start(reconcilerSignal),
+      new NodeCleanup({ informers, registrar: nodes.registrar, log }).start(reconcilerSignal),
+      new NodeLifecycleReconciler({ client: new LocalClient(service.forClient('node-lifecycle-controller')), informers, gracePeriodSeconds: config.nodeMonitorGracePeriodSeconds, log }).start(reconcilerSignal),
+      new EndpointsReconciler({ client: new LocalClient(service.forClient('endpoints-controller')), informers, log }).start(reconcilerSignal),
+      new GatewayReconciler({ client: new LocalClient(service.forClient('gateway-controller')), informers, log }).start(reconcilerSignal),
+      new ReplicaSetController({ client: new LocalClient(service.forClient('replicaset-controller')), informers, log }).start(reconcilerSignal),
+      new DeploymentController({ client: new LocalClient(service.forClient('deployment-controller')), informers, log }).start(reconcilerSignal),
       // Samples come from the kubelets of the pods' nodes, as the metrics API's do (the admin token is what kubelets accept).
       new HorizontalPodAutoscalerController({
-        service: service.forClient('horizontal-pod-autoscaler'),
-        metrics: new KubeletResourceMetrics({ service, kubeletToken: admin.token }),
+        client: new LocalClient(service.forClient('horizontal-pod-autoscaler')),
+        informers,
+        metrics: new KubeletResourceMetrics({
+          client: new LocalClient(service),
+          summary: (node) => fetchKubeletSummary(node, { token: admin.token, timeoutMs: 5000 }),
+        }),
         syncPeriodMs: config.hpaSyncPeriodSeconds * 1000,
         log,
       }).start(reconcilerSignal),
-      new GarbageCollector({ service: service.forClient('garbage-collector'), log }).start(reconcilerSignal),
+      new GarbageCollector({ client: new LocalClient(service.forClient('garbage-collector')), informers, log }).start(reconcilerSignal),
       // Functions: versions built into images by the image factory (on the master's Docker), run as ReplicaSets behind the activator.
       new FunctionController({
-        service: service.forClient('function-controller'),
+        client: new LocalClient(service.forClient('function-controller')),
+        informers,
         builder: await startFunctionBuilder({ registryEndpoint, dockerHost: config.dockerHost, pipIndexUrl: config.pipIndexUrl, log }),
         activatorUrl: activating.url,
         log,
@@ -190,8 +197,8 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       new ExecutionCleanup({ informers, executions, log }).start(reconcilerSignal),
       // Functions' cron triggers, called through the activator like any other call (and so recorded).
       new ScheduleTriggers({ informers, invoker: activator, log }).start(reconcilerSignal),
-      new GpuJobController({ service: service.forClient('gpujob-controller'), outputs: gpuJobOutputs, mintToken: (job) => gpuJobTokens.mint(job), serverUrl: podServerUrl, log }).start(reconcilerSignal),
-      // Last: every component has asked for its informers and added its handlers (one added after the first list would miss its ADDs).
+      new GpuJobController({ client: new LocalClient(service.forClient('gpujob-controller')), informers, outputs: gpuJobOutputs, mintToken: (job) => gpuJobTokens.mint(job), serverUrl: podServerUrl, log }).start(reconcilerSignal),
+      // Last: every component has asked for its informers and added its handlers, so they all list at once.
       informers.start(reconcilerSignal),
     ]);
     shutdown.push('reconcilers', () => reconcilers);

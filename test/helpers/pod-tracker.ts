@@ -1,7 +1,7 @@
 // Follows the pods of one label selector through a real watch, for tests that must show a controller never overshoots: which pods exist, how many were ever made, and the extremes seen at any event.
 import { setTimeout as delay } from 'node:timers/promises';
+import { isPodReady } from '../../src/core/api/pod.js';
 
-export const isPodReady = (p: any): boolean => !!p.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True');
 
 export class PodTracker {
   readonly pods = new Map<string, any>();

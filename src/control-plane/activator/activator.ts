@@ -1,7 +1,6 @@
 // The activator: owns the functions' and workflows' URLs, proxies calls to function pods (holding them through a cold start), records every call, and drives the function autoscaler.
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { eventKind } from '../../core/api/event.js';
 import type { KubeObject } from '../../core/api/meta.js';
 import { podKind, type Pod } from '../../core/api/pod.js';
 import { kindByResource } from '../../core/api/registry.js';
@@ -11,6 +10,7 @@ import type { InformerFactory } from '../../core/controller/informer-factory.js'
 import { LABEL_INDEX, objectKey, type Informer } from '../../core/controller/informer.js';
 import { ApiError, toApiError } from '../../core/errors.js';
 import type { Store } from '../../core/store/store.js';
+import { recordEvent } from '../reconcilers/record-event.js';
 import { parseActivatorUrl } from '../../core/api/activator-paths.js';
 import { FunctionConcurrency } from './concurrency.js';
 import { FunctionAutoscaler, type ScaleChange } from './function-autoscaler.js';
@@ -21,7 +21,7 @@ import { type InvocationRecord } from '../../core/api/invocation-record.js';
 import { InvocationLog } from './invocation-records.js';
 import type { FunctionInvoker, InvokeRequest, InvokeResult } from './invoker.js';
 import type { KpaTuning, ScaleSettings } from './kpa.js';
-import { SCALE_EVENT_COMPONENT, scaleEvent } from './scale-events.js';
+import { SCALE_EVENT_COMPONENT, scaleMessage, scaleReason } from './scale-events.js';
 import { forward, UpstreamError, UpstreamPool } from './upstream.js';
 
 /** The parts of a Function (minik8s.io/v1) the activator reads; the schema itself is the function kind's. */
@@ -601,11 +601,9 @@ export class Activator implements FunctionInvoker {
   #scaled(change: ScaleChange): void {
     const fn = this.#functions?.get(change.functionKey);
     if (!fn) return;
-    const event = scaleEvent(fn, change, new Date());
-    // Never retried: an event is worth a log line, not a retry (as every recorder in the master treats them).
-    this.#client.create(eventKind, event, { namespace: fn.metadata.namespace ?? 'default' }).catch((err) => {
-      this.#log(`${SCALE_EVENT_COMPONENT}: event ${String(event.reason)} for ${fn.kind.toLowerCase()} ${fn.metadata.name}: ${err instanceof Error ? err.message : String(err)}`);
-    });
+    void recordEvent({
+      client: this.#client, object: fn, type: 'Normal', reason: scaleReason(change), component: SCALE_EVENT_COMPONENT, message: scaleMessage(change),
+    }, this.#log);
   }
 
   /** Records of functions deleted while the master was down go once the caches are in. */

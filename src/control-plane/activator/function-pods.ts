@@ -1,5 +1,6 @@
 // Which pods of a function may take requests, which the activator should probe itself, and which one gets the next request.
 import type { Pod } from '../../core/api/pod.js';
+import { isPodReady } from '../../core/api/pod.js';
 
 /** On the function's ReplicaSets and pods (set by the function controller). */
 export const FUNCTION_LABEL = 'minik8s.io/function';
@@ -38,7 +39,7 @@ export function podFacts(pod: Pod): PodFacts | undefined {
     version: Number(labels[VERSION_LABEL] ?? 0) || 0,
     ip: pod.status?.podIP || undefined,
     port,
-    kubeletReady: pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+    kubeletReady: isPodReady(pod),
     deleting: Boolean(pod.metadata.deletionTimestamp),
     finished: phase === 'Succeeded' || phase === 'Failed',
   };

@@ -1,5 +1,5 @@
 // Keeps the master's host routes to the Ready nodes' pod ranges (src/net/pod-routes.ts) in step with the Nodes, so the activator can reach pods on other machines.
-import { nodeKind, type Node } from '../../core/api/node.js';
+import { isNodeReady, type Node, nodeKind } from '../../core/api/node.js';
 import { runController, type ReconcileResult } from '../../core/controller/controller.js';
 import type { InformerFactory } from '../../core/controller/informer-factory.js';
 import type { Informer } from '../../core/controller/informer.js';
@@ -16,7 +16,7 @@ export function nodeRouteFacts(node: Node): NodeRouteFacts {
     name: node.metadata.name!,
     podCIDR: node.spec?.podCIDR,
     internalIP: node.status?.addresses?.find((a) => a.type === 'InternalIP')?.address,
-    ready: node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+    ready: isNodeReady(node),
   };
 }
 

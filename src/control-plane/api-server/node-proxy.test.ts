@@ -16,7 +16,7 @@ import { ADMIN_USER, TokenAuthenticator, type UserInfo } from './auth.js';
 import {
   chooseContainer, dialErrorMessage, execBody, kubeletLogQuery, kubeletTarget, registerNodeProxyRoutes,
 } from './node-proxy.js';
-import { cpuQuantity, memoryQuantity, podMetrics } from './metrics-api.js';
+import { cpuQuantity, memoryQuantity, podMetrics } from '../../core/api/metrics.js';
 import type { ObjectService } from './object-service.js';
 import { statusResponse } from './resource-routes.js';
 import { createApiApp, ensureSystemNamespaces } from './server.js';

@@ -2,7 +2,7 @@
 import http from 'node:http';
 import { Readable } from 'node:stream';
 import type { Context, Hono } from 'hono';
-import { nodeKind, type Node } from '../../core/api/node.js';
+import { isNodeReady, type Node, nodeKind } from '../../core/api/node.js';
 import { podKind, type Pod } from '../../core/api/pod.js';
 import {
   ApiError, BadRequestError, ForbiddenError, NotFoundError, ServiceUnavailableError, errorFromStatus, type Status,
@@ -11,7 +11,7 @@ import type { UserInfo } from './auth.js';
 import { apiGroupList, apiResourceList } from './discovery.js';
 import {
   METRICS_API_VERSION, metricsGroup, metricsList, metricsResourceList, nodeMetrics, podMetrics, type SummaryLike,
-} from './metrics-api.js';
+} from '../../core/api/metrics.js';
 import type { ObjectService } from './object-service.js';
 
 export interface NodeProxyOptions {
@@ -40,10 +40,6 @@ export function kubeletTarget(node: Node): KubeletTarget | undefined {
   if (!host) return undefined;
   const port = node.status?.daemonEndpoints?.kubeletEndpoint?.Port || DEFAULT_KUBELET_PORT;
   return { nodeName: node.metadata.name ?? '', host, port };
-}
-
-export function isNodeReady(node: Node): boolean {
-  return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 }
 
 /**

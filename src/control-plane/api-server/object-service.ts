@@ -15,7 +15,7 @@ import type { ListWatcher } from '../../core/controller/informer.js';
 import { failedKey, type Store, type StoreEntry, type StoreOp } from '../../core/store/store.js';
 import { withDefaultTolerations } from './default-tolerations.js';
 import { applyMergePatch } from './merge-patch.js';
-import { effectivePolicy, finalizersForDeletion, ownsDependents } from './deletion-propagation.js';
+import { effectivePolicy, finalizersForDeletion, ownsDependents } from '../../core/api/deletion-propagation.js';
 import { podGracePeriod } from './pod-deletion.js';
 import { RequestCounter } from './request-metrics.js';
 import type { AllocationHook } from './service-allocator.js';

@@ -6,9 +6,6 @@ import type { KubeObject, ObjectMeta } from '../../core/api/meta.js';
 import { timestamp } from '../../core/api/timestamp.js';
 import { BadRequestError } from '../../core/errors.js';
 
-// The format lives in core, where components that write conditions and events find it; re-exported for this tree.
-export { timestamp };
-
 /** `pods`, or `deployments.apps` for kinds outside the core group (as Kubernetes names them in messages). */
 export function qualifiedResource(def: KindDefinition): string {
   return def.group ? `${def.resource}.${def.group}` : def.resource;

@@ -1,13 +1,14 @@
 // Releases a deleted Node's pod CIDR and credential, whichever client deleted it, and at start for deletions the master missed while down.
 import { nodeKind, type Node } from '../../core/api/node.js';
 import { runController } from '../../core/controller/controller.js';
-import { Informer } from '../../core/controller/informer.js';
+import type { Informer } from '../../core/controller/informer.js';
+import type { InformerFactory } from '../../core/controller/informer-factory.js';
 import { WorkQueue } from '../../core/controller/work-queue.js';
-import type { ObjectService } from '../api-server/object-service.js';
 import type { NodeRegistrar } from './node-join.js';
 
 export interface NodeCleanupOptions {
-  service: ObjectService;
+  /** The process's shared informers (Nodes). It writes no object: what it frees is the registrar's. */
+  informers: InformerFactory;
   registrar: NodeRegistrar;
   log?: (message: string) => void;
 }
@@ -21,13 +22,13 @@ export class NodeCleanup {
   constructor(options: NodeCleanupOptions) {
     this.#registrar = options.registrar;
     this.#log = options.log ?? (() => {});
-    this.informer = new Informer<Node>({ source: options.service.listWatcher<Node>(nodeKind), name: 'node-cleanup', log: this.#log });
+    this.informer = options.informers.informer<Node>(nodeKind);
     this.informer.addHandlers({ onDelete: (node) => this.queue.add(node.metadata.name!) });
   }
 
+  /** Runs the worker and the sweep at start once the informer (started by the process's factory) has synced. */
   async start(signal: AbortSignal): Promise<void> {
     await Promise.all([
-      this.informer.start(signal),
       runController({ name: 'node-cleanup', queue: this.queue, informers: [this.informer], reconcile: (name) => this.reconcile(name), log: this.#log }, signal),
       this.#sweep(signal),
     ]);

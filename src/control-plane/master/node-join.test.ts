@@ -5,7 +5,9 @@ import { nodeKind, type Node } from '../../core/api/node.js';
 import { InvalidError, ServiceUnavailableError } from '../../core/errors.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
 import { waitFor } from '../../core/wait-for.js';
+import { LocalClient } from '../api-server/local-client.js';
 import { ObjectService } from '../api-server/object-service.js';
+import { controllerFixture } from '../reconcilers/controller-fixture.js';
 import { NodeCleanup } from './node-cleanup.js';
 import { NodeCredentials } from './node-credentials.js';
 import { nodePodCIDR, NodeRegistrar, validateNodeName } from './node-join.js';
@@ -122,8 +124,8 @@ describe('NodeCleanup', () => {
     const n2 = await registrar.join('n2');
     // Deleted before the cleanup runs: found by the sweep at start.
     await service.delete(nodeKind, undefined, 'n2');
-    const cleanup = new NodeCleanup({ service, registrar });
-    const running = cleanup.start(stop.signal);
+    const { informers, run } = controllerFixture(new LocalClient(service));
+    const running = run(stop.signal, new NodeCleanup({ informers, registrar }));
     try {
       await waitFor(async () => (await allocator.list()).every((r) => r.nodeName !== 'n2'), { timeoutMs: 5000, description: 'n2 released at start' });
       assert.equal(await credentials.authenticate(n2.token), undefined);

@@ -8,12 +8,13 @@ import type { Condition, OwnerReference } from '../../core/api/meta.js';
 import { podKind, type Pod, type PodTemplateSpec } from '../../core/api/pod.js';
 import { replicaSetKind, type ReplicaSet } from '../../core/api/replicaset.js';
 import { matches, selectorFromLabelSelector, type Selector } from '../../core/api/selector.js';
+import type { Client } from '../../core/client/client.js';
 import { runController } from '../../core/controller/controller.js';
-import { Informer, objectKey } from '../../core/controller/informer.js';
+import { NAMESPACE_INDEX, objectKey, OWNER_UID_INDEX, type Informer } from '../../core/controller/informer.js';
+import type { InformerFactory } from '../../core/controller/informer-factory.js';
 import { WorkQueue } from '../../core/controller/work-queue.js';
 import { AlreadyExistsError, ConflictError, NotFoundError } from '../../core/errors.js';
 import { canonicalJson } from '../../core/api/canonical-json.js';
-import type { ObjectService } from '../api-server/object-service.js';
 import { controllerRef } from './replicaset.js';
 
 // Kubernetes' SafeEncodeString alphabet: no vowels (no words) and no look-alike characters.
@@ -363,7 +364,9 @@ export function statusChanged(d: Deployment, status: DeploymentStatus): boolean 
 }
 
 export interface DeploymentControllerOptions {
-  service: ObjectService;
+  client: Client;
+  /** The process's shared informers: Deployments, ReplicaSets and Pods, read through their namespace and owner indexes. */
+  informers: InformerFactory;
   log?: (message: string) => void;
   workers?: number;
   now?: () => Date;
@@ -375,19 +378,19 @@ export class DeploymentController {
   readonly replicaSets: Informer<ReplicaSet>;
   readonly pods: Informer<Pod>;
   readonly queue = new WorkQueue();
-  readonly #service: ObjectService;
+  readonly #client: Client;
   readonly #log: (message: string) => void;
   readonly #workers: number;
   readonly #now: () => Date;
 
   constructor(options: DeploymentControllerOptions) {
-    this.#service = options.service;
+    this.#client = options.client;
     this.#log = options.log ?? (() => {});
     this.#workers = options.workers ?? 4;
     this.#now = options.now ?? (() => new Date());
-    this.deployments = new Informer<Deployment>({ source: options.service.listWatcher<Deployment>(deploymentKind), name: 'deployments', log: this.#log });
-    this.replicaSets = new Informer<ReplicaSet>({ source: options.service.listWatcher<ReplicaSet>(replicaSetKind), name: 'deployment-replicasets', log: this.#log });
-    this.pods = new Informer<Pod>({ source: options.service.listWatcher<Pod>(podKind), name: 'deployment-pods', log: this.#log });
+    this.deployments = options.informers.informer<Deployment>(deploymentKind);
+    this.replicaSets = options.informers.informer<ReplicaSet>(replicaSetKind);
+    this.pods = options.informers.informer<Pod>(podKind);
     const enqueue = (d: Deployment) => this.queue.add(objectKey(d));
     this.deployments.addHandlers({ onAdd: enqueue, onUpdate: (_old, d) => enqueue(d), onDelete: () => {} });
     const rsChanged = (rs: ReplicaSet) => {
@@ -409,8 +412,7 @@ export class DeploymentController {
   }
 
   #enqueueMatching(rs: ReplicaSet): void {
-    for (const d of this.deployments.list()) {
-      if (d.metadata.namespace !== rs.metadata.namespace) continue;
+    for (const d of this.deployments.byIndex(NAMESPACE_INDEX, rs.metadata.namespace!)) {
       try {
         if (matches(selectorFromLabelSelector(d.spec.selector), rs.metadata.labels)) this.queue.add(objectKey(d));
       } catch {
@@ -427,30 +429,26 @@ export class DeploymentController {
     if (owner?.kind === 'Deployment') this.queue.add(`${pod.metadata.namespace}/${owner.name}`);
   }
 
+  /** Runs the workers once the informers (started by the process's factory) have synced. */
   async start(signal: AbortSignal): Promise<void> {
-    await Promise.all([
-      this.deployments.start(signal),
-      this.replicaSets.start(signal),
-      this.pods.start(signal),
-      runController(
-        { name: 'deployment', queue: this.queue, informers: [this.deployments, this.replicaSets, this.pods], reconcile: (key) => this.reconcile(key), workers: this.#workers, log: this.#log },
-        signal,
-      ),
-    ]);
+    await runController(
+      { name: 'deployment', queue: this.queue, informers: [this.deployments, this.replicaSets, this.pods], reconcile: (key) => this.reconcile(key), workers: this.#workers, log: this.#log },
+      signal,
+    );
   }
 
   /** Whether any pod of an old ReplicaSet of `d` still exists (finished pods aside). */
   #oldPodsRunning(d: Deployment, rses: readonly ReplicaSet[]): boolean {
     const owned = rses.filter((rs) => controllerRef(rs)?.uid === d.metadata.uid);
     const { newRs } = splitReplicaSets(d, owned);
-    const oldUids = new Set(owned.filter((rs) => rs !== newRs).map((rs) => rs.metadata.uid));
-    return this.pods.list().some((p) => p.metadata.namespace === d.metadata.namespace && oldUids.has(controllerRef(p)?.uid)
-      && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
+    const running = (rs: ReplicaSet) => this.pods.byIndex(OWNER_UID_INDEX, rs.metadata.uid!).some((p) => p.metadata.namespace === d.metadata.namespace
+      && controllerRef(p)?.uid === rs.metadata.uid && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
+    return owned.some((rs) => rs !== newRs && running(rs));
   }
 
   async #isOurs(d: Deployment, name: string): Promise<boolean> {
     try {
-      const rs = (await this.#service.get(replicaSetKind, d.metadata.namespace, name)) as ReplicaSet;
+      const rs = (await this.#client.get(replicaSetKind, { namespace: d.metadata.namespace, name })) as ReplicaSet;
       return controllerRef(rs)?.uid === d.metadata.uid && templateMatches(rs, d);
     } catch (err) {
       if (err instanceof NotFoundError) return true; // gone meanwhile: the next try makes it
@@ -462,7 +460,7 @@ export class DeploymentController {
     const d = this.deployments.get(key);
     if (!d) return;
     const namespace = d.metadata.namespace!;
-    const rses = this.replicaSets.list().filter((rs) => rs.metadata.namespace === namespace);
+    const rses = this.replicaSets.byIndex(NAMESPACE_INDEX, namespace);
     const plan = planDeployment(d, { replicaSets: rses, oldPodsRunning: d.spec.strategy.type === 'Recreate' && this.#oldPodsRunning(d, rses), now: this.#now() });
     let status = plan.status;
     let retry = false;
@@ -472,16 +470,16 @@ export class DeploymentController {
           case 'adopt':
           case 'release':
             // Guarded by the cached resourceVersion: a ReplicaSet changed meanwhile is looked at again.
-            await this.#service.patch(replicaSetKind, namespace, action.rs.metadata.name!, { metadata: { resourceVersion: action.rs.metadata.resourceVersion, ownerReferences: action.ownerReferences } });
+            await this.#client.patch(replicaSetKind, { namespace, name: action.rs.metadata.name! }, { metadata: { resourceVersion: action.rs.metadata.resourceVersion, ownerReferences: action.ownerReferences } });
             this.#log(`deployment ${key}: ${action.type === 'adopt' ? 'adopted' : 'released'} replicaset ${action.rs.metadata.name}`);
             break;
           case 'create':
-            await this.#service.create(replicaSetKind, namespace, action.body);
+            await this.#client.create(replicaSetKind, action.body, { namespace });
             this.#log(`deployment ${key}: created replicaset ${(action.body.metadata as { name: string }).name}`);
             break;
           case 'update': {
             const annotations = action.annotations ? { annotations: action.annotations } : {};
-            await this.#service.patch(replicaSetKind, namespace, action.rs.metadata.name!, {
+            await this.#client.patch(replicaSetKind, { namespace, name: action.rs.metadata.name! }, {
               metadata: { resourceVersion: action.rs.metadata.resourceVersion, ...annotations },
               spec: { replicas: action.replicas, ...(action.minReadySeconds !== undefined ? { minReadySeconds: action.minReadySeconds } : {}) },
             });
@@ -489,7 +487,7 @@ export class DeploymentController {
             break;
           }
           case 'delete':
-            await this.#service.delete(replicaSetKind, namespace, action.rs.metadata.name!, { preconditions: { uid: action.rs.metadata.uid } });
+            await this.#client.delete(replicaSetKind, { namespace, name: action.rs.metadata.name! }, { preconditions: { uid: action.rs.metadata.uid } });
             this.#log(`deployment ${key}: deleted old replicaset ${action.rs.metadata.name}`);
             break;
         }
@@ -507,7 +505,7 @@ export class DeploymentController {
         // Against the cached version, as Kubernetes' UpdateStatus: a status worked out from a cache that has not yet
         // seen our previous write (or a newer spec) must not land; the event on its way reconciles again. Unguarded,
         // such a write set Progressing's lastUpdateTime again and again with nothing else changed.
-        await this.#service.patch(deploymentKind, namespace, d.metadata.name!, { metadata: { resourceVersion: d.metadata.resourceVersion }, status }, { subresource: 'status' });
+        await this.#client.patch(deploymentKind, { namespace, name: d.metadata.name! }, { metadata: { resourceVersion: d.metadata.resourceVersion }, status }, { subresource: 'status' });
       } catch (err) {
         if (!(err instanceof NotFoundError || err instanceof ConflictError)) throw err;
       }

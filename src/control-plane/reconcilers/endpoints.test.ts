@@ -7,8 +7,10 @@ import { serviceKind, type Service } from '../../core/api/service.js';
 import { validateObject } from '../../core/api/validate.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
 import { waitFor } from '../../core/wait-for.js';
+import { LocalClient } from '../api-server/local-client.js';
 import { ObjectService } from '../api-server/object-service.js';
 import { ensureSystemNamespaces } from '../api-server/server.js';
+import { controllerFixture } from './controller-fixture.js';
 import { desiredSubsets, EndpointsReconciler, planEndpoints, resolveTargetPort, SelectorIndex } from './endpoints.js';
 
 interface PodOpts {
@@ -145,7 +147,8 @@ describe('EndpointsReconciler on a memory store', () => {
     const api = new ObjectService({ store: new MemoryStore() });
     await ensureSystemNamespaces(api);
     const controller = new AbortController();
-    const running = new EndpointsReconciler({ service: api }).start(controller.signal);
+    const { client, informers, run } = controllerFixture(new LocalClient(api));
+    const running = run(controller.signal, new EndpointsReconciler({ client, informers }));
     const get = () => api.get(endpointsKind, 'default', 'web').then((e) => e as Endpoints, () => undefined);
     const ips = async () => (await get())?.subsets?.flatMap((s) => (s.addresses ?? []).map((a) => a.ip)).sort().join(',') ?? 'none';
     try {

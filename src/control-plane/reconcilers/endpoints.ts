@@ -2,13 +2,15 @@
 import { isDeepStrictEqual } from 'node:util';
 import { endpointsKind, type EndpointAddress, type EndpointPort, type Endpoints, type EndpointSubset } from '../../core/api/endpoints.js';
 import type { KubeObject } from '../../core/api/meta.js';
-import { podKind, type Pod } from '../../core/api/pod.js';
+import { isPodReady, type Pod, podKind } from '../../core/api/pod.js';
+import { selectorFromMap } from '../../core/api/selector.js';
 import { serviceKind, type Service, type ServicePort } from '../../core/api/service.js';
+import type { Client } from '../../core/client/client.js';
 import { runController } from '../../core/controller/controller.js';
-import { Informer, objectKey, splitKey } from '../../core/controller/informer.js';
+import { objectKey, splitKey, type Informer } from '../../core/controller/informer.js';
+import type { InformerFactory } from '../../core/controller/informer-factory.js';
 import { WorkQueue } from '../../core/controller/work-queue.js';
 import { AlreadyExistsError, NotFoundError } from '../../core/errors.js';
-import type { ObjectService } from '../api-server/object-service.js';
 import { recordEvent } from './record-event.js';
 
 /** A selector as Kubernetes reads a Service's: every pair must be among the pod's labels. An empty one selects nothing here (no managed Endpoints). */
@@ -20,10 +22,6 @@ export function selects(selector: Readonly<Record<string, string>> | undefined, 
 /** True for a Service whose Endpoints this reconciler owns: one with a (non-empty) selector. */
 export function hasSelector(service: Service): boolean {
   return Object.keys(service.spec.selector ?? {}).length > 0;
-}
-
-export function podReady(pod: Pod): boolean {
-  return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 }
 
 /**
@@ -95,7 +93,7 @@ export function desiredSubsets(service: Service, pods: readonly Pod[]): SubsetsR
     const key = ports.map(portKey).join(',');
     const group = groups.get(key) ?? { ports, ready: [], notReady: [] };
     groups.set(key, group);
-    (publishNotReady || podReady(pod) ? group.ready : group.notReady).push(addressOf(pod));
+    (publishNotReady || isPodReady(pod) ? group.ready : group.notReady).push(addressOf(pod));
   }
   const subsets = [...groups.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, g]) => {
     const subset: EndpointSubset = {};
@@ -182,7 +180,9 @@ export class SelectorIndex {
 }
 
 export interface EndpointsReconcilerOptions {
-  service: ObjectService;
+  client: Client;
+  /** The process's shared informers: Services, Pods (selected through the label index) and Endpoints. */
+  informers: InformerFactory;
   log?: (message: string) => void;
 }
 
@@ -191,21 +191,18 @@ export class EndpointsReconciler {
   readonly pods: Informer<Pod>;
   readonly endpoints: Informer<Endpoints>;
   readonly queue = new WorkQueue();
-  readonly #api: ObjectService;
+  readonly #client: Client;
   readonly #log: (message: string) => void;
   readonly #index = new SelectorIndex();
-  /** Pod keys per namespace, so that a reconcile reads its namespace's pods only. */
-  readonly #podsByNamespace = new Map<string, Set<string>>();
   /** Per service, the named ports last reported missing, so that the warning is not repeated at every pod event. */
   readonly #warned = new Map<string, string>();
 
   constructor(options: EndpointsReconcilerOptions) {
-    this.#api = options.service;
+    this.#client = options.client;
     this.#log = options.log ?? (() => {});
-    const log = this.#log;
-    this.services = new Informer<Service>({ source: options.service.listWatcher<Service>(serviceKind), name: 'endpoints-services', log });
-    this.pods = new Informer<Pod>({ source: options.service.listWatcher<Pod>(podKind), name: 'endpoints-pods', log });
-    this.endpoints = new Informer<Endpoints>({ source: options.service.listWatcher<Endpoints>(endpointsKind), name: 'endpoints', log });
+    this.services = options.informers.informer<Service>(serviceKind);
+    this.pods = options.informers.informer<Pod>(podKind);
+    this.endpoints = options.informers.informer<Endpoints>(endpointsKind);
 
     const onService = (s: Service) => {
       this.#index.set(s);
@@ -224,19 +221,13 @@ export class EndpointsReconciler {
       for (const key of this.#index.servicesFor(pod)) this.queue.add(key);
     };
     this.pods.addHandlers({
-      onAdd: (pod) => {
-        this.#trackPod(pod, true);
-        enqueueFor(pod);
-      },
+      onAdd: enqueueFor,
       onUpdate: (old, pod) => {
         // Old labels too: a pod relabelled out of a selector must leave its endpoints.
         enqueueFor(old);
         enqueueFor(pod);
       },
-      onDelete: (pod) => {
-        this.#trackPod(pod, false);
-        enqueueFor(pod);
-      },
+      onDelete: enqueueFor,
     });
     // Endpoints changed or deleted by anyone else are put back (level-triggered); orphans at start go.
     this.endpoints.addHandlers({
@@ -245,11 +236,9 @@ export class EndpointsReconciler {
     });
   }
 
+  /** Runs the worker and the sweep of orphans once the informers (started by the process's factory) have synced. */
   async start(signal: AbortSignal): Promise<void> {
     await Promise.all([
-      this.services.start(signal),
-      this.pods.start(signal),
-      this.endpoints.start(signal),
       runController({ name: 'endpoints', queue: this.queue, informers: [this.services, this.pods, this.endpoints], reconcile: (key) => this.reconcile(key), log: this.#log }, signal),
       this.#sweep(signal),
     ]);
@@ -259,40 +248,20 @@ export class EndpointsReconciler {
     const { namespace, name } = splitKey(key);
     const service = this.services.get(key);
     const current = this.endpoints.get(key);
-    const pods = this.#podsIn(namespace ?? '');
+    // Only the pods the selector picks, from the label index: the plan would look at no others.
+    const pods = service && hasSelector(service) ? this.pods.select(selectorFromMap(service.spec.selector!), namespace) : [];
     const action = planEndpoints(service, current, pods);
     if (service && hasSelector(service)) await this.#warnUnresolved(service, pods);
     try {
-      if (action.type === 'create') await this.#api.create(endpointsKind, namespace, action.endpoints);
-      else if (action.type === 'update') await this.#api.replace(endpointsKind, namespace, name, action.endpoints);
-      else if (action.type === 'delete') await this.#api.delete(endpointsKind, namespace, name);
+      if (action.type === 'create') await this.#client.create(endpointsKind, action.endpoints, { namespace });
+      else if (action.type === 'update') await this.#client.replace(endpointsKind, { namespace, name }, action.endpoints);
+      else if (action.type === 'delete') await this.#client.delete(endpointsKind, { namespace, name });
     } catch (err) {
       // The cache was behind: its event is on the way and brings this key back.
       if (action.type === 'create' && err instanceof AlreadyExistsError) return;
       if (action.type === 'delete' && err instanceof NotFoundError) return;
       throw err;
     }
-  }
-
-  #trackPod(pod: Pod, present: boolean): void {
-    const ns = pod.metadata.namespace ?? '';
-    let keys = this.#podsByNamespace.get(ns);
-    if (present) {
-      if (!keys) this.#podsByNamespace.set(ns, (keys = new Set()));
-      keys.add(objectKey(pod));
-    } else if (keys) {
-      keys.delete(objectKey(pod));
-      if (keys.size === 0) this.#podsByNamespace.delete(ns);
-    }
-  }
-
-  #podsIn(namespace: string): Pod[] {
-    const out: Pod[] = [];
-    for (const key of this.#podsByNamespace.get(namespace) ?? []) {
-      const pod = this.pods.get(key);
-      if (pod) out.push(pod);
-    }
-    return out;
   }
 
   /** One Warning event when the named target ports of a service resolve in none, or not all, of its pods. */
@@ -307,7 +276,7 @@ export class EndpointsReconciler {
     const podNames = [...unresolved.keys()].sort();
     const shown = podNames.slice(0, 5).join(', ') + (podNames.length > 5 ? ` and ${podNames.length - 5} more` : '');
     await recordEvent({
-      service: this.#api,
+      client: this.#client,
       object: service,
       type: 'Warning',
       reason: 'FailedToResolvePort',

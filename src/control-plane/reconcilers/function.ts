@@ -3,14 +3,15 @@ import { isDeepStrictEqual } from 'node:util';
 import { functionKind, type FunctionObject } from '../../core/api/function.js';
 import { functionVersionKind, type FunctionVersion, type FunctionVersionStatus } from '../../core/api/function-version.js';
 import { replicaSetKind, type ReplicaSet } from '../../core/api/replicaset.js';
+import { timestamp } from '../../core/api/timestamp.js';
+import type { Client } from '../../core/client/client.js';
 import { runController } from '../../core/controller/controller.js';
-import { Informer, objectKey } from '../../core/controller/informer.js';
+import { objectKey, OWNER_UID_INDEX, type Informer } from '../../core/controller/informer.js';
+import type { InformerFactory } from '../../core/controller/informer-factory.js';
 import { WorkQueue } from '../../core/controller/work-queue.js';
 import { AlreadyExistsError, ConflictError, NotFoundError } from '../../core/errors.js';
 import { ProgressThrottle } from '../../runtime/image-factory/build-progress.js';
 import { BuildError, type BuiltImage, type BuildRequest } from '../../runtime/image-factory/image-factory.js';
-import type { ObjectService } from '../api-server/object-service.js';
-import { timestamp } from '../api-server/objects.js';
 import { planFunction, type FunctionAction, type FunctionEvent } from './function-plan.js';
 import { recordEvent } from './record-event.js';
 import { controllerRef } from './replicaset.js';
@@ -24,7 +25,9 @@ export interface FunctionImageBuilder {
 }
 
 export interface FunctionControllerOptions {
-  service: ObjectService;
+  client: Client;
+  /** The process's shared informers: Functions, and FunctionVersions and ReplicaSets read through their owner index. */
+  informers: InformerFactory;
   builder: FunctionImageBuilder;
   /** `http://ADDRESS:PORT`: the activator as clients reach it; a function's URL is this plus /function/NAME. */
   activatorUrl?: string;
@@ -68,7 +71,7 @@ export class FunctionController {
   readonly versions: Informer<FunctionVersion>;
   readonly replicaSets: Informer<ReplicaSet>;
   readonly queue = new WorkQueue();
-  readonly #service: ObjectService;
+  readonly #client: Client;
   readonly #builder: FunctionImageBuilder;
   readonly #log: (message: string) => void;
   readonly #now: () => Date;
@@ -79,13 +82,13 @@ export class FunctionController {
 
   constructor(options: FunctionControllerOptions) {
     this.#options = options;
-    this.#service = options.service;
+    this.#client = options.client;
     this.#builder = options.builder;
     this.#log = options.log ?? (() => {});
     this.#now = options.now ?? (() => new Date());
-    this.functions = new Informer<FunctionObject>({ source: options.service.listWatcher<FunctionObject>(functionKind), name: 'functions', log: this.#log });
-    this.versions = new Informer<FunctionVersion>({ source: options.service.listWatcher<FunctionVersion>(functionVersionKind), name: 'function-versions', log: this.#log });
-    this.replicaSets = new Informer<ReplicaSet>({ source: options.service.listWatcher<ReplicaSet>(replicaSetKind), name: 'function-replicasets', log: this.#log });
+    this.functions = options.informers.informer<FunctionObject>(functionKind);
+    this.versions = options.informers.informer<FunctionVersion>(functionVersionKind);
+    this.replicaSets = options.informers.informer<ReplicaSet>(replicaSetKind);
     const enqueue = (fn: FunctionObject) => this.queue.add(objectKey(fn));
     this.functions.addHandlers({
       onAdd: enqueue,
@@ -112,26 +115,23 @@ export class FunctionController {
     signal.addEventListener('abort', () => {
       for (const build of this.#builds.values()) build.abort.abort(new Error('the master is stopping'));
     }, { once: true });
-    await Promise.all([
-      this.functions.start(signal),
-      this.versions.start(signal),
-      this.replicaSets.start(signal),
-      runController(
-        { name: 'function', queue: this.queue, informers: [this.functions, this.versions, this.replicaSets], reconcile: (key) => this.reconcile(key), workers: this.#options.workers ?? 2, log: this.#log },
-        signal,
-      ),
-    ]);
+    // The informers are started by the process's factory; the workers wait for them.
+    await runController(
+      { name: 'function', queue: this.queue, informers: [this.functions, this.versions, this.replicaSets], reconcile: (key) => this.reconcile(key), workers: this.#options.workers ?? 2, log: this.#log },
+      signal,
+    );
     // A stopping master waits for its builds to notice (they record nothing more once aborted).
     await Promise.allSettled([...this.#buildsDone]);
     await this.#builder.close?.();
   }
 
-  #ownedBy<T extends FunctionVersion | ReplicaSet>(list: readonly T[], fn: FunctionObject): T[] {
-    return list.filter((o) => o.metadata.namespace === fn.metadata.namespace && controllerRef(o)?.uid === fn.metadata.uid);
+  /** What `fn` controls, from the owner index. */
+  #ownedBy<T extends FunctionVersion | ReplicaSet>(informer: Informer<T>, fn: FunctionObject): T[] {
+    return informer.byIndex(OWNER_UID_INDEX, fn.metadata.uid!).filter((o) => o.metadata.namespace === fn.metadata.namespace && controllerRef(o)?.uid === fn.metadata.uid);
   }
 
   async #event(fn: FunctionObject, e: FunctionEvent): Promise<void> {
-    await recordEvent({ service: this.#service, object: fn, type: e.type, reason: e.reason, message: e.message, component: 'function-controller', now: this.#now() }, this.#log);
+    await recordEvent({ client: this.#client, object: fn, type: e.type, reason: e.reason, message: e.message, component: 'function-controller', now: this.#now() }, this.#log);
   }
 
   async reconcile(key: string): Promise<{ requeueAfterMs?: number } | void> {
@@ -140,8 +140,8 @@ export class FunctionController {
     const namespace = fn.metadata.namespace!;
     const building = new Set([...this.#builds.keys()].filter((k) => k.startsWith(`${namespace}/`)).map((k) => k.slice(namespace.length + 1)));
     const plan = planFunction(fn, {
-      versions: this.#ownedBy(this.versions.list(), fn),
-      replicaSets: this.#ownedBy(this.replicaSets.list(), fn),
+      versions: this.#ownedBy(this.versions, fn),
+      replicaSets: this.#ownedBy(this.replicaSets, fn),
       building,
       templateHash: this.#builder.templateHash,
       url: functionUrl(this.#options.activatorUrl, namespace, fn.metadata.name!),
@@ -158,7 +158,7 @@ export class FunctionController {
     }
     if (!isDeepStrictEqual(fn.status ?? {}, plan.status)) {
       try {
-        await this.#service.patch(functionKind, namespace, fn.metadata.name!, { status: replacingPatch(fn.status ?? {}, plan.status) }, { subresource: 'status' });
+        await this.#client.patch(functionKind, { namespace, name: fn.metadata.name! }, { status: replacingPatch(fn.status ?? {}, plan.status) }, { subresource: 'status' });
       } catch (err) {
         if (!(err instanceof NotFoundError || err instanceof ConflictError)) throw err;
       }
@@ -173,7 +173,7 @@ export class FunctionController {
     switch (action.type) {
       case 'createVersion': {
         const name = (action.body.metadata as { name: string }).name;
-        const created = (await this.#service.create(functionVersionKind, namespace, action.body)) as FunctionVersion;
+        const created = (await this.#client.create(functionVersionKind, action.body, { namespace })) as FunctionVersion;
         this.#log(`function ${key}: created version ${created.spec.version}${action.build ? '' : ` (${action.status.message})`}`);
         for (const e of action.events) await this.#event(fn, e);
         if (action.build) this.#startBuild(fn, created, action.status.request);
@@ -189,17 +189,17 @@ export class FunctionController {
         for (const e of action.events) await this.#event(fn, e);
         return;
       case 'createReplicaSet':
-        await this.#service.create(replicaSetKind, namespace, action.body);
+        await this.#client.create(replicaSetKind, action.body, { namespace });
         this.#log(`function ${key}: created replicaset ${(action.body.metadata as { name: string }).name} with ${(action.body.spec as { replicas: number }).replicas} replicas`);
         return;
       case 'scale':
-        await this.#service.patch(replicaSetKind, namespace, action.rs.metadata.name!, { metadata: { resourceVersion: action.rs.metadata.resourceVersion }, spec: { replicas: action.replicas } });
+        await this.#client.patch(replicaSetKind, { namespace, name: action.rs.metadata.name! }, { metadata: { resourceVersion: action.rs.metadata.resourceVersion }, spec: { replicas: action.replicas } });
         this.#log(`function ${key}: scaled replicaset ${action.rs.metadata.name} to ${action.replicas}`);
         for (const e of action.events) await this.#event(fn, e);
         return;
       case 'deleteVersion':
-        if (action.rs) await this.#service.delete(replicaSetKind, namespace, action.rs.metadata.name!, { preconditions: { uid: action.rs.metadata.uid } });
-        await this.#service.delete(functionVersionKind, namespace, action.version.metadata.name!, { preconditions: { uid: action.version.metadata.uid } });
+        if (action.rs) await this.#client.delete(replicaSetKind, { namespace, name: action.rs.metadata.name! }, { preconditions: { uid: action.rs.metadata.uid } });
+        await this.#client.delete(functionVersionKind, { namespace, name: action.version.metadata.name! }, { preconditions: { uid: action.version.metadata.uid } });
         this.#log(`function ${key}: deleted old version ${action.version.spec.version}`);
         return;
     }
@@ -208,7 +208,7 @@ export class FunctionController {
   async #writeVersionStatus(namespace: string, name: string, status: FunctionVersionStatus): Promise<void> {
     // A merge patch: null removes what the new phase no longer has (a failure's message when a retry starts).
     const patch: Record<string, unknown> = { step: null, message: null, completionTime: null, ...status };
-    await this.#service.patch(functionVersionKind, namespace, name, { status: patch }, { subresource: 'status' });
+    await this.#client.patch(functionVersionKind, { namespace, name }, { status: patch }, { subresource: 'status' });
   }
 
   /** Marks the version Building and runs the build in the background; its end is written to the version, which wakes the Function. */
@@ -231,7 +231,7 @@ export class FunctionController {
         intervalMs: this.#options.progressIntervalMs ?? 500,
         write: async (step) => {
           if (abort.signal.aborted) return;
-          await this.#service.patch(functionVersionKind, namespace, name, { status: { step } }, { subresource: 'status' });
+          await this.#client.patch(functionVersionKind, { namespace, name }, { status: { step } }, { subresource: 'status' });
         },
       });
       let outcome: FunctionVersionStatus;

@@ -8,8 +8,10 @@ import { replicaSetKind } from '../../core/api/replicaset.js';
 import { NotFoundError } from '../../core/errors.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
 import { waitFor } from '../../core/wait-for.js';
+import { LocalClient } from '../api-server/local-client.js';
 import { ObjectService } from '../api-server/object-service.js';
 import { ensureSystemNamespaces } from '../api-server/server.js';
+import { controllerFixture } from './controller-fixture.js';
 import { GarbageCollector, planDependent, planOwner, type OwnerState } from './garbage-collector.js';
 
 const ref = (uid: string, block = false): OwnerReference => ({ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `rs-${uid}`, uid, controller: true, ...(block ? { blockOwnerDeletion: true } : {}) });
@@ -94,7 +96,8 @@ describe('GarbageCollector', () => {
     const service = new ObjectService({ store: new MemoryStore() });
     await ensureSystemNamespaces(service);
     const controller = new AbortController();
-    const running = new GarbageCollector({ service }).start(controller.signal);
+    const { client, informers, run } = controllerFixture(new LocalClient(service));
+    const running = run(controller.signal, new GarbageCollector({ client, informers }));
     try {
       await body(service);
     } finally {

@@ -1,15 +1,16 @@
 // Garbage collector: deletes dependents whose owners are gone, runs foreground deletion and orphaning through ownerReferences.
 import type { KindDefinition } from '../../core/api/kind.js';
 import type { KubeObject, OwnerReference } from '../../core/api/meta.js';
-import { kindByApiVersion } from '../../core/api/registry.js';
-import { runController } from '../../core/controller/controller.js';
-import { Informer, objectKey } from '../../core/controller/informer.js';
-import { WorkQueue } from '../../core/controller/work-queue.js';
-import { NotFoundError } from '../../core/errors.js';
 import {
   FOREGROUND_FINALIZER, GARBAGE_COLLECTED_KINDS, ORPHAN_FINALIZER, ownsDependents, type PropagationPolicy,
-} from '../api-server/deletion-propagation.js';
-import type { ObjectService } from '../api-server/object-service.js';
+} from '../../core/api/deletion-propagation.js';
+import { kindByApiVersion } from '../../core/api/registry.js';
+import type { Client } from '../../core/client/client.js';
+import { runController } from '../../core/controller/controller.js';
+import { objectKey, OWNER_UID_INDEX, type Informer } from '../../core/controller/informer.js';
+import type { InformerFactory } from '../../core/controller/informer-factory.js';
+import { WorkQueue } from '../../core/controller/work-queue.js';
+import { NotFoundError } from '../../core/errors.js';
 
 /**
  * What became of one owner a dependent points at: `present` (exists and is not being deleted
@@ -79,7 +80,9 @@ function hasCollectorFinalizer(obj: KubeObject): boolean {
 }
 
 export interface GarbageCollectorOptions {
-  service: ObjectService;
+  client: Client;
+  /** The process's shared informers, one per watched kind; dependents are found through their owner index. */
+  informers: InformerFactory;
   /** The kinds to watch (default GARBAGE_COLLECTED_KINDS). */
   kinds?: readonly { def: KindDefinition; owner: boolean }[];
   log?: (message: string) => void;
@@ -94,19 +97,17 @@ interface Tracked {
 /** Queue keys: `index|namespace/name`, the index into the tracked kinds. */
 export class GarbageCollector {
   readonly queue = new WorkQueue();
-  readonly #service: ObjectService;
+  readonly #client: Client;
   readonly #log: (message: string) => void;
   readonly #tracked: Tracked[];
   /** uid -> the queue key of the object with that uid. */
   readonly #byUid = new Map<string, string>();
-  /** owner uid -> queue keys of the objects that reference it. */
-  readonly #dependents = new Map<string, Set<string>>();
 
   constructor(options: GarbageCollectorOptions) {
-    this.#service = options.service;
+    this.#client = options.client;
     this.#log = options.log ?? (() => {});
     this.#tracked = (options.kinds ?? GARBAGE_COLLECTED_KINDS).map(({ def, owner }, index) => {
-      const informer = new Informer<KubeObject>({ source: options.service.listWatcher(def), name: `gc-${def.resource}`, log: this.#log });
+      const informer = options.informers.informer(def);
       const keyOf = (obj: KubeObject) => `${index}|${objectKey(obj)}`;
       informer.addHandlers({
         onAdd: (obj) => this.#observe(keyOf(obj), undefined, obj),
@@ -117,50 +118,50 @@ export class GarbageCollector {
     });
   }
 
-  /** Keeps the graph current and queues whoever an event concerns. */
+  /** Queues whoever an event concerns. The informers have filed `obj` in their indexes before any handler runs. */
   #observe(key: string, old: KubeObject | undefined, obj: KubeObject | undefined): void {
-    const oldRefs = old?.metadata.ownerReferences ?? [];
     const newRefs = obj?.metadata.ownerReferences ?? [];
     if (old?.metadata.uid && (!obj || obj.metadata.uid !== old.metadata.uid)) {
       this.#byUid.delete(old.metadata.uid);
       // The owner is gone: its dependents must look again.
-      for (const dep of this.#dependents.get(old.metadata.uid) ?? []) this.queue.add(dep);
+      for (const dep of this.#dependentKeys(old.metadata.uid)) this.queue.add(dep);
     }
     if (obj?.metadata.uid) this.#byUid.set(obj.metadata.uid, key);
-    for (const ref of oldRefs) {
+    for (const ref of old?.metadata.ownerReferences ?? []) {
       if (newRefs.some((r) => r.uid === ref.uid)) continue;
-      this.#dependents.get(ref.uid)?.delete(key);
-      if (this.#dependents.get(ref.uid)?.size === 0) this.#dependents.delete(ref.uid);
       // An owner waiting for (or orphaning) this dependent may now finish.
       const ownerKey = this.#byUid.get(ref.uid);
       if (ownerKey) this.queue.add(ownerKey);
-    }
-    for (const ref of newRefs) {
-      let set = this.#dependents.get(ref.uid);
-      if (!set) this.#dependents.set(ref.uid, set = new Set());
-      set.add(key);
     }
     if (!obj) return;
     if (newRefs.length > 0) this.queue.add(key);
     if (obj.metadata.deletionTimestamp && hasCollectorFinalizer(obj)) {
       this.queue.add(key);
       if (!old?.metadata.deletionTimestamp || waitingForDependents(obj) !== waitingForDependents(old)) {
-        for (const dep of this.#dependents.get(obj.metadata.uid ?? '') ?? []) this.queue.add(dep);
+        for (const dep of this.#dependentKeys(obj.metadata.uid ?? '')) this.queue.add(dep);
       }
     }
   }
 
+  /** The objects of every watched kind that reference `ownerUid`, from the informers' owner index. */
+  #dependents(ownerUid: string): { tracked: Tracked; obj: KubeObject; key: string }[] {
+    return this.#tracked.flatMap((tracked, index) =>
+      tracked.informer.byIndex(OWNER_UID_INDEX, ownerUid).map((obj) => ({ tracked, obj, key: `${index}|${objectKey(obj)}` })));
+  }
+
+  #dependentKeys(ownerUid: string): string[] {
+    return this.#dependents(ownerUid).map((d) => d.key);
+  }
+
+  /** Runs the worker once the informers (started by the process's factory) have synced. */
   async start(signal: AbortSignal): Promise<void> {
-    await Promise.all([
-      ...this.#tracked.map((t) => t.informer.start(signal)),
-      runController({
-        name: 'garbage-collector',
-        queue: this.queue,
-        informers: this.#tracked.map((t) => t.informer),
-        reconcile: (key) => this.reconcile(key),
-        log: this.#log,
-      }, signal),
-    ]);
+    await runController({
+      name: 'garbage-collector',
+      queue: this.queue,
+      informers: this.#tracked.map((t) => t.informer),
+      reconcile: (key) => this.reconcile(key),
+      log: this.#log,
+    }, signal);
   }
 
   #lookup(key: string): { tracked: Tracked; obj: KubeObject | undefined } | undefined {
@@ -191,7 +192,7 @@ export class GarbageCollector {
     const action = planDependent(dep, owners, ownsDependents(tracked.def));
     const { namespace, name } = { namespace: dep.metadata.namespace, name: dep.metadata.name! };
     if (action.type === 'delete') {
-      await this.#service.delete(tracked.def, namespace, name, { propagationPolicy: action.policy, preconditions: { uid: dep.metadata.uid } });
+      await this.#client.delete(tracked.def, { namespace, name }, { propagationPolicy: action.policy, preconditions: { uid: dep.metadata.uid } });
       this.#log(`garbage collector: deleted ${tracked.def.kind} ${objectKey(dep)} (owners gone, ${action.policy.toLowerCase()})`);
     } else if (action.type === 'removeOwnerRefs') {
       const left = (dep.metadata.ownerReferences ?? []).filter((r) => !action.uids.includes(r.uid));
@@ -210,7 +211,7 @@ export class GarbageCollector {
     const def = kindByApiVersion(ref.apiVersion, ref.kind);
     if (!def || !this.#tracked.some((t) => t.def === def)) return 'present';
     try {
-      const live = await this.#service.get(def, def.namespaced ? namespace : undefined, ref.name);
+      const live = await this.#client.get(def, { namespace: def.namespaced ? namespace : undefined, name: ref.name });
       if (live.metadata.uid !== ref.uid) return 'absent';
       return waitingForDependents(live) ? 'waiting' : 'present';
     } catch (err) {
@@ -220,15 +221,11 @@ export class GarbageCollector {
   }
 
   async #reconcileOwner(tracked: Tracked, owner: KubeObject): Promise<void> {
-    const dependents: KubeObject[] = [];
-    for (const depKey of this.#dependents.get(owner.metadata.uid ?? '') ?? []) {
-      const dep = this.#lookup(depKey);
-      if (dep?.obj) dependents.push(dep.obj);
-    }
-    for (const action of planOwner(owner, dependents)) {
+    const dependents = this.#dependents(owner.metadata.uid ?? '');
+    for (const action of planOwner(owner, dependents.map((d) => d.obj))) {
       if (action.type === 'removeOwnerRef') {
         const dep = action.dependent;
-        const depTracked = this.#tracked.find((t) => t.def.kind === dep.kind && t.informer.get(objectKey(dep)) === dep);
+        const depTracked = dependents.find((d) => d.obj === dep)?.tracked;
         if (!depTracked) continue;
         const left = (dep.metadata.ownerReferences ?? []).filter((r) => r.uid !== owner.metadata.uid);
         await this.#patch(depTracked.def, dep, { metadata: { resourceVersion: dep.metadata.resourceVersion, ownerReferences: left.length ? left : null } });
@@ -242,6 +239,6 @@ export class GarbageCollector {
 
   /** A conditional patch: built from the cache, so a stale cache is a conflict, retried with backoff by the runner. */
   async #patch(def: KindDefinition, obj: KubeObject, patch: Record<string, unknown>): Promise<void> {
-    await this.#service.patch(def, obj.metadata.namespace, obj.metadata.name!, patch);
+    await this.#client.patch(def, { namespace: obj.metadata.namespace, name: obj.metadata.name! }, patch);
   }
 }

@@ -2,14 +2,15 @@
 import { createHash } from 'node:crypto';
 import { dnsKind, normalizePath, type Dns } from '../../core/api/dns.js';
 import type { Condition } from '../../core/api/meta.js';
-import { podKind, type Pod } from '../../core/api/pod.js';
+import { isPodReady, type Pod, podKind } from '../../core/api/pod.js';
 import { serviceKind, type Service } from '../../core/api/service.js';
+import type { Client } from '../../core/client/client.js';
 import { runController } from '../../core/controller/controller.js';
-import { Informer } from '../../core/controller/informer.js';
+import { LABEL_INDEX, type Informer } from '../../core/controller/informer.js';
+import type { InformerFactory } from '../../core/controller/informer-factory.js';
 import { WorkQueue } from '../../core/controller/work-queue.js';
 import { AlreadyExistsError, NotFoundError } from '../../core/errors.js';
 import { GATEWAY_SERVICE } from '../../net/dns/cluster-zone.js';
-import type { ObjectService } from '../api-server/object-service.js';
 
 export const GATEWAY_LABELS: Readonly<Record<string, string>> = { app: 'minik8s-gateway' };
 export const CONFIG_HASH_ANNOTATION = 'minik8s.io/gateway-config-hash';
@@ -109,10 +110,6 @@ export function configHash(config: string): string {
   return createHash('sha256').update(config).digest('hex').slice(0, 16);
 }
 
-function isReady(pod: Pod): boolean {
-  return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
-}
-
 /** The gateway pod for one configuration: nginx with the configuration handed over in an environment variable. */
 export function gatewayPod(config: string, hash: string): Pod {
   return {
@@ -187,10 +184,10 @@ export function planGateway(state: GatewayState): { config: string; hash: string
   const finished = current && (current.status?.phase === 'Failed' || current.status?.phase === 'Succeeded');
   if (finished) actions.push({ type: 'deletePod', name: current.metadata.name! });
   else if (!current) actions.push({ type: 'createPod', pod: wanted });
-  const currentReady = current !== undefined && !finished && isReady(current);
+  const currentReady = current !== undefined && !finished && isPodReady(current);
   for (const p of live) {
     if (p === current) continue;
-    if (currentReady || !isReady(p)) actions.push({ type: 'deletePod', name: p.metadata.name! });
+    if (currentReady || !isPodReady(p)) actions.push({ type: 'deletePod', name: p.metadata.name! });
   }
   for (const verdict of verdicts) {
     const dns = dnses.find((d) => d.metadata.namespace === verdict.namespace && d.metadata.name === verdict.name)!;
@@ -201,7 +198,9 @@ export function planGateway(state: GatewayState): { config: string; hash: string
 }
 
 export interface GatewayReconcilerOptions {
-  service: ObjectService;
+  client: Client;
+  /** The process's shared informers: DNS objects, Services, and the pods of the gateway's namespace. */
+  informers: InformerFactory;
   log?: (message: string) => void;
   now?: () => Date;
 }
@@ -214,18 +213,19 @@ export class GatewayReconciler {
   readonly services: Informer<Service>;
   readonly pods: Informer<Pod>;
   readonly queue = new WorkQueue({ baseDelayMs: 500, maxDelayMs: 30_000 });
-  readonly #service: ObjectService;
+  readonly #client: Client;
   readonly #log: (message: string) => void;
   readonly #now: () => Date;
   #lastHash = '';
 
   constructor(options: GatewayReconcilerOptions) {
-    this.#service = options.service;
+    this.#client = options.client;
     this.#log = options.log ?? (() => {});
     this.#now = options.now ?? (() => new Date());
-    this.dnses = new Informer<Dns>({ source: options.service.listWatcher<Dns>(dnsKind), name: 'gateway-dnses', log: this.#log });
-    this.services = new Informer<Service>({ source: options.service.listWatcher<Service>(serviceKind), name: 'gateway-services', log: this.#log });
-    this.pods = new Informer<Pod>({ source: options.service.listWatcher<Pod>(podKind, GATEWAY_SERVICE.namespace), name: 'gateway-pods', log: this.#log });
+    this.dnses = options.informers.informer<Dns>(dnsKind);
+    this.services = options.informers.informer<Service>(serviceKind);
+    // Only the gateway's namespace: the pods of every other namespace would be held for nothing.
+    this.pods = options.informers.informer<Pod>(podKind, { namespace: GATEWAY_SERVICE.namespace });
     const enqueue = () => this.queue.add(KEY);
     // Our own status writes change DNS objects too: only their spec and deletion matter here.
     this.dnses.addHandlers({
@@ -238,47 +238,43 @@ export class GatewayReconciler {
     this.pods.addHandlers({ onAdd: (p) => { if (ours(p)) enqueue(); }, onUpdate: (_o, p) => { if (ours(p)) enqueue(); }, onDelete: (p) => { if (ours(p)) enqueue(); } });
   }
 
+  /** Runs the worker once the informers (started by the process's factory) have synced. */
   async start(signal: AbortSignal): Promise<void> {
     this.queue.add(KEY);
-    await Promise.all([
-      this.dnses.start(signal),
-      this.services.start(signal),
-      this.pods.start(signal),
-      runController({ name: 'gateway', queue: this.queue, informers: [this.dnses, this.services, this.pods], reconcile: () => this.reconcile(), log: this.#log }, signal),
-    ]);
+    await runController({ name: 'gateway', queue: this.queue, informers: [this.dnses, this.services, this.pods], reconcile: () => this.reconcile(), log: this.#log }, signal);
   }
 
   async reconcile(): Promise<void> {
     const { hash, actions } = planGateway({
       dnses: this.dnses.list(),
       services: this.services.list(),
-      pods: this.pods.list().filter((p) => p.metadata.labels?.app === GATEWAY_LABELS.app),
+      pods: this.pods.byIndex(LABEL_INDEX, `app=${GATEWAY_LABELS.app}`),
       now: this.#now().toISOString(),
     });
-    if (hash !== this.#lastHash && this.dnses.list().length) this.#log(`gateway: configuration ${hash}`);
+    if (hash !== this.#lastHash && this.dnses.size > 0) this.#log(`gateway: configuration ${hash}`);
     this.#lastHash = hash;
     const ns = GATEWAY_SERVICE.namespace;
     for (const action of actions) {
       try {
         switch (action.type) {
           case 'createService':
-            await this.#service.create(serviceKind, ns, action.service as unknown as Record<string, unknown>);
+            await this.#client.create(serviceKind, action.service, { namespace: ns });
             this.#log(`gateway: created service ${ns}/${GATEWAY_SERVICE.name}`);
             break;
           case 'deleteService':
-            await this.#service.delete(serviceKind, ns, GATEWAY_SERVICE.name);
+            await this.#client.delete(serviceKind, { namespace: ns, name: GATEWAY_SERVICE.name });
             this.#log(`gateway: no DNS objects left: deleted service ${ns}/${GATEWAY_SERVICE.name}`);
             break;
           case 'createPod':
-            await this.#service.create(podKind, ns, action.pod as unknown as Record<string, unknown>);
+            await this.#client.create(podKind, action.pod, { namespace: ns });
             this.#log(`gateway: created pod ${ns}/${action.pod.metadata.name}`);
             break;
           case 'deletePod':
-            await this.#service.delete(podKind, ns, action.name);
+            await this.#client.delete(podKind, { namespace: ns, name: action.name });
             this.#log(`gateway: deleted pod ${ns}/${action.name}`);
             break;
           case 'status':
-            await this.#service.patch(dnsKind, action.namespace, action.name, { status: { conditions: action.conditions } }, { subresource: 'status' });
+            await this.#client.patch(dnsKind, { namespace: action.namespace, name: action.name }, { status: { conditions: action.conditions } }, { subresource: 'status' });
             break;
         }
       } catch (err) {

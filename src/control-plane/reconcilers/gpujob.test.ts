@@ -1,11 +1,18 @@
-// The GpuJob controller's decisions, table by table: finalizer first, one submitter at a time with resumption and a limit, phases from the submitter's reports, pods removed at the end, and deletion through a canceller.
+// The GpuJob controller's decisions, table by table: finalizer first, one submitter at a time with resumption and a limit, phases from the submitter's reports, pods removed at the end, and deletion through a canceller; then the shell over a memory store.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { GpuJob, GpuJobStatus } from '../../core/api/gpujob.js';
-import type { Pod } from '../../core/api/pod.js';
-import type { SlurmCluster } from '../../core/api/slurmcluster.js';
+import { gpuJobKind, type GpuJob, type GpuJobStatus } from '../../core/api/gpujob.js';
+import { namespaceKind } from '../../core/api/namespace.js';
+import { podKind, type Pod } from '../../core/api/pod.js';
+import { slurmClusterKind, type SlurmCluster } from '../../core/api/slurmcluster.js';
+import { LABEL_INDEX } from '../../core/controller/informer.js';
+import { MemoryStore } from '../../core/store/memory-store.js';
+import { waitFor } from '../../core/wait-for.js';
+import { LocalClient } from '../api-server/local-client.js';
+import { ObjectService } from '../api-server/object-service.js';
+import { controllerFixture } from './controller-fixture.js';
 import {
-  CLEANUP_GRACE_MS, GPUJOB_FINALIZER, GPUJOB_ROLE_LABEL, GPUJOB_UID_LABEL, gpuJobPodName, localMounts, MAX_CANCEL_ATTEMPTS, MAX_SUBMIT_ATTEMPTS, planGpuJob,
+  CLEANUP_GRACE_MS, GPUJOB_FINALIZER, GPUJOB_ROLE_LABEL, GPUJOB_UID_LABEL, GpuJobController, gpuJobPodName, localMounts, MAX_CANCEL_ATTEMPTS, MAX_SUBMIT_ATTEMPTS, planGpuJob,
   REPORT_GRACE_MS, submitterPod, type GpuJobAction, type GpuJobState,
 } from './gpujob.js';
 
@@ -186,5 +193,40 @@ describe('the submitter pod', () => {
     const name = gpuJobPodName(long, 'cancel', 3);
     assert.ok(name.length <= 63, name);
     assert.match(name, /^x+-0f1e2d-cancel-3$/);
+  });
+});
+
+describe('GpuJobController on a memory store', () => {
+  it('waits for its cluster, then holds its finalizer and runs one submitter pod, found again by its label', async () => {
+    const service = new ObjectService({ store: new MemoryStore() });
+    await service.create(namespaceKind, undefined, { metadata: { name: 'gpu' } });
+    const { client, informers, run } = controllerFixture(new LocalClient(service));
+    const controller = new GpuJobController({
+      client, informers, outputs: { uids: async () => [], remove: async () => {} }, mintToken: () => 'gj1.tok.mac', serverUrl: 'http://10.0.0.1:6443',
+    });
+    const stop = new AbortController();
+    const running = run(stop.signal, controller);
+    const stored = async () => (await service.get(gpuJobKind, 'gpu', 'mm')) as GpuJob;
+    try {
+      await service.create(gpuJobKind, 'gpu', { metadata: { name: 'mm' }, spec: { cluster: 'hpc', program: { files: { 'hello.c': 'int main(void) { return 0; }' } }, slurm: {} } });
+      await waitFor(async () => (await stored()).status?.reason === 'ClusterNotFound', { description: 'the job to wait for its cluster' });
+      // The cluster's arrival wakes the jobs of its namespace that name it.
+      await service.create(slurmClusterKind, 'gpu', { metadata: { name: 'hpc' }, spec: cluster().spec });
+      const uid = (await stored()).metadata.uid!;
+      const pods = await waitFor(async () => {
+        const items = (await service.list(podKind, 'gpu', { labelSelector: `${GPUJOB_UID_LABEL}=${uid}` })).items;
+        return items.length > 0 ? items : undefined;
+      }, { description: 'a submitter pod' });
+      assert.deepEqual(pods.map((p) => p.metadata.name), [gpuJobPodName(await stored(), 'submit', 1)]);
+      assert.deepEqual((await stored()).metadata.finalizers, [GPUJOB_FINALIZER]);
+      // Once the cache holds the pod, another round finds it through the label index and makes no second one.
+      await waitFor(() => controller.pods.byIndex(LABEL_INDEX, `${GPUJOB_UID_LABEL}=${uid}`).length === 1, { description: 'the pod in the cache' });
+      await waitFor(async () => controller.jobs.get('gpu/mm')?.metadata.resourceVersion === (await stored()).metadata.resourceVersion, { description: 'the job in the cache' });
+      await controller.reconcile('gpu/mm');
+      assert.equal((await service.list(podKind, 'gpu')).items.length, 1);
+    } finally {
+      stop.abort();
+      await running;
+    }
   });
 });

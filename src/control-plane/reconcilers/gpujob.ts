@@ -4,12 +4,12 @@ import { gpuJobKind, isFinalPhase, type GpuJob, type GpuJobStatus } from '../../
 import type { Pod } from '../../core/api/pod.js';
 import { podKind } from '../../core/api/pod.js';
 import { slurmClusterKind, type SlurmCluster } from '../../core/api/slurmcluster.js';
+import type { Client } from '../../core/client/client.js';
 import { runController, type ReconcileResult } from '../../core/controller/controller.js';
-import { Informer } from '../../core/controller/informer.js';
+import { LABEL_INDEX, NAMESPACE_INDEX, type Informer } from '../../core/controller/informer.js';
+import type { InformerFactory } from '../../core/controller/informer-factory.js';
 import { WorkQueue } from '../../core/controller/work-queue.js';
 import { AlreadyExistsError, ForbiddenError, NotFoundError } from '../../core/errors.js';
-import type { GpuJobOutputs } from '../api-server/gpujob-outputs.js';
-import type { ObjectService } from '../api-server/object-service.js';
 import { isFinalSlurmState, phaseFromSlurm } from './gpujob-phase.js';
 import { recordEvent } from './record-event.js';
 
@@ -265,9 +265,18 @@ function pendingPodMessage(pod: Pod): string | undefined {
   return undefined;
 }
 
+/** What the controller needs of the master's store of uploaded outputs (GpuJobOutputs). */
+export interface GpuJobOutputStore {
+  /** The uids of the jobs that have outputs stored. */
+  uids(): Promise<string[]>;
+  remove(uid: string): Promise<void>;
+}
+
 export interface GpuJobControllerOptions {
-  service: ObjectService;
-  outputs: GpuJobOutputs;
+  client: Client;
+  /** The process's shared informers: GpuJobs, SlurmClusters, and Pods read through the label index. */
+  informers: InformerFactory;
+  outputs: GpuJobOutputStore;
   /** Mints a job's token (GpuJobTokens.mint). */
   mintToken(job: { namespace: string; name: string; uid: string }): string;
   /** The API server's URL as pods reach it. */
@@ -284,18 +293,18 @@ export class GpuJobController {
   readonly pods: Informer<Pod>;
   readonly queue = new WorkQueue({ baseDelayMs: 500, maxDelayMs: 30_000 });
   readonly #options: GpuJobControllerOptions;
-  readonly #service: ObjectService;
+  readonly #client: Client;
   readonly #log: (message: string) => void;
   readonly #now: () => number;
 
   constructor(options: GpuJobControllerOptions) {
     this.#options = options;
-    this.#service = options.service;
+    this.#client = options.client;
     this.#log = options.log ?? (() => {});
     this.#now = options.now ?? Date.now;
-    this.jobs = new Informer<GpuJob>({ source: options.service.listWatcher<GpuJob>(gpuJobKind), name: 'gpujob-jobs', log: this.#log });
-    this.clusters = new Informer<SlurmCluster>({ source: options.service.listWatcher<SlurmCluster>(slurmClusterKind), name: 'gpujob-clusters', log: this.#log });
-    this.pods = new Informer<Pod>({ source: options.service.listWatcher<Pod>(podKind), name: 'gpujob-pods', log: this.#log });
+    this.jobs = options.informers.informer<GpuJob>(gpuJobKind);
+    this.clusters = options.informers.informer<SlurmCluster>(slurmClusterKind);
+    this.pods = options.informers.informer<Pod>(podKind);
     const keyOf = (o: { metadata: { namespace?: string; name?: string } }) => `${o.metadata.namespace}/${o.metadata.name}`;
     this.jobs.addHandlers({ onAdd: (j) => this.queue.add(keyOf(j)), onUpdate: (_o, j) => this.queue.add(keyOf(j)), onDelete: (j) => this.queue.add(keyOf(j)) });
     // A pod's event enqueues its job (its owner).
@@ -307,16 +316,14 @@ export class GpuJobController {
     this.pods.addHandlers({ onAdd: enqueueOwner, onUpdate: (_o, p) => enqueueOwner(p), onDelete: enqueueOwner });
     // Jobs waiting for their cluster (or cancelling through it) look again when it comes or changes.
     const enqueueUsers = (c: SlurmCluster) => {
-      for (const j of this.jobs.list()) if (j.metadata.namespace === c.metadata.namespace && j.spec.cluster === c.metadata.name) this.queue.add(keyOf(j));
+      for (const j of this.jobs.byIndex(NAMESPACE_INDEX, c.metadata.namespace!)) if (j.spec.cluster === c.metadata.name) this.queue.add(keyOf(j));
     };
     this.clusters.addHandlers({ onAdd: enqueueUsers, onUpdate: (_o, c) => enqueueUsers(c), onDelete: enqueueUsers });
   }
 
+  /** Runs the worker and the sweep of outputs once the informers (started by the process's factory) have synced. */
   async start(signal: AbortSignal): Promise<void> {
     await Promise.all([
-      this.jobs.start(signal),
-      this.clusters.start(signal),
-      this.pods.start(signal),
       this.#sweepOutputs(signal),
       runController({ name: 'gpujob', queue: this.queue, informers: [this.jobs, this.clusters, this.pods], reconcile: (key) => this.reconcile(key), log: this.#log }, signal),
     ]);
@@ -340,7 +347,7 @@ export class GpuJobController {
     const plan = planGpuJob({
       job,
       cluster: this.clusters.get(`${namespace}/${job.spec.cluster}`),
-      pods: this.pods.list().filter((p) => p.metadata.namespace === namespace && p.metadata.labels?.[GPUJOB_UID_LABEL] === uid),
+      pods: this.pods.byIndex(LABEL_INDEX, `${GPUJOB_UID_LABEL}=${uid}`).filter((p) => p.metadata.namespace === namespace),
       token: this.#options.mintToken({ namespace, name: job.metadata.name!, uid }),
       serverUrl: this.#options.serverUrl,
       nowMs: this.#now(),
@@ -359,25 +366,25 @@ export class GpuJobController {
         case 'removeFinalizer': {
           const next = action.type === 'addFinalizer' ? [...finalizers, GPUJOB_FINALIZER] : finalizers.filter((f) => f !== GPUJOB_FINALIZER);
           // With the resourceVersion: a finalizer someone else added meanwhile is not dropped (409, and we look again).
-          await this.#service.patch(gpuJobKind, namespace, name, { metadata: { finalizers: next, resourceVersion: job.metadata.resourceVersion } });
+          await this.#client.patch(gpuJobKind, { namespace, name }, { metadata: { finalizers: next, resourceVersion: job.metadata.resourceVersion } });
           break;
         }
         case 'createPod':
-          await this.#service.create(podKind, namespace, action.pod as unknown as Record<string, unknown>);
+          await this.#client.create(podKind, action.pod, { namespace });
           this.#log(`gpujob: created pod ${namespace}/${action.pod.metadata.name}`);
           break;
         case 'deletePod':
-          await this.#service.delete(podKind, namespace, action.name);
+          await this.#client.delete(podKind, { namespace, name: action.name });
           break;
         case 'status':
-          await this.#service.patch(gpuJobKind, namespace, name, { status: action.status }, { subresource: 'status' });
+          await this.#client.patch(gpuJobKind, { namespace, name }, { status: action.status }, { subresource: 'status' });
           if (action.status.phase && action.status.phase !== job.status?.phase) this.#log(`gpujob: ${namespace}/${name} is ${action.status.phase}${action.status.message ? `: ${action.status.message}` : ''}`);
           break;
         case 'removeOutputs':
           await this.#options.outputs.remove(job.metadata.uid!);
           break;
         case 'event':
-          await recordEvent({ service: this.#service, object: job, type: action.eventType, reason: action.reason, message: action.message, component: COMPONENT }, this.#log);
+          await recordEvent({ client: this.#client, object: job, type: action.eventType, reason: action.reason, message: action.message, component: COMPONENT }, this.#log);
           break;
       }
     } catch (err) {
@@ -385,7 +392,7 @@ export class GpuJobController {
       if (err instanceof NotFoundError || err instanceof AlreadyExistsError) return;
       // A namespace being deleted takes no new pods: a canceller cannot run there, so deletion goes on without it.
       if (err instanceof ForbiddenError && action.type === 'createPod' && job.metadata.deletionTimestamp) {
-        await recordEvent({ service: this.#service, object: job, type: 'Warning', reason: 'CancelSkipped', message: `cannot start a canceller: ${err.message}`, component: COMPONENT }, this.#log);
+        await recordEvent({ client: this.#client, object: job, type: 'Warning', reason: 'CancelSkipped', message: `cannot start a canceller: ${err.message}`, component: COMPONENT }, this.#log);
         await this.#apply(job, { type: 'removeOutputs' });
         await this.#apply(job, { type: 'removeFinalizer' });
         return;

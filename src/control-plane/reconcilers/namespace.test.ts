@@ -8,8 +8,10 @@ import { namespaceKind } from '../../core/api/namespace.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
 import { NotFoundError } from '../../core/errors.js';
 import { waitFor } from '../../core/wait-for.js';
+import { LocalClient } from '../api-server/local-client.js';
 import { ObjectService } from '../api-server/object-service.js';
 import { ensureSystemNamespaces } from '../api-server/server.js';
+import { controllerFixture } from './controller-fixture.js';
 import { NamespaceReconciler, planNamespace } from './namespace.js';
 
 const ns = (deleting: boolean, finalizers = ['kubernetes']): Namespace => ({
@@ -49,8 +51,8 @@ describe('NamespaceReconciler', () => {
     await service.create(podKind, 'default', podBody('bystander'));
 
     const controller = new AbortController();
-    const reconciler = new NamespaceReconciler({ service });
-    const running = reconciler.start(controller.signal);
+    const { client, informers, run } = controllerFixture(new LocalClient(service));
+    const running = run(controller.signal, new NamespaceReconciler({ client, informers }));
     try {
       await service.delete(namespaceKind, undefined, 'team');
       await waitFor(async () => {

@@ -3,11 +3,12 @@ import type { KindDefinition } from '../../core/api/kind.js';
 import type { KubeObject } from '../../core/api/meta.js';
 import { namespaceKind, type Namespace } from '../../core/api/namespace.js';
 import { kinds } from '../../core/api/registry.js';
+import type { Client } from '../../core/client/client.js';
 import { runController } from '../../core/controller/controller.js';
-import { Informer } from '../../core/controller/informer.js';
+import type { Informer } from '../../core/controller/informer.js';
+import type { InformerFactory } from '../../core/controller/informer-factory.js';
 import { WorkQueue } from '../../core/controller/work-queue.js';
 import { NotFoundError } from '../../core/errors.js';
-import type { ObjectService } from '../api-server/object-service.js';
 
 export const NAMESPACE_FINALIZER = 'kubernetes';
 
@@ -43,31 +44,31 @@ export function planNamespace(ns: Namespace | undefined, contents: readonly Name
 }
 
 export interface NamespaceReconcilerOptions {
-  service: ObjectService;
+  client: Client;
+  /** The process's shared informers (Namespaces); a namespace's contents are listed from the API, not cached. */
+  informers: InformerFactory;
   log?: (message: string) => void;
 }
 
 export class NamespaceReconciler {
   readonly informer: Informer<Namespace>;
   readonly queue = new WorkQueue();
-  readonly #service: ObjectService;
+  readonly #client: Client;
   readonly #log: (message: string) => void;
 
   constructor(options: NamespaceReconcilerOptions) {
-    this.#service = options.service;
+    this.#client = options.client;
     this.#log = options.log ?? (() => {});
-    this.informer = new Informer<Namespace>({ source: options.service.listWatcher<Namespace>(namespaceKind), name: 'namespaces', log: this.#log });
+    this.informer = options.informers.informer<Namespace>(namespaceKind);
     const enqueue = (ns: Namespace) => {
       if (ns.metadata.deletionTimestamp) this.queue.add(ns.metadata.name!);
     };
     this.informer.addHandlers({ onAdd: enqueue, onUpdate: (_old, ns) => enqueue(ns) });
   }
 
+  /** Runs the worker once the informer (started by the process's factory) has synced. */
   async start(signal: AbortSignal): Promise<void> {
-    await Promise.all([
-      this.informer.start(signal),
-      runController({ name: 'namespace', queue: this.queue, informers: [this.informer], reconcile: (key) => this.reconcile(key), log: this.#log }, signal),
-    ]);
+    await runController({ name: 'namespace', queue: this.queue, informers: [this.informer], reconcile: (key) => this.reconcile(key), log: this.#log }, signal);
   }
 
   async reconcile(name: string): Promise<{ requeueAfterMs?: number } | void> {
@@ -76,17 +77,17 @@ export class NamespaceReconciler {
     const contents: NamespaceContents[] = [];
     for (const def of kinds) {
       if (!def.namespaced) continue;
-      contents.push({ def, items: (await this.#service.list(def, name)).items });
+      contents.push({ def, items: (await this.#client.list(def, { namespace: name })).items });
     }
     const actions = planNamespace(ns, contents);
     let deleted = 0;
     for (const action of actions) {
       try {
         if (action.type === 'delete') {
-          await this.#service.delete(action.def, name, action.name);
+          await this.#client.delete(action.def, { namespace: name, name: action.name });
           deleted++;
         } else if (action.type === 'finalize') {
-          await this.#service.patch(namespaceKind, undefined, name, { spec: { finalizers: action.finalizers } });
+          await this.#client.patch(namespaceKind, { name }, { spec: { finalizers: action.finalizers } });
           this.#log(`namespace ${name}: emptied and removed`);
         }
       } catch (err) {

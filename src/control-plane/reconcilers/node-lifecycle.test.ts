@@ -9,7 +9,9 @@ import { podKind, type Pod, type Toleration } from '../../core/api/pod.js';
 import { NotFoundError } from '../../core/errors.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
 import { waitFor } from '../../core/wait-for.js';
+import { LocalClient } from '../api-server/local-client.js';
 import { ObjectService } from '../api-server/object-service.js';
+import { controllerFixture } from './controller-fixture.js';
 import { evictionTime, NodeLifecycleReconciler, planNodeLifecycle, type NodeLifecycleAction, type NodeLifecycleInput } from './node-lifecycle.js';
 
 const T0 = Date.parse('2024-05-01T10:00:00Z');
@@ -213,9 +215,9 @@ describe('NodeLifecycleReconciler on a memory store', () => {
   it('marks a silent node Unknown and taints it, evicts what does not tolerate it, and removes the pods of a deleted node', async () => {
     const service = new ObjectService({ store: new MemoryStore(), defaultTolerationSeconds: 300 });
     await service.create(namespaceKind, undefined, { metadata: { name: 'default' } });
-    const reconciler = new NodeLifecycleReconciler({ service, gracePeriodSeconds: 0.3, monitorPeriodMs: 100 });
+    const { client, informers, run } = controllerFixture(new LocalClient(service));
     const stop = new AbortController();
-    const running = reconciler.start(stop.signal);
+    const running = run(stop.signal, new NodeLifecycleReconciler({ client, informers, gracePeriodSeconds: 0.3, monitorPeriodMs: 100 }));
     const gone = async (name: string) => {
       try {
         await service.get(podKind, 'default', name);
@@ -241,6 +243,33 @@ describe('NodeLifecycleReconciler on a memory store', () => {
 
       await service.delete(nodeKind, undefined, 'n1');
       await waitFor(() => gone('stays'), { description: 'the deleted node\'s pod to be removed' });
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+
+  it('removes the pods of a node never seen once the quarantine is over, and no other', async () => {
+    const service = new ObjectService({ store: new MemoryStore() });
+    await service.create(namespaceKind, undefined, { metadata: { name: 'default' } });
+    const { client, informers, run } = controllerFixture(new LocalClient(service));
+    const stop = new AbortController();
+    const running = run(stop.signal, new NodeLifecycleReconciler({ client, informers, orphanQuarantineMs: 300, monitorPeriodMs: 100 }));
+    const spec = (nodeName?: string) => ({ ...(nodeName ? { nodeName } : {}), terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'busybox' }] });
+    try {
+      await service.create(nodeKind, undefined, { metadata: { name: 'n1' } });
+      await service.create(podKind, 'default', { metadata: { name: 'on-n1' }, spec: spec('n1') });
+      await service.create(podKind, 'default', { metadata: { name: 'unbound' }, spec: spec() });
+      await service.create(podKind, 'default', { metadata: { name: 'ghost-pod' }, spec: spec('ghost') });
+      await waitFor(async () => {
+        try {
+          await service.get(podKind, 'default', 'ghost-pod');
+          return false;
+        } catch (err) {
+          return err instanceof NotFoundError;
+        }
+      }, { description: 'the pod of the node never seen to be removed' });
+      assert.deepEqual((await service.list(podKind, 'default')).items.map((p) => p.metadata.name).sort(), ['on-n1', 'unbound']);
     } finally {
       stop.abort();
       await running;

@@ -1,14 +1,15 @@
 // Node lifecycle: nodes that stop heartbeating become Unknown and tainted, their pods unready then evicted by taint; pods of deleted nodes are removed.
 import type { Condition } from '../../core/api/meta.js';
-import { nodeKind, type Node, type Taint } from '../../core/api/node.js';
+import { type Node, nodeKind, nodeReadyCondition, type Taint } from '../../core/api/node.js';
 import { podKind, type Pod } from '../../core/api/pod.js';
 import { matchingToleration, TAINT_NOT_READY, TAINT_UNREACHABLE } from '../../core/api/taints.js';
+import { timestamp } from '../../core/api/timestamp.js';
+import type { Client } from '../../core/client/client.js';
 import { runController } from '../../core/controller/controller.js';
-import { abortableDelay, Informer, objectKey } from '../../core/controller/informer.js';
+import { abortableDelay, NODE_NAME_INDEX, type Informer } from '../../core/controller/informer.js';
+import type { InformerFactory } from '../../core/controller/informer-factory.js';
 import { WorkQueue } from '../../core/controller/work-queue.js';
 import { NotFoundError } from '../../core/errors.js';
-import type { ObjectService } from '../api-server/object-service.js';
-import { timestamp } from '../api-server/objects.js';
 import { recordEvent } from './record-event.js';
 
 /** Kubernetes' --node-monitor-grace-period: four missed 10 s heartbeats. */
@@ -66,7 +67,7 @@ export interface NodeLifecyclePlan {
 }
 
 export function readyCondition(node: Node | undefined): Condition | undefined {
-  return node?.status?.conditions?.find((c) => c.type === 'Ready');
+  return node ? nodeReadyCondition(node) : undefined;
 }
 
 /** What the master compares to notice a heartbeat: the Ready condition's lastHeartbeatTime. */
@@ -205,7 +206,9 @@ export function planNodeLifecycle(input: NodeLifecycleInput): NodeLifecyclePlan 
 }
 
 export interface NodeLifecycleOptions {
-  service: ObjectService;
+  client: Client;
+  /** The process's shared informers: Nodes, and Pods read through their nodeName index. */
+  informers: InformerFactory;
   /** Default DEFAULT_NODE_MONITOR_GRACE_SECONDS. */
   gracePeriodSeconds?: number;
   monitorPeriodMs?: number;
@@ -215,28 +218,27 @@ export interface NodeLifecycleOptions {
 }
 
 /**
- * The shell: informers on Nodes and Pods, an index of pods by node, heartbeat arrival times,
- * and a work queue keyed by node name. NodeCleanup releases a deleted Node's pod CIDR and
- * credential; this removes its pods. Neither writes what the other reads, so they never fight.
+ * The shell: informers on Nodes and Pods (a node's pods from the nodeName index), heartbeat
+ * arrival times, and a work queue keyed by node name. NodeCleanup releases a deleted Node's pod
+ * CIDR and credential; this removes its pods. Neither writes what the other reads, so they never fight.
  */
 export class NodeLifecycleReconciler {
   readonly nodes: Informer<Node>;
   readonly pods: Informer<Pod>;
   readonly queue = new WorkQueue();
-  readonly #service: ObjectService;
+  readonly #client: Client;
   readonly #settings: NodeLifecycleSettings;
   readonly #monitorPeriodMs: number;
   readonly #now: () => number;
   readonly #log: (message: string) => void;
   readonly #heartbeats = new Map<string, { beat: string; seenAt: number }>();
+  /** Nodes gone (deleted, or never seen while pods name them), since when; dropped once no pod names them. */
   readonly #missing = new Map<string, { since: number; deleted: boolean }>();
-  readonly #podsByNode = new Map<string, Set<string>>();
-  readonly #nodeOfPod = new Map<string, string>();
   /** Pods (by uid) this master has evicted, so that a cache a step behind does not evict and report them twice. */
   readonly #evicted = new Set<string>();
 
   constructor(options: NodeLifecycleOptions) {
-    this.#service = options.service;
+    this.#client = options.client;
     this.#settings = {
       gracePeriodMs: (options.gracePeriodSeconds ?? DEFAULT_NODE_MONITOR_GRACE_SECONDS) * 1000,
       orphanQuarantineMs: options.orphanQuarantineMs ?? ORPHAN_QUARANTINE_MS,
@@ -244,8 +246,8 @@ export class NodeLifecycleReconciler {
     this.#monitorPeriodMs = options.monitorPeriodMs ?? NODE_MONITOR_PERIOD_MS;
     this.#now = options.now ?? Date.now;
     this.#log = options.log ?? (() => {});
-    this.nodes = new Informer<Node>({ source: options.service.listWatcher<Node>(nodeKind), name: 'node-lifecycle-nodes', log: this.#log });
-    this.pods = new Informer<Pod>({ source: options.service.listWatcher<Pod>(podKind), name: 'node-lifecycle-pods', log: this.#log });
+    this.nodes = options.informers.informer<Node>(nodeKind);
+    this.pods = options.informers.informer<Pod>(podKind);
     const nodeSeen = (node: Node) => {
       const name = node.metadata.name!;
       this.#observeHeartbeat(node);
@@ -266,20 +268,18 @@ export class NodeLifecycleReconciler {
       onAdd: (pod) => this.#podChanged(pod),
       onUpdate: (_old, pod) => this.#podChanged(pod),
       onDelete: (pod) => {
-        this.#unindex(objectKey(pod));
         this.#evicted.delete(pod.metadata.uid!);
       },
     });
   }
 
+  /** Runs the worker and the monitor once the informers (started by the process's factory) have synced. */
   async start(signal: AbortSignal): Promise<void> {
-    // One listener on the master's shared signal rather than one per watch and loop (Node warns past 10).
+    // One listener on the master's shared signal rather than one per loop (Node warns past 10).
     const own = new AbortController();
     if (signal.aborted) own.abort();
     else signal.addEventListener('abort', () => own.abort(), { once: true });
     await Promise.all([
-      this.nodes.start(own.signal),
-      this.pods.start(own.signal),
       runController({ name: 'node-lifecycle', queue: this.queue, informers: [this.nodes, this.pods], reconcile: (name) => this.reconcile(name), log: this.#log }, own.signal),
       this.#monitor(own.signal),
     ]);
@@ -288,7 +288,7 @@ export class NodeLifecycleReconciler {
   async reconcile(name: string): Promise<{ requeueAfterMs?: number } | void> {
     const now = this.#now();
     const node = this.nodes.get(name);
-    const pods = [...(this.#podsByNode.get(name) ?? [])].map((key) => this.pods.get(key)).filter((p): p is Pod => p !== undefined);
+    const pods = this.pods.byIndex(NODE_NAME_INDEX, name);
     let missing: { since: number; deleted: boolean } | undefined;
     if (!node) {
       if (pods.length === 0) {
@@ -316,37 +316,24 @@ export class NodeLifecycleReconciler {
   }
 
   #podChanged(pod: Pod): void {
-    const key = objectKey(pod);
     const nodeName = pod.spec.nodeName;
-    if (!nodeName) return this.#unindex(key);
-    if (this.#nodeOfPod.get(key) !== nodeName) {
-      this.#unindex(key);
-      this.#nodeOfPod.set(key, nodeName);
-      let set = this.#podsByNode.get(nodeName);
-      if (!set) this.#podsByNode.set(nodeName, (set = new Set()));
-      set.add(key);
-    }
+    if (!nodeName) return;
     // A pod on a healthy node needs nothing from us: spare the queue the churn of a busy cluster.
     const node = this.nodes.get(nodeName);
     if (!node || readyCondition(node)?.status !== 'True' || node.spec?.taints?.some((t) => t.effect === 'NoExecute')) this.queue.add(nodeName);
   }
 
-  #unindex(key: string): void {
-    const nodeName = this.#nodeOfPod.get(key);
-    if (nodeName === undefined) return;
-    this.#nodeOfPod.delete(key);
-    const set = this.#podsByNode.get(nodeName);
-    set?.delete(key);
-    if (set?.size === 0) this.#podsByNode.delete(nodeName);
-  }
-
-  /** Every node, and every missing node pods still name, at least once per monitor period. */
+  /**
+   * Every node, and every missing node pods still name, at least once per monitor period. A pod
+   * naming a node that is not there queues that name (#podChanged), whose reconcile notes it in
+   * #missing until no pod names it any more: so #missing holds every such name.
+   */
   async #monitor(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       await abortableDelay(this.#monitorPeriodMs, signal);
       if (signal.aborted || !this.nodes.hasSynced || !this.pods.hasSynced) continue;
       for (const node of this.nodes.list()) this.queue.add(node.metadata.name!);
-      for (const name of this.#podsByNode.keys()) this.queue.add(name);
+      for (const name of this.#missing.keys()) this.queue.add(name);
     }
   }
 
@@ -357,25 +344,25 @@ export class NodeLifecycleReconciler {
       switch (action.type) {
         case 'setConditions':
           // The resourceVersion guards against a heartbeat that arrived after our cache saw the node.
-          current = await this.#service.patch(nodeKind, undefined, name, {
+          current = await this.#client.patch(nodeKind, { name }, {
             metadata: { resourceVersion: current!.metadata.resourceVersion }, status: { conditions: action.conditions },
           }, { subresource: 'status' }) as Node;
           this.#log(`node-lifecycle: node ${name} stopped posting status: conditions Unknown`);
           break;
         case 'setTaints':
-          current = await this.#service.patch(nodeKind, undefined, name, {
+          current = await this.#client.patch(nodeKind, { name }, {
             metadata: { resourceVersion: current!.metadata.resourceVersion }, spec: { taints: action.taints.length ? action.taints : null },
           }) as Node;
           break;
         case 'nodeEvent':
-          await recordEvent({ service: this.#service, object: current!, type: action.eventType, reason: action.reason, message: action.message, component }, this.#log);
+          await recordEvent({ client: this.#client, object: current!, type: action.eventType, reason: action.reason, message: action.message, component }, this.#log);
           break;
         case 'markPodNotReady': {
           const { pod } = action;
-          if (await this.#ignoreGone(() => this.#service.patch(podKind, pod.metadata.namespace, pod.metadata.name!, {
+          if (await this.#ignoreGone(() => this.#client.patch(podKind, { namespace: pod.metadata.namespace, name: pod.metadata.name! }, {
             metadata: { resourceVersion: pod.metadata.resourceVersion }, status: { conditions: action.conditions },
           }, { subresource: 'status' }))) {
-            await recordEvent({ service: this.#service, object: pod, type: 'Warning', reason: 'NodeNotReady', message: 'Node is not ready', component }, this.#log);
+            await recordEvent({ client: this.#client, object: pod, type: 'Warning', reason: 'NodeNotReady', message: 'Node is not ready', component }, this.#log);
           }
           break;
         }
@@ -384,16 +371,16 @@ export class NodeLifecycleReconciler {
           if (this.#evicted.has(pod.metadata.uid!)) break;
           const ref = `${pod.metadata.namespace}/${pod.metadata.name}`;
           // Graceful, as Kubernetes' taint eviction: on a lost node the pod stays Terminating until the node returns or is deleted.
-          if (await this.#ignoreGone(() => this.#service.delete(podKind, pod.metadata.namespace, pod.metadata.name!, { preconditions: { uid: pod.metadata.uid } }))) {
+          if (await this.#ignoreGone(() => this.#client.delete(podKind, { namespace: pod.metadata.namespace, name: pod.metadata.name! }, { preconditions: { uid: pod.metadata.uid } }))) {
             this.#evicted.add(pod.metadata.uid!);
             this.#log(`node-lifecycle: evicting pod ${ref} from node ${name} (taint ${action.taint.key}:${action.taint.effect})`);
-            await recordEvent({ service: this.#service, object: pod, type: 'Normal', reason: 'TaintManagerEviction', message: `Marking for deletion Pod ${ref}`, component: 'taint-eviction-controller' }, this.#log);
+            await recordEvent({ client: this.#client, object: pod, type: 'Normal', reason: 'TaintManagerEviction', message: `Marking for deletion Pod ${ref}`, component: 'taint-eviction-controller' }, this.#log);
           }
           break;
         }
         case 'removeOrphanPod': {
           const { pod } = action;
-          if (await this.#ignoreGone(() => this.#service.delete(podKind, pod.metadata.namespace, pod.metadata.name!, { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } }))) {
+          if (await this.#ignoreGone(() => this.#client.delete(podKind, { namespace: pod.metadata.namespace, name: pod.metadata.name! }, { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } }))) {
             this.#log(`node-lifecycle: removed pod ${pod.metadata.namespace}/${pod.metadata.name}: its node ${name} does not exist`);
           }
           break;

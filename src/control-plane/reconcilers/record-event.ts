@@ -2,11 +2,11 @@
 import { randomBytes } from 'node:crypto';
 import { eventKind } from '../../core/api/event.js';
 import type { KubeObject } from '../../core/api/meta.js';
-import type { ObjectService } from '../api-server/object-service.js';
-import { timestamp } from '../api-server/objects.js';
+import { timestamp } from '../../core/api/timestamp.js';
+import type { Client } from '../../core/client/client.js';
 
 export interface RecordEventOptions {
-  service: ObjectService;
+  client: Client;
   /** The object the event is about. */
   object: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>;
   type: 'Normal' | 'Warning';
@@ -26,7 +26,7 @@ export async function recordEvent(options: RecordEventOptions, log: (message: st
   const namespace = object.metadata.namespace ?? 'default';
   const at = timestamp(options.now ?? new Date());
   try {
-    await options.service.create(eventKind, namespace, {
+    await options.client.create(eventKind, {
       metadata: { name: `${object.metadata.name}.${randomBytes(8).toString('hex')}`, namespace },
       involvedObject: {
         apiVersion: object.apiVersion,
@@ -43,7 +43,7 @@ export async function recordEvent(options: RecordEventOptions, log: (message: st
       lastTimestamp: at,
       count: 1,
       reportingComponent: options.component,
-    });
+    }, { namespace });
   } catch (err) {
     log(`${options.component}: event ${options.reason} for ${object.kind.toLowerCase()} ${object.metadata.name}: ${err instanceof Error ? err.message : String(err)}`);
   }

@@ -5,8 +5,10 @@ import { podKind, type Pod } from '../../core/api/pod.js';
 import { replicaSetKind, type ReplicaSet } from '../../core/api/replicaset.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
 import { waitFor } from '../../core/wait-for.js';
+import { LocalClient } from '../api-server/local-client.js';
 import { ObjectService } from '../api-server/object-service.js';
 import { ensureSystemNamespaces } from '../api-server/server.js';
+import { controllerFixture } from './controller-fixture.js';
 import { compareByValue, planReplicaSet, podFromTemplate, ReplicaSetController, slowStart, type ReplicaSetAction } from './replicaset.js';
 
 const NOW = new Date('2026-01-01T00:10:00Z');
@@ -180,8 +182,8 @@ describe('ReplicaSetController', () => {
     const service = new ObjectService({ store: new MemoryStore() });
     await ensureSystemNamespaces(service);
     const controller = new AbortController();
-    const rsc = new ReplicaSetController({ service });
-    const runningController = rsc.start(controller.signal);
+    const { client, informers, run } = controllerFixture(new LocalClient(service));
+    const runningController = run(controller.signal, new ReplicaSetController({ client, informers }));
     const podsOf = async () => (await service.list(podKind, 'default')).items.filter((p) => !p.metadata.deletionTimestamp);
     let max = 0;
     try {

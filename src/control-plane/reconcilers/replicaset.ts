@@ -1,14 +1,15 @@
 // ReplicaSet controller: keeps spec.replicas pods matching the selector, adopting orphans and releasing strays.
 import { isDeepStrictEqual } from 'node:util';
 import type { OwnerReference } from '../../core/api/meta.js';
-import { podKind, type Pod } from '../../core/api/pod.js';
+import { isPodReady, type Pod, podKind, podReadyCondition } from '../../core/api/pod.js';
 import { replicaSetKind, type ReplicaSet, type ReplicaSetStatus } from '../../core/api/replicaset.js';
 import { matches, selectorFromLabelSelector, type Selector } from '../../core/api/selector.js';
+import type { Client } from '../../core/client/client.js';
 import { runController } from '../../core/controller/controller.js';
-import { Informer, objectKey } from '../../core/controller/informer.js';
+import { NAMESPACE_INDEX, objectKey, OWNER_UID_INDEX, type Informer } from '../../core/controller/informer.js';
+import type { InformerFactory } from '../../core/controller/informer-factory.js';
 import { WorkQueue } from '../../core/controller/work-queue.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
-import type { ObjectService } from '../api-server/object-service.js';
 import { ControllerExpectations } from './expectations.js';
 
 /** Kubernetes' burstReplicas: the most creates or deletes one sync issues. */
@@ -40,16 +41,8 @@ function isFinished(pod: Pod): boolean {
   return pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
 }
 
-function readyCondition(pod: Pod) {
-  return pod.status?.conditions?.find((c) => c.type === 'Ready');
-}
-
-export function isPodReady(pod: Pod): boolean {
-  return readyCondition(pod)?.status === 'True';
-}
-
 function readySince(pod: Pod): number {
-  const t = readyCondition(pod)?.lastTransitionTime;
+  const t = podReadyCondition(pod)?.lastTransitionTime;
   return t ? Date.parse(t) : 0;
 }
 
@@ -188,7 +181,9 @@ export async function slowStart(count: number, create: () => Promise<void>): Pro
 }
 
 export interface ReplicaSetControllerOptions {
-  service: ObjectService;
+  client: Client;
+  /** The process's shared informers: ReplicaSets and Pods, read through their namespace and owner indexes. */
+  informers: InformerFactory;
   log?: (message: string) => void;
   workers?: number;
   now?: () => Date;
@@ -199,18 +194,18 @@ export class ReplicaSetController {
   readonly pods: Informer<Pod>;
   readonly queue = new WorkQueue();
   readonly expectations = new ControllerExpectations();
-  readonly #service: ObjectService;
+  readonly #client: Client;
   readonly #log: (message: string) => void;
   readonly #workers: number;
   readonly #now: () => Date;
 
   constructor(options: ReplicaSetControllerOptions) {
-    this.#service = options.service;
+    this.#client = options.client;
     this.#log = options.log ?? (() => {});
     this.#workers = options.workers ?? 4;
     this.#now = options.now ?? (() => new Date());
-    this.replicaSets = new Informer<ReplicaSet>({ source: options.service.listWatcher<ReplicaSet>(replicaSetKind), name: 'replicasets', log: this.#log });
-    this.pods = new Informer<Pod>({ source: options.service.listWatcher<Pod>(podKind), name: 'replicaset-pods', log: this.#log });
+    this.replicaSets = options.informers.informer<ReplicaSet>(replicaSetKind);
+    this.pods = options.informers.informer<Pod>(podKind);
     const enqueueRs = (rs: ReplicaSet) => this.queue.add(objectKey(rs));
     this.replicaSets.addHandlers({
       onAdd: enqueueRs,
@@ -218,7 +213,7 @@ export class ReplicaSetController {
       onDelete: (rs) => {
         this.expectations.forget(objectKey(rs));
         // Its pods are orphans now (or being collected): other ReplicaSets may adopt them.
-        for (const pod of this.pods.list()) if (controllerRef(pod)?.uid === rs.metadata.uid) this.#enqueueMatching(pod);
+        for (const pod of this.pods.byIndex(OWNER_UID_INDEX, rs.metadata.uid!)) if (controllerRef(pod)?.uid === rs.metadata.uid) this.#enqueueMatching(pod);
       },
     });
     this.pods.addHandlers({
@@ -261,8 +256,7 @@ export class ReplicaSetController {
   }
 
   #enqueueMatching(pod: Pod): void {
-    for (const rs of this.replicaSets.list()) {
-      if (rs.metadata.namespace !== pod.metadata.namespace) continue;
+    for (const rs of this.replicaSets.byIndex(NAMESPACE_INDEX, pod.metadata.namespace!)) {
       try {
         if (matches(selectorFromLabelSelector(rs.spec.selector), pod.metadata.labels)) this.queue.add(objectKey(rs));
       } catch {
@@ -271,15 +265,12 @@ export class ReplicaSetController {
     }
   }
 
+  /** Runs the workers once the informers (started by the process's factory) have synced. */
   async start(signal: AbortSignal): Promise<void> {
-    await Promise.all([
-      this.replicaSets.start(signal),
-      this.pods.start(signal),
-      runController(
-        { name: 'replicaset', queue: this.queue, informers: [this.replicaSets, this.pods], reconcile: (key) => this.reconcile(key), workers: this.#workers, log: this.#log },
-        signal,
-      ),
-    ]);
+    await runController(
+      { name: 'replicaset', queue: this.queue, informers: [this.replicaSets, this.pods], reconcile: (key) => this.reconcile(key), workers: this.#workers, log: this.#log },
+      signal,
+    );
   }
 
   async reconcile(key: string): Promise<{ requeueAfterMs?: number } | void> {
@@ -290,13 +281,13 @@ export class ReplicaSetController {
     }
     const namespace = rs.metadata.namespace!;
     const mayScale = this.expectations.satisfied(key);
-    const plan = planReplicaSet(rs, this.pods.list(), this.#now());
+    const plan = planReplicaSet(rs, this.pods.byIndex(NAMESPACE_INDEX, namespace), this.#now());
     let claimFailed = false;
     for (const action of plan.actions) {
       if (action.type !== 'adopt' && action.type !== 'release') continue;
       try {
         // Guarded by the cached resourceVersion: a pod changed meanwhile is looked at again, never overwritten.
-        await this.#service.patch(podKind, namespace, action.pod.metadata.name!, { metadata: { resourceVersion: action.pod.metadata.resourceVersion, ownerReferences: action.ownerReferences } });
+        await this.#client.patch(podKind, { namespace, name: action.pod.metadata.name! }, { metadata: { resourceVersion: action.pod.metadata.resourceVersion, ownerReferences: action.ownerReferences } });
         this.#log(`replicaset ${key}: ${action.type === 'adopt' ? 'adopted' : 'released'} pod ${action.pod.metadata.name}`);
       } catch (err) {
         if (!(err instanceof ConflictError || err instanceof NotFoundError)) throw err;
@@ -315,7 +306,7 @@ export class ReplicaSetController {
         const body = podFromTemplate(rs);
         const result = await slowStart(create.count, async () => {
           try {
-            await this.#service.create(podKind, namespace, body);
+            await this.#client.create(podKind, body, { namespace });
           } catch (err) {
             this.expectations.creationObserved(key);
             throw err;
@@ -337,7 +328,7 @@ export class ReplicaSetController {
 
     if (!isDeepStrictEqual(rs.status ?? {}, plan.status)) {
       try {
-        await this.#service.patch(replicaSetKind, namespace, rs.metadata.name!, { status: plan.status }, { subresource: 'status' });
+        await this.#client.patch(replicaSetKind, { namespace, name: rs.metadata.name! }, { status: plan.status }, { subresource: 'status' });
       } catch (err) {
         if (!(err instanceof NotFoundError)) throw err;
       }
@@ -352,7 +343,7 @@ export class ReplicaSetController {
     await Promise.all(
       pods.map(async (pod) => {
         try {
-          await this.#service.delete(podKind, pod.metadata.namespace, pod.metadata.name!, { preconditions: { uid: pod.metadata.uid } });
+          await this.#client.delete(podKind, { namespace: pod.metadata.namespace, name: pod.metadata.name! }, { preconditions: { uid: pod.metadata.uid } });
         } catch (err) {
           // A delete that failed will never be observed; one of a pod already gone is done.
           if (expected) this.expectations.deletionObserved(key, objectKey(pod));

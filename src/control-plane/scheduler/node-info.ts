@@ -2,6 +2,7 @@
 import type { Node, Taint } from '../../core/api/node.js';
 import { parseQuantity, toMilli } from '../../core/api/quantity.js';
 import type { HostPort, PodInfo } from './pod-info.js';
+import { isNodeReady } from '../../core/api/node.js';
 
 /** What a node offers to pods, in the units requests are counted in. */
 export interface Allocatable {
@@ -30,11 +31,6 @@ export function nodeAllocatable(node: Node): Allocatable {
     if (name !== 'cpu' && name !== 'memory' && name !== 'pods') scalar[name] = quantity(q, false);
   }
   return { milliCPU: quantity(list.cpu, true), memory: quantity(list.memory, false), pods: Math.floor(quantity(list.pods, false)), scalar };
-}
-
-/** Ready=True is the kubelet's word that the node runs pods. */
-export function nodeIsReady(node: Node): boolean {
-  return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 }
 
 const portKey = (protocol: string, port: number) => `${protocol}/${port}`;
@@ -80,7 +76,7 @@ export class NodeInfo {
     this.allocatable = nodeAllocatable(node);
     this.labels = node.metadata.labels ?? {};
     this.taints = node.spec?.taints ?? [];
-    this.ready = nodeIsReady(node);
+    this.ready = isNodeReady(node);
     this.unschedulable = node.spec?.unschedulable === true;
   }
 

@@ -9,7 +9,8 @@ import type { Client } from '../../core/client/client.js';
 import type { InformerFactory } from '../../core/controller/informer-factory.js';
 import { abortableDelay, type Informer } from '../../core/controller/informer.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
-import { nodeAllocatable, nodeIsReady } from './node-info.js';
+import { nodeAllocatable } from './node-info.js';
+import { isNodeReady } from '../../core/api/node.js';
 import { podInfo } from './pod-info.js';
 import { schedule, type SchedulingState } from './schedule.js';
 import { podIsTerminated, podKey, SchedulerCache } from './scheduler-cache.js';
@@ -52,7 +53,7 @@ export function isPending(pod: Pod): boolean {
 
 /** Whether a Node change could let a parked pod fit (heartbeats alone do not: retrying on each would be a storm). */
 export function nodeChangeMayHelp(old: Node, next: Node): boolean {
-  if (!nodeIsReady(old) && nodeIsReady(next)) return true;
+  if (!isNodeReady(old) && isNodeReady(next)) return true;
   if (old.spec?.unschedulable && !next.spec?.unschedulable) return true;
   if (!isDeepStrictEqual(old.spec?.taints ?? [], next.spec?.taints ?? [])) return true;
   if (!isDeepStrictEqual(old.metadata.labels ?? {}, next.metadata.labels ?? {})) return true;

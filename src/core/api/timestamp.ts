@@ -1,4 +1,4 @@
-// Kubernetes' timestamp format, shared by the API server's own fields and the components that write conditions and events.
+// The text of a Kubernetes timestamp (metav1.Time), for every component that writes one.
 
 /** Kubernetes timestamps are RFC 3339 with second precision. */
 export function timestamp(now: Date): string {

@@ -9,8 +9,10 @@ import type { KubeObject } from '../../../core/api/meta.js';
 import { podKind, type Pod } from '../../../core/api/pod.js';
 import { MemoryStore } from '../../../core/store/memory-store.js';
 import { waitFor } from '../../../core/wait-for.js';
+import { LocalClient } from '../../api-server/local-client.js';
 import { ObjectService, type WriteOptions } from '../../api-server/object-service.js';
 import { ensureSystemNamespaces } from '../../api-server/server.js';
+import { controllerFixture } from '../controller-fixture.js';
 import { HorizontalPodAutoscalerController, scaleTargetKind } from './hpa-controller.js';
 import type { PodResourceSample, ResourceMetricsClient } from './resource-metrics.js';
 
@@ -46,9 +48,11 @@ describe('HorizontalPodAutoscalerController', () => {
   const clock = () => now;
   const service = new CountingService({ store: new MemoryStore() });
   const metrics = new FakeMetrics(clock);
-  const controller = new HorizontalPodAutoscalerController({ service, metrics, now: clock });
+  const { client, informers } = controllerFixture(new LocalClient(service));
+  const controller = new HorizontalPodAutoscalerController({ client, informers, metrics, now: clock });
   const stop = new AbortController();
-  let informers: Promise<unknown>;
+  // Only the informers run: each test syncs by hand.
+  let running: Promise<unknown>;
   const hpa = () => service.get(horizontalPodAutoscalerKind, 'default', 'web') as Promise<HorizontalPodAutoscaler>;
   const replicas = async () => ((await service.get(deploymentKind, 'default', 'web')) as { spec: { replicas: number } }).spec.replicas;
   const events = async () => (await service.list(eventKind, 'default')).items as unknown as { reason: string; message: string; count: number }[];
@@ -79,14 +83,14 @@ describe('HorizontalPodAutoscalerController', () => {
         behavior: { scaleDown: { stabilizationWindowSeconds: 30 } },
       },
     });
-    informers = Promise.all([controller.hpas.start(stop.signal), controller.pods.start(stop.signal)]);
-    await Promise.all([controller.hpas.whenSynced(), controller.pods.whenSynced()]);
+    running = informers.start(stop.signal);
+    await informers.whenSynced();
     await waitFor(() => controller.pods.list().filter((p) => p.status?.phase === 'Running').length === 2, { description: 'pods in the cache' });
   });
 
   after(async () => {
     stop.abort();
-    await informers;
+    await running;
   });
 
   it('scales the Deployment up through its scale, records SuccessfulRescale and the status', async () => {

@@ -4,12 +4,14 @@ import type { KindDefinition } from '../../../core/api/kind.js';
 import { podKind, type Pod } from '../../../core/api/pod.js';
 import { kindByApiVersion, kinds } from '../../../core/api/registry.js';
 import { scaleOf } from '../../../core/api/scale.js';
+import { parseSelector } from '../../../core/api/selector.js';
+import type { Client } from '../../../core/client/client.js';
 import { runController } from '../../../core/controller/controller.js';
-import { Informer, objectKey } from '../../../core/controller/informer.js';
+import { NAMESPACE_INDEX, objectKey, type Informer } from '../../../core/controller/informer.js';
+import type { InformerFactory } from '../../../core/controller/informer-factory.js';
 import { WorkQueue } from '../../../core/controller/work-queue.js';
 import { ConflictError, NotFoundError } from '../../../core/errors.js';
 import { eventKind } from '../../../core/api/event.js';
-import type { ObjectService } from '../../api-server/object-service.js';
 import { AutoscalerEvents, type AutoscalerEventSink } from './hpa-events.js';
 import {
   metricsNeeded, planAutoscaler, rescaleFailed, sameStatus, selectedPods,
@@ -22,12 +24,14 @@ import type { ScalingHistory } from './scaling-behavior.js';
 export const DEFAULT_HPA_SYNC_PERIOD_SECONDS = 15;
 
 export interface HorizontalPodAutoscalerControllerOptions {
-  service: ObjectService;
+  client: Client;
+  /** The process's shared informers: HPAs, and Pods selected through the label index. */
+  informers: InformerFactory;
   metrics: ResourceMetricsClient;
   /** How often each HPA is looked at (default 15 s). */
   syncPeriodMs?: number;
   settings?: AutoscalerSettings;
-  /** Where Events go (default: the object service). */
+  /** Where Events go (default: the client). */
   events?: AutoscalerEventSink;
   now?: () => Date;
   log?: (message: string) => void;
@@ -61,17 +65,17 @@ export class HorizontalPodAutoscalerController {
     this.#now = options.now ?? (() => new Date());
     this.#log = options.log ?? (() => {});
     this.#syncPeriodMs = options.syncPeriodMs ?? DEFAULT_HPA_SYNC_PERIOD_SECONDS * 1000;
-    const { service } = options;
+    const { client } = options;
     this.#events = new AutoscalerEvents({
       sink: options.events ?? {
-        create: async (namespace, event) => { await service.create(eventKind, namespace, event); },
-        patch: async (namespace, name, patch) => { await service.patch(eventKind, namespace, name, patch); },
+        create: async (namespace, event) => { await client.create(eventKind, event, { namespace }); },
+        patch: async (namespace, name, patch) => { await client.patch(eventKind, { namespace, name }, patch); },
       },
       now: this.#now,
       log: this.#log,
     });
-    this.hpas = new Informer<HorizontalPodAutoscaler>({ source: service.listWatcher<HorizontalPodAutoscaler>(horizontalPodAutoscalerKind), name: 'hpas', log: this.#log });
-    this.pods = new Informer<Pod>({ source: service.listWatcher<Pod>(podKind), name: 'hpa-pods', log: this.#log });
+    this.hpas = options.informers.informer<HorizontalPodAutoscaler>(horizontalPodAutoscalerKind);
+    this.pods = options.informers.informer<Pod>(podKind);
     this.hpas.addHandlers({
       onAdd: (hpa) => this.queue.add(objectKey(hpa)),
       // Our own status writes come back as updates: only a changed spec is worth a sync before the period is up.
@@ -86,26 +90,39 @@ export class HorizontalPodAutoscalerController {
     // Pods are read from the cache at each sync; their changes do not trigger one (as in Kubernetes).
   }
 
+  /** Runs the workers once the informers (started by the process's factory) have synced. */
   async start(signal: AbortSignal): Promise<void> {
-    await Promise.all([
-      this.hpas.start(signal),
-      this.pods.start(signal),
-      runController(
-        { name: 'horizontal-pod-autoscaler', queue: this.queue, informers: [this.hpas, this.pods], reconcile: (key) => this.reconcile(key), workers: this.#o.workers ?? 4, log: this.#log },
-        signal,
-      ),
-    ]);
+    await runController(
+      { name: 'horizontal-pod-autoscaler', queue: this.queue, informers: [this.hpas, this.pods], reconcile: (key) => this.reconcile(key), workers: this.#o.workers ?? 4, log: this.#log },
+      signal,
+    );
   }
 
   async #readScale(hpa: HorizontalPodAutoscaler): Promise<{ read: ScaleRead; def?: KindDefinition }> {
     const def = scaleTargetKind(hpa.spec.scaleTargetRef);
     if ('error' in def) return { read: def };
     try {
-      return { read: { scale: scaleOf(await this.#o.service.get(def, hpa.metadata.namespace, hpa.spec.scaleTargetRef.name)) }, def };
+      return { read: { scale: scaleOf(await this.#o.client.get(def, { namespace: hpa.metadata.namespace, name: hpa.spec.scaleTargetRef.name })) }, def };
     } catch (err) {
       if (err instanceof NotFoundError) return { read: { error: err.message } };
       throw err;
     }
+  }
+
+  /**
+   * The pods the plan looks at: those the target's selector picks, from the label index; the
+   * namespace's when there is no usable selector (the plan then reports that, and uses none).
+   */
+  #podsFor(read: ScaleRead, namespace: string): Pod[] {
+    const text = 'scale' in read ? read.scale.status.selector : undefined;
+    if (text) {
+      try {
+        return this.pods.select(parseSelector(text), namespace);
+      } catch {
+        // A bad selector: planAutoscaler words the problem.
+      }
+    }
+    return this.pods.byIndex(NAMESPACE_INDEX, namespace);
   }
 
   /** One sync of one HPA; throwing retries it with backoff, returning schedules the next sync. */
@@ -119,7 +136,7 @@ export class HorizontalPodAutoscalerController {
     const namespace = hpa.metadata.namespace!;
     const now = this.#now();
     const { read, def } = await this.#readScale(hpa);
-    const pods = this.pods.list().filter((p) => p.metadata.namespace === namespace);
+    const pods = this.#podsFor(read, namespace);
     let metrics: SamplesRead | undefined;
     if (metricsNeeded(hpa, read) && 'scale' in read) {
       const selected = selectedPods(read.scale, pods, namespace);
@@ -132,7 +149,7 @@ export class HorizontalPodAutoscalerController {
     if (plan.rescale && def && 'scale' in read) {
       try {
         // Guarded by the version read: a target changed meanwhile (a user's `scale`) is looked at again, never overwritten.
-        await this.#o.service.patch(def, namespace, hpa.spec.scaleTargetRef.name, { metadata: { resourceVersion: read.scale.metadata.resourceVersion }, spec: { replicas: plan.rescale.to } });
+        await this.#o.client.patch(def, { namespace, name: hpa.spec.scaleTargetRef.name }, { metadata: { resourceVersion: read.scale.metadata.resourceVersion }, spec: { replicas: plan.rescale.to } });
         this.#log(`horizontal-pod-autoscaler ${key}: ${hpa.spec.scaleTargetRef.kind}/${hpa.spec.scaleTargetRef.name} ${plan.rescale.from} -> ${plan.rescale.to} (${plan.rescale.reason})`);
       } catch (err) {
         // Nothing was decided on stale state: retry at once rather than report a failure.
@@ -151,7 +168,7 @@ export class HorizontalPodAutoscalerController {
     const patch: Record<string, unknown> = { ...status };
     for (const field of Object.keys(hpa.status ?? {})) if (!(field in status)) patch[field] = null;
     try {
-      await this.#o.service.patch(horizontalPodAutoscalerKind, hpa.metadata.namespace, hpa.metadata.name!, { status: patch }, { subresource: 'status' });
+      await this.#o.client.patch(horizontalPodAutoscalerKind, { namespace: hpa.metadata.namespace, name: hpa.metadata.name! }, { status: patch }, { subresource: 'status' });
     } catch (err) {
       if (!(err instanceof NotFoundError)) throw err;
     }

@@ -1,7 +1,7 @@
 // The autoscaler's Events: one per distinct HPA, reason and message, repeats folded into its count as Kubernetes' recorder does, written at most once a minute.
 import { randomBytes } from 'node:crypto';
 import type { HorizontalPodAutoscaler } from '../../../core/api/horizontalpodautoscaler.js';
-import { timestamp } from '../../api-server/objects.js';
+import { timestamp } from '../../../core/api/timestamp.js';
 import type { AutoscalerEvent } from './plan-autoscaler.js';
 
 /** Kubernetes' name for the HPA controller as an event source. */

@@ -1,19 +1,20 @@
 // The master's resource metrics for the autoscaler: the kubelet Summaries of the pods' nodes, read as metrics.k8s.io's PodMetrics.
+import { METRICS_WINDOW, podMetrics, type SummaryLike } from '../../../core/api/metrics.js';
 import { nodeKind, type Node } from '../../../core/api/node.js';
 import type { Pod } from '../../../core/api/pod.js';
 import { parseQuantity, toMilli } from '../../../core/api/quantity.js';
+import type { Client } from '../../../core/client/client.js';
 import { NotFoundError } from '../../../core/errors.js';
-import { METRICS_WINDOW, podMetrics, type SummaryLike } from '../../api-server/metrics-api.js';
-import { fetchKubeletSummary } from '../../api-server/node-proxy.js';
-import type { ObjectService } from '../../api-server/object-service.js';
 import { NO_METRICS_MESSAGE, type PodResourceSample, type ResourceMetricsClient } from './resource-metrics.js';
 
 export interface KubeletResourceMetricsOptions {
-  service: ObjectService;
-  /** Presented to kubelets (the admin token, as the API server's proxy uses). */
-  kubeletToken: string;
-  /** Per kubelet call (default 5 s). */
-  timeoutMs?: number;
+  /** Reads the pods' Nodes. */
+  client: Client;
+  /**
+   * A node's kubelet Summary (GET /stats/summary), undefined when the node is not Ready or its
+   * kubelet fails or is slow: in the master, the API server's own call, with the admin token.
+   */
+  summary(node: Node): Promise<SummaryLike | undefined>;
   now?: () => Date;
 }
 
@@ -42,12 +43,12 @@ export class KubeletResourceMetrics implements ResourceMetricsClient {
     const summaries = await Promise.all([...nodeNames].map(async (name) => {
       let node: Node;
       try {
-        node = (await this.#o.service.get(nodeKind, undefined, name)) as Node;
+        node = (await this.#o.client.get(nodeKind, { name })) as Node;
       } catch (err) {
         if (err instanceof NotFoundError) return undefined;
         throw err;
       }
-      return fetchKubeletSummary(node, { token: this.#o.kubeletToken, timeoutMs: this.#o.timeoutMs ?? 5000 });
+      return this.#o.summary(node);
     }));
     const now = (this.#o.now ?? (() => new Date()))().toISOString();
     const samples = new Map<string, PodResourceSample>();

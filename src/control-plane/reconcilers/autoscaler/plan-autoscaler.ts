@@ -5,7 +5,7 @@ import type { Condition } from '../../../core/api/meta.js';
 import type { Pod } from '../../../core/api/pod.js';
 import type { Scale } from '../../../core/api/scale.js';
 import { matches, parseSelector } from '../../../core/api/selector.js';
-import { timestamp } from '../../api-server/objects.js';
+import { timestamp } from '../../../core/api/timestamp.js';
 import {
   averageValueReplicas, formatResourceValue, resourceValue, utilizationReplicas,
   type CalculatorTiming, type PodMetricsInfo, type ResourceName, type Tolerances,

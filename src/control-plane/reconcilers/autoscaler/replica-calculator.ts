@@ -1,6 +1,7 @@
 // Kubernetes' HPA replica calculator for resource metrics (cpu, memory): usage ratio, tolerance, and how unready, missing and finished pods count.
 import type { Pod } from '../../../core/api/pod.js';
 import { formatQuantity, parseQuantity, toMilli } from '../../../core/api/quantity.js';
+import { podReadyCondition } from '../../../core/api/pod.js';
 
 export type ResourceName = 'cpu' | 'memory';
 
@@ -91,7 +92,7 @@ export function groupPods(pods: readonly Pod[], metrics: PodMetricsInfo, resourc
       continue;
     }
     if (resource === 'cpu') {
-      const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
+      const ready = podReadyCondition(pod);
       const started = time(pod.status?.startTime);
       let unready: boolean;
       if (!ready || started === undefined) {

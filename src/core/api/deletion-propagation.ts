@@ -1,11 +1,11 @@
 // Deletion propagation: which garbage-collector finalizers a DELETE puts on an owner (foreground, orphan) and which kinds take part.
-import type { KindDefinition } from '../../core/api/kind.js';
-import { deploymentKind } from '../../core/api/deployment.js';
-import { functionKind } from '../../core/api/function.js';
-import { functionVersionKind } from '../../core/api/function-version.js';
-import { gpuJobKind } from '../../core/api/gpujob.js';
-import { podKind } from '../../core/api/pod.js';
-import { replicaSetKind } from '../../core/api/replicaset.js';
+import type { KindDefinition } from './kind.js';
+import { deploymentKind } from './deployment.js';
+import { functionKind } from './function.js';
+import { functionVersionKind } from './function-version.js';
+import { gpuJobKind } from './gpujob.js';
+import { podKind } from './pod.js';
+import { replicaSetKind } from './replicaset.js';
 
 export type PropagationPolicy = 'Background' | 'Foreground' | 'Orphan';
 

@@ -1,8 +1,8 @@
 // The finalizers a DELETE leaves on an owner for each propagation policy, and the legacy orphanDependents.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { podKind } from '../../core/api/pod.js';
-import { replicaSetKind } from '../../core/api/replicaset.js';
+import { podKind } from './pod.js';
+import { replicaSetKind } from './replicaset.js';
 import { effectivePolicy, finalizersForDeletion, ownsDependents, type PropagationPolicy } from './deletion-propagation.js';
 
 describe('finalizersForDeletion', () => {
