@@ -101,7 +101,7 @@ describe('Deployment controller (real master, fake nodes)', () => {
     await waitFor(() => pods.alive().length === 3 && images(pods.ready()).join() === [V1, V1, V1].join(), { timeoutMs: 30_000, description: '3 Ready v1 pods again' });
     const back = (await ownedRs()).find((rs) => rs.metadata.uid === rs1.metadata.uid);
     assert.equal(back.metadata.annotations['deployment.kubernetes.io/revision'], '3', 'the first ReplicaSet reused at revision 3');
-    assert.match((await cli('rollout', 'history', 'deploy/web')).stdout, /^deployment\.apps\/web\nREVISION  CHANGE-CAUSE\n2 +<none>\n3 +<none>\n\n$/);
+    assert.match((await cli('rollout', 'history', 'deploy/web')).stdout, /^deployment\.apps\/web\nREVISION {2}CHANGE-CAUSE\n2 +<none>\n3 +<none>\n\n$/);
 
     // Paused: a new template is observed but not rolled out, until resumed.
     const pause = await cli('rollout', 'pause', 'deploy/web');

@@ -191,7 +191,7 @@ describe('HorizontalPodAutoscaler (real master, fake-provider worker)', () => {
     const described = await cli('describe', 'hpa', 'web');
     assert.equal(described.status, 0, described.stderr);
     assert.match(described.stdout, /Reference: +Deployment\/web\n/);
-    assert.match(described.stdout, /resource cpu on pods  \(as a percentage of request\): +400% \(2\) \/ 50%\n/);
+    assert.match(described.stdout, /resource cpu on pods {2}\(as a percentage of request\): +400% \(2\) \/ 50%\n/);
     assert.match(described.stdout, /Min replicas: +2\nMax replicas: +5\n/);
     assert.match(described.stdout, /Deployment pods: +5 current \/ 5 desired\n/);
     assert.match(described.stdout, /ScalingLimited +True +TooManyReplicas +the desired replica count is more than the maximum replica count\n/);

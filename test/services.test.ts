@@ -244,8 +244,8 @@ describe('services', () => {
     const described = cli('describe', 'svc', 'web', '-n', 'print');
     assert.equal(described.status, 0, described.stderr);
     assert.match(described.stdout, new RegExp(`IP:\\s+${svc.spec.clusterIP!.replace(/\./g, '\\.')}\\n`));
-    assert.match(described.stdout, /Port:\s+http  80\/TCP\n/);
-    assert.match(described.stdout, /NodePort:\s+http  30080\/TCP\n/);
+    assert.match(described.stdout, /Port:\s+http {2}80\/TCP\n/);
+    assert.match(described.stdout, /NodePort:\s+http {2}30080\/TCP\n/);
     assert.match(described.stdout, /Endpoints:\s+10\.244\.1\.5:8080,10\.244\.2\.7:8080,10\.244\.3\.2:8080 \+ 1 more\.\.\.\n/);
     const dns = cli('get', 'svc', 'kube-dns', '-n', 'kube-system');
     assert.match(dns.stdout, /kube-dns\s+ClusterIP\s+10\.96\.0\.10\s+<none>\s+53\/UDP,53\/TCP/);

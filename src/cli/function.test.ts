@@ -53,7 +53,7 @@ describe('readCodeSource', () => {
   });
 
   it('takes a .zip as it is', async () => {
-    const zip = Buffer.from('PK\u0005\u0006' + '\0'.repeat(18), 'latin1');
+    const zip = Buffer.from(`PK\u0005\u0006${'\0'.repeat(18)}`, 'latin1');
     assert.deepEqual((await readCodeSource(put('code.zip', zip))).code, { archive: zip.toString('base64') });
   });
 

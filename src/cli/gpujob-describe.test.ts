@@ -29,7 +29,7 @@ describe('describe gpujob', () => {
       /^Exit Code:\s+2$/m,
       /^Submitter:\s+pod matmul-0f1e2d-submit-1 \(attempt 1\)$/m,
       /^Program:\s+2 files, \d+ bytes: Makefile, matmul\.cu$/m,
-      /^Slurm:\n  gres:\s+gpu:1\n  time:\s+10$/m,
+      /^Slurm:\n {2}gres:\s+gpu:1\n {2}time:\s+10$/m,
       /^Script:\s+make\n\s+make run$/m,
       /^Output \(result\.out, 33 bytes\):\s+nvcc -o matmul matmul\.cu\n\s+\.\/matmul$/m,
       /^Error \(error\.err, 44 bytes\):\s+CUDA error: cudaErrorInsufficientDriver: \.\.\.$/m,
@@ -42,7 +42,7 @@ describe('describe secret', () => {
     const secret = validateObject(secretKind, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'k', namespace: 'default' }, type: 'kubernetes.io/ssh-auth', stringData: { 'ssh-privatekey': 'SECRET KEY MATERIAL\n', known_hosts: 'host ssh-ed25519 AAAA\n' } });
     const text = renderObject(secretKind, secret);
     assert.match(text, /^Type:\s+kubernetes\.io\/ssh-auth$/m);
-    assert.match(text, /^Data:\n  known_hosts:\s+22 bytes\n  ssh-privatekey:\s+20 bytes$/m);
+    assert.match(text, /^Data:\n {2}known_hosts:\s+22 bytes\n {2}ssh-privatekey:\s+20 bytes$/m);
     assert.doesNotMatch(text, /SECRET KEY|AAAA|U0VDUkVU/);
   });
 });

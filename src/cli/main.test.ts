@@ -137,7 +137,7 @@ describe('minik8s CLI', () => {
     assert.match(lines[0]!, /^NAME {3}/);
     assert.match(lines[1]!, /^web {4}/);
     // Rows wider than the first table push on rather than break the columns after them.
-    assert.match(lines[2]!, /^a-much-longer-name   \S/);
+    assert.match(lines[2]!, /^a-much-longer-name {3}\S/);
     assert.match(lines[3]!, /^web {4}/);
     assert.match(api.requests.at(-1)!.url, /watch=1&resourceVersion=\d+/);
   });

@@ -91,7 +91,7 @@ export function undoTarget(d: Deployment, rses: readonly ReplicaSet[], toRevisio
     if (!rs) throw new CliError(`unable to find specified revision ${toRevision} in history`);
     return rs;
   }
-  if (revs.length < 2) throw new CliError('no rollout history found for deployment "' + d.metadata.name + '"');
+  if (revs.length < 2) throw new CliError(`no rollout history found for deployment "${d.metadata.name}"`);
   return revs[revs.length - 2]!;
 }
 

@@ -67,7 +67,7 @@ export async function startTestApiServer(options: { token?: string; now?: () => 
       const namespaced = rest[0] === 'namespaces' && rest.length >= 3;
       const resource = namespaced ? rest[2]! : rest[0]!;
       const name = namespaced ? rest[3] : rest[1];
-      const collection = '/' + parts.slice(0, namespaced ? base + 3 : base + 1).join('/');
+      const collection = `/${parts.slice(0, namespaced ? base + 3 : base + 1).join('/')}`;
       const key = `${collection}/${name}`;
       const notFound = () => status(res, 404, 'NotFound', `${resource} "${name}" not found`);
       const send = (code: number, value: unknown) => {

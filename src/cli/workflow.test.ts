@@ -53,11 +53,11 @@ describe('workflow CLI', () => {
     assert.match(text, /^Name: +x1\nNamespace: +default\nWorkflow: +orders\nStatus: +SUCCEEDED\n/);
     assert.match(text, /Duration: +2s\n/);
     assert.match(text, /Input: +\{"amount":500\}\nOutput: +\{"ok":true\}\n/);
-    assert.match(text, /History:\n  ID +TYPE +STATE +ELAPSED +DETAIL\n  1 +ExecutionStarted +\+0ms +\{"amount":500\}\n/);
-    assert.match(text, /  2 +TaskScheduled +Big +\+10ms +approve \(attempt 1\) \{"amount":500\}\n/);
-    assert.match(text, /  3 +TaskFailed +Big +\+500ms +ValueError: ValueError: no\n/);
-    assert.match(text, /  4 +TaskRetryScheduled +Big +\+500ms +retry 1 in 1s after ValueError\n/);
-    assert.match(text, /  5 +StateExited +Big +\+2s +\{"ok":true\} -> Done\n$/);
+    assert.match(text, /History:\n {2}ID +TYPE +STATE +ELAPSED +DETAIL\n {2}1 +ExecutionStarted +\+0ms +\{"amount":500\}\n/);
+    assert.match(text, / {2}2 +TaskScheduled +Big +\+10ms +approve \(attempt 1\) \{"amount":500\}\n/);
+    assert.match(text, / {2}3 +TaskFailed +Big +\+500ms +ValueError: ValueError: no\n/);
+    assert.match(text, / {2}4 +TaskRetryScheduled +Big +\+500ms +retry 1 in 1s after ValueError\n/);
+    assert.match(text, / {2}5 +StateExited +Big +\+2s +\{"ok":true\} -> Done\n$/);
     assert.equal(eventDetail({ id: 1, timestamp: '', type: 'ErrorCaught', error: 'States.Timeout', next: 'Late' }), 'States.Timeout -> Late');
   });
 
@@ -79,11 +79,11 @@ describe('workflow CLI', () => {
     const text = renderObject(workflowKind, wf, { workflowExecutions: summaries, now });
     assert.match(text, /^Name: +orders\nNamespace: +default\n/);
     assert.match(text, /Comment: +orders by size\nStart At: +Check\nTimeout: +60s\nStates:\n/);
-    assert.match(text, /  Check +Choice +Big, default Small +1 rule\(s\)\n/);
-    assert.match(text, /  Big +Task +\(end\), catch States.ALL Failed +function:approve, timeout 5s, retry States.ALL x2\n/);
-    assert.match(text, /  Small +Wait +\(end\) +1s\n/);
-    assert.match(text, /  Failed +Fail +\(fail\) +Rejected\n/);
-    assert.match(text, /Executions \(latest 2 of 2\):\n  NAME +STATUS/);
+    assert.match(text, / {2}Check +Choice +Big, default Small +1 rule\(s\)\n/);
+    assert.match(text, / {2}Big +Task +\(end\), catch States.ALL Failed +function:approve, timeout 5s, retry States.ALL x2\n/);
+    assert.match(text, / {2}Small +Wait +\(end\) +1s\n/);
+    assert.match(text, / {2}Failed +Fail +\(fail\) +Rejected\n/);
+    assert.match(text, /Executions \(latest 2 of 2\):\n {2}NAME +STATUS/);
     assert.match(renderObject(workflowKind, wf, { workflowExecutions: [], now }), /Executions: +<none>\n/);
   });
 });

@@ -17,7 +17,7 @@ import { FunctionAutoscaler, type ScaleChange } from './function-autoscaler.js';
 import { FUNCTION_LABEL, needsProbe, pickPod, podFacts, servingPods, VERSION_LABEL, type PodFacts, type ProbeView } from './function-pods.js';
 import { HealthProber } from './health-prober.js';
 import { HeldRequests } from './held-requests.js';
-import { type InvocationRecord } from '../../core/api/invocation-record.js';
+import type { InvocationRecord } from '../../core/api/invocation-record.js';
 import { InvocationLog } from './invocation-records.js';
 import type { FunctionInvoker, InvokeRequest, InvokeResult } from './invoker.js';
 import type { KpaTuning, ScaleSettings } from './kpa.js';

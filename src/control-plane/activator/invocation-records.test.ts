@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryStore } from '../../core/store/memory-store.js';
-import { type InvocationRecord } from '../../core/api/invocation-record.js';
+import type { InvocationRecord } from '../../core/api/invocation-record.js';
 import { invocationsKey, InvocationLog, persistedRecords } from './invocation-records.js';
 
 function record(i: number, o: Partial<InvocationRecord> = {}): InvocationRecord {

@@ -143,7 +143,7 @@ export function needsGpuJobLookup(user: UserInfo, attrs: RequestAttributes): boo
 /** True when judging this request for this user needs the stored pod (see RequestAttributes.podNodeName). */
 export function needsPodLookup(user: UserInfo, attrs: RequestAttributes): boolean {
   const r = attrs.resource;
-  if (!r || r.group !== '' || r.resource !== 'pods' || r.name === undefined || r.namespace === undefined) return false;
+  if (r?.group !== '' || r.resource !== 'pods' || r.name === undefined || r.namespace === undefined) return false;
   if (user.groups.includes(MASTERS_GROUP) || nodeNameOf(user) === undefined) return false;
   return (r.subresource === 'status' && (attrs.verb === 'update' || attrs.verb === 'patch'))
     || (r.subresource === undefined && attrs.verb === 'delete');

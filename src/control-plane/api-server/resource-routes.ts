@@ -1,6 +1,5 @@
 // HTTP verbs on resource paths: maps requests to ObjectService calls and results to Kubernetes bodies.
 import type { Context } from 'hono';
-import { apiVersionOf } from '../../core/api/kind.js';
 import type { KubeObject } from '../../core/api/meta.js';
 import { BadRequestError, MethodNotAllowedError, toApiError } from '../../core/errors.js';
 import { parseJsonObject, readRequestText } from './body.js';

@@ -94,7 +94,7 @@ export async function startManagedEtcd(options: ManagedEtcdOptions): Promise<Man
 
   const etcdPath = findExecutable(options.binary ?? 'etcd');
   if (!etcdPath) {
-    const what = options.binary && options.binary.includes('/') ? `etcd not found at ${options.binary}` : 'etcd not found on PATH';
+    const what = options.binary?.includes('/') ? `etcd not found at ${options.binary}` : 'etcd not found on PATH';
     throw new StartupError(`${what}: install it with "apt-get install -y etcd-server"`);
   }
 

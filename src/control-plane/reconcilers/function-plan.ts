@@ -136,7 +136,7 @@ export function planFunction(fn: FunctionObject, inputs: FunctionInputs): Functi
     phase: 'Succeeded', image: donor.status!.image!, tag: donor.status!.tag, reusedFrom: donor.spec.version,
     message: `reused the image of version ${donor.spec.version} (same code and requirements): no build`, ...(request ? { request } : {}), completionTime: now,
   });
-  let target = matchingVersion(fn, versions);
+  const target = matchingVersion(fn, versions);
   if (!target) {
     // A new version: reuse the image of an earlier one with the same build inputs, else build.
     const number = Math.max(0, serving ?? 0, ...versions.map((v) => v.spec.version)) + 1;

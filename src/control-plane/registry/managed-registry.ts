@@ -141,7 +141,7 @@ export async function startManagedRegistry(options: ManagedRegistryOptions): Pro
 
   const registryPath = findExecutable(options.binary ?? 'docker-registry');
   if (!registryPath) {
-    const what = options.binary && options.binary.includes('/') ? `the registry was not found at ${options.binary}` : 'docker-registry not found on PATH';
+    const what = options.binary?.includes('/') ? `the registry was not found at ${options.binary}` : 'docker-registry not found on PATH';
     throw new StartupError(`${what}: install it with "apt-get install -y docker-registry"`);
   }
 

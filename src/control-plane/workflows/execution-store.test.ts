@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { NotFoundError } from '../../core/errors.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
 import { planCleanup } from './execution-cleanup.js';
-import { type WorkflowExecution } from '../../core/api/workflow-execution.js';
+import type { WorkflowExecution } from '../../core/api/workflow-execution.js';
 import { boundedRecord, boundedValue, ExecutionStore, executionsToPrune, MAX_VALUE_BYTES } from './execution-store.js';
 
 function record(name: string, options: Partial<WorkflowExecution> = {}): WorkflowExecution {

@@ -1,5 +1,5 @@
 // The workflow interpreter: runs a definition over an input, state by state, with tasks, sleeps and the clock injected, and records the history.
-import type { State, StateType, WorkflowDefinition } from '../../core/api/workflow-definition.js';
+import type { State, WorkflowDefinition } from '../../core/api/workflow-definition.js';
 import { taskFunctionName } from '../../core/api/workflow-definition.js';
 import { parsePath, writeSteps } from '../../core/api/workflow-path.js';
 import { chooseNext, readPath, type PathRoots } from './choice-rules.js';

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { workflowKind, type Workflow } from '../../core/api/workflow.js';
 import type { Client } from '../../core/client/client.js';
 import type { FunctionInvoker } from '../activator/invoker.js';
-import { type HistoryEvent } from '../../core/api/workflow-execution.js';
+import type { HistoryEvent } from '../../core/api/workflow-execution.js';
 import { execute, type TaskRequest, type TaskResult } from './interpreter.js';
 import type { WorkflowExecution } from '../../core/api/workflow-execution.js';
 import type { ExecutionStore } from './execution-store.js';

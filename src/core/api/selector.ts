@@ -197,7 +197,7 @@ export function parseSelector(input: string): Selector {
 export const everything: Selector = { requirements: [] };
 
 function matchesOne(r: LabelRequirement, labels: Readonly<Record<string, string>>): boolean {
-  const has = Object.prototype.hasOwnProperty.call(labels, r.key);
+  const has = Object.hasOwn(labels, r.key);
   const value = has ? labels[r.key] : undefined;
   switch (r.operator) {
     case 'In': return has && r.values.includes(value!);
@@ -360,7 +360,7 @@ export function parseFieldSelector(input: string): FieldRequirement[] {
 export function fieldValue(obj: unknown, path: string): string {
   let cur: unknown = obj;
   for (const part of path.split('.')) {
-    if (cur === null || typeof cur !== 'object' || !Object.prototype.hasOwnProperty.call(cur, part)) return '';
+    if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, part)) return '';
     cur = (cur as Record<string, unknown>)[part];
   }
   if (cur === undefined || cur === null) return '';

@@ -69,7 +69,7 @@ export function readSteps(root: unknown, steps: readonly PathStep[]): ReadResult
       if (!Array.isArray(cur) || step >= cur.length) return { found: false };
       cur = cur[step];
     } else {
-      if (cur === null || typeof cur !== 'object' || Array.isArray(cur) || !Object.prototype.hasOwnProperty.call(cur, step)) return { found: false };
+      if (cur === null || typeof cur !== 'object' || Array.isArray(cur) || !Object.hasOwn(cur, step)) return { found: false };
       cur = (cur as Record<string, unknown>)[step];
     }
   }
@@ -95,7 +95,7 @@ export function writeSteps(root: unknown, steps: readonly PathStep[], value: unk
   }
   if (root === null || typeof root !== 'object' || Array.isArray(root)) return { ok: false };
   const obj = root as Record<string, unknown>;
-  const child = Object.prototype.hasOwnProperty.call(obj, head) ? obj[head] : {};
+  const child = Object.hasOwn(obj, head) ? obj[head] : {};
   const inner = writeSteps(child, tail, value);
   if (!inner.ok) return inner;
   return { ok: true, value: { ...obj, [head]: inner.value } };

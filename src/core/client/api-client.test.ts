@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import type { KindDefinition } from '../api/kind.js';
 import { collectionPath, kindByName, kinds, objectPath } from '../api/registry.js';
 import { AlreadyExistsError, GoneError, InvalidError, NotFoundError, UnauthorizedError } from '../errors.js';
-import { type WatchEvent } from './client.js';
+import type { WatchEvent } from './client.js';
 import { ApiClient, kindCollectionPath, kindObjectPath, parseWatchLines } from './api-client.js';
 
 type Handler = (req: http.IncomingMessage, body: string, res: http.ServerResponse) => void;
@@ -111,11 +111,11 @@ describe('ApiClient', () => {
     handler = (req, _body, res) => {
       assert.match(req.url ?? '', /watch=1&resourceVersion=5/);
       res.writeHead(200, { 'content-type': 'application/json' });
-      const text = [
+      const text = `${[
         JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'a', resourceVersion: '6' } } }),
         JSON.stringify({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '7' } } }),
         JSON.stringify({ type: 'DELETED', object: { metadata: { name: 'é', resourceVersion: '8' } } }),
-      ].join('\n') + '\n';
+      ].join('\n')}\n`;
       const bytes = Buffer.from(text);
       // Split inside a JSON line and inside the two-byte é.
       const cut1 = 10;

@@ -54,7 +54,7 @@ const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
 
 function isIPv4(text: string): boolean {
   const m = IPV4.exec(text);
-  return m !== null && m.slice(1).every((o) => Number(o) <= 255);
+  return m?.slice(1).every((o) => Number(o) <= 255) ?? false;
 }
 
 /** The VTEP address of a pod range: its first (network) address, as flannel gives its VXLAN device. */

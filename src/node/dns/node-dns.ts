@@ -95,7 +95,7 @@ export class NodeDns {
       this.#resolvConf.mtimeMs = mtimeMs;
       const exclude = [this.#o.address, this.#o.clusterDNS ?? DEFAULT_CLUSTER_DNS_IP];
       this.#upstreams = upstreamsFrom(parseNameservers(readFileSync(path, 'utf8')), { exclude });
-      this.#log(`dns: forwarding other names to ${this.#upstreams.map((u) => u.address).join(', ') || 'nobody (no usable nameserver in ' + path + ')'}`);
+      this.#log(`dns: forwarding other names to ${this.#upstreams.map((u) => u.address).join(', ') || `nobody (no usable nameserver in ${path})`}`);
     } catch (err) {
       if (this.#resolvConf.mtimeMs !== -2) this.#log(`dns: cannot read ${path}: ${(err as Error).message}; not forwarding`);
       this.#resolvConf.mtimeMs = -2;

@@ -94,7 +94,7 @@ export class ProbeManager {
     const live = new Set<string>();
     for (const c of pod.spec.containers) {
       const rc = runtime?.containers.find((x) => x.name === c.name);
-      if (!rc || rc.state !== 'running') continue;
+      if (rc?.state !== 'running') continue;
       live.add(rc.id);
       if (this.#workers.has(rc.id)) continue;
       const workers = new Map<ProbeKind, Worker>();

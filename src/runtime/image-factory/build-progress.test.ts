@@ -49,7 +49,7 @@ describe('BuildLog', () => {
       { stream: 'ERROR: Could not find a version that satisfies the requirement nosuchpkg (from versions: none)\n' },
       { error: "The command '/bin/sh -c python3 -m pip install' returned a non-zero code: 1" },
     ]);
-    assert.match(log.failureMessage(), /^requirements could not be installed: pip failed \(exit code 1\):\n  ERROR: Could not find/);
+    assert.match(log.failureMessage(), /^requirements could not be installed: pip failed \(exit code 1\):\n {2}ERROR: Could not find/);
   });
 
   it('names the step of any other failure', () => {
