@@ -110,8 +110,10 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     // Service cluster IPs and node ports are recorded in the same transaction as each Service.
     const serviceAllocator = new ServiceAllocator({ store, ranges: { serviceCIDR: config.serviceCIDR, nodePorts: config.nodePortRange } });
     const service = new ObjectService({ store, defaultTolerationSeconds: config.defaultTolerationSeconds, allocators: new Map([[serviceKind, serviceAllocator]]) });
+    // Each component calls the API through a client of its own name, so that /metrics counts its requests under it.
+    const clientFor = (name: string) => new LocalClient(service.forClient(name));
     // One informer per resource and scope for every component of the master (the API server's namespace cache included).
-    const informers = new InformerFactory({ client: new LocalClient(service.forClient('shared-informers')), log });
+    const informers = new InformerFactory({ client: clientFor('shared-informers'), log });
     // Before the API serves, so that no create is half-way: records for services stored without them.
     for (const note of await serviceAllocator.repair()) log(`service allocations: ${note}`);
     const nodes = await startNodeAccess({ store, service, clusterCIDR: config.clusterCIDR, signal: shutdown.signalFor('node-access'), log });
@@ -123,11 +125,11 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     const gpuJobOutputs = new GpuJobOutputs({ dir: join(dataDir, 'gpujob-outputs') });
     const authenticator = anyOf(admins, nodes.credentials, gpuJobTokens, nodes.joinTokens);
     // Function and workflow URLs; its invocation records are served by the API, so it exists before the API does.
-    const activator = new Activator({ client: new LocalClient(service.forClient('activator')), informers, store, address: config.activatorAddress ?? config.address, port: config.activatorPort, log });
+    const activator = new Activator({ client: clientFor('activator'), informers, store, address: config.activatorAddress ?? config.address, port: config.activatorPort, log });
     let activatorUrl: string | undefined;
     // Workflows run in the master and call their Tasks' functions through the activator, which serves them at /workflow/NAME.
     const executions = new ExecutionStore({ store, log });
-    activator.setWorkflowRunner(new WorkflowRunner({ client: new LocalClient(service.forClient('workflow-runner')), invoker: activator, executions, log }));
+    activator.setWorkflowRunner(new WorkflowRunner({ client: clientFor('workflow-runner'), invoker: activator, executions, log }));
 
     const api = await listenApi({
       store,
@@ -164,19 +166,19 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     // Each on a client view of the service, so that /metrics counts its requests under its name;
     // their informers are shared, one per resource and scope (client-go's SharedInformerFactory).
     const reconcilers = Promise.all([
-      new NamespaceReconciler({ client: new LocalClient(service.forClient('namespace-controller')), informers, log }).start(reconcilerSignal),
+      new NamespaceReconciler({ client: clientFor('namespace-controller'), informers, log }).start(reconcilerSignal),
       config.disableScheduler ? undefined : new Scheduler({
-        client: new LocalClient(service.forClient('scheduler')), informers, bind: storePodBinder(service.forClient('scheduler')), policy: config.schedulerPolicy, log,
+        client: clientFor('scheduler'), informers, bind: storePodBinder(service.forClient('scheduler')), policy: config.schedulerPolicy, log,
       }).start(reconcilerSignal),
       new NodeCleanup({ informers, registrar: nodes.registrar, log }).start(reconcilerSignal),
-      new NodeLifecycleReconciler({ client: new LocalClient(service.forClient('node-lifecycle-controller')), informers, gracePeriodSeconds: config.nodeMonitorGracePeriodSeconds, log }).start(reconcilerSignal),
-      new EndpointsReconciler({ client: new LocalClient(service.forClient('endpoints-controller')), informers, log }).start(reconcilerSignal),
-      new GatewayReconciler({ client: new LocalClient(service.forClient('gateway-controller')), informers, log }).start(reconcilerSignal),
-      new ReplicaSetController({ client: new LocalClient(service.forClient('replicaset-controller')), informers, log }).start(reconcilerSignal),
-      new DeploymentController({ client: new LocalClient(service.forClient('deployment-controller')), informers, log }).start(reconcilerSignal),
+      new NodeLifecycleReconciler({ client: clientFor('node-lifecycle-controller'), informers, gracePeriodSeconds: config.nodeMonitorGracePeriodSeconds, log }).start(reconcilerSignal),
+      new EndpointsReconciler({ client: clientFor('endpoints-controller'), informers, log }).start(reconcilerSignal),
+      new GatewayReconciler({ client: clientFor('gateway-controller'), informers, log }).start(reconcilerSignal),
+      new ReplicaSetController({ client: clientFor('replicaset-controller'), informers, log }).start(reconcilerSignal),
+      new DeploymentController({ client: clientFor('deployment-controller'), informers, log }).start(reconcilerSignal),
       // Samples come from the kubelets of the pods' nodes, as the metrics API's do (the admin token is what kubelets accept).
       new HorizontalPodAutoscalerController({
-        client: new LocalClient(service.forClient('horizontal-pod-autoscaler')),
+        client: clientFor('horizontal-pod-autoscaler'),
         informers,
         metrics: new KubeletResourceMetrics({
           client: new LocalClient(service),
@@ -185,10 +187,10 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
         syncPeriodMs: config.hpaSyncPeriodSeconds * 1000,
         log,
       }).start(reconcilerSignal),
-      new GarbageCollector({ client: new LocalClient(service.forClient('garbage-collector')), informers, log }).start(reconcilerSignal),
+      new GarbageCollector({ client: clientFor('garbage-collector'), informers, log }).start(reconcilerSignal),
       // Functions: versions built into images by the image factory (on the master's Docker), run as ReplicaSets behind the activator.
       new FunctionController({
-        client: new LocalClient(service.forClient('function-controller')),
+        client: clientFor('function-controller'),
         informers,
         builder: await startFunctionBuilder({ registryEndpoint, dockerHost: config.dockerHost, pipIndexUrl: config.pipIndexUrl, log }),
         activatorUrl: activating.url,
@@ -197,7 +199,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       new ExecutionCleanup({ informers, executions, log }).start(reconcilerSignal),
       // Functions' cron triggers, called through the activator like any other call (and so recorded).
       new ScheduleTriggers({ informers, invoker: activator, log }).start(reconcilerSignal),
-      new GpuJobController({ client: new LocalClient(service.forClient('gpujob-controller')), informers, outputs: gpuJobOutputs, mintToken: (job) => gpuJobTokens.mint(job), serverUrl: podServerUrl, log }).start(reconcilerSignal),
+      new GpuJobController({ client: clientFor('gpujob-controller'), informers, outputs: gpuJobOutputs, mintToken: (job) => gpuJobTokens.mint(job), serverUrl: podServerUrl, log }).start(reconcilerSignal),
       // Last: every component has asked for its informers and added its handlers, so they all list at once.
       informers.start(reconcilerSignal),
     ]);
