@@ -148,8 +148,7 @@ function openWatcher(base: URL, token: string, path: string, onEvent: (name: str
       res.on('data', (chunk: string) => {
         const at = performance.now();
         buffer += chunk;
-        let i: number;
-        while ((i = buffer.indexOf('\n')) >= 0) {
+        for (let i = buffer.indexOf('\n'); i >= 0; i = buffer.indexOf('\n')) {
           const line = buffer.slice(0, i);
           buffer = buffer.slice(i + 1);
           const event = JSON.parse(line) as { type: string; object: { metadata: { name: string } } };

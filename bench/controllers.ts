@@ -31,6 +31,11 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { parseRequestMetrics, requestDeltas, WRITE_VERBS, type RequestCount } from '../src/control-plane/api-server/request-metrics.js';
+import type { Deployment, DeploymentStatus } from '../src/core/api/deployment.js';
+import type { KubeObject } from '../src/core/api/meta.js';
+import type { Node } from '../src/core/api/node.js';
+import type { Pod } from '../src/core/api/pod.js';
+import type { ReplicaSet } from '../src/core/api/replicaset.js';
 import { BINARY, freePort, startMaster, type MasterProcess } from '../test/helpers/master.js';
 
 function flag(name: string): string | undefined {
@@ -125,7 +130,7 @@ const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY * 2 });
 interface Api {
   call(method: string, path: string, body?: unknown, contentType?: string): Promise<{ status: number; body: string }>;
   json<T>(method: string, path: string, body?: unknown, contentType?: string): Promise<T>;
-  watch(path: string, resourceVersion: string, onEvent: (type: string, object: any) => void): Promise<() => void>;
+  watch(path: string, resourceVersion: string, onEvent: (type: string, object: KubeObject) => void): Promise<() => void>;
 }
 
 function api(url: string, token: string): Api {
@@ -164,12 +169,11 @@ function api(url: string, token: string): Api {
           res.setEncoding('utf8');
           res.on('data', (chunk: string) => {
             buffer += chunk;
-            let i: number;
-            while ((i = buffer.indexOf('\n')) >= 0) {
+            for (let i = buffer.indexOf('\n'); i >= 0; i = buffer.indexOf('\n')) {
               const line = buffer.slice(0, i);
               buffer = buffer.slice(i + 1);
               if (!line.trim()) continue;
-              const event = JSON.parse(line) as { type: string; object: any };
+              const event = JSON.parse(line) as { type: string; object: KubeObject };
               if (event.type !== 'BOOKMARK') onEvent(event.type, event.object);
             }
           });
@@ -237,7 +241,7 @@ const IMAGE_1 = 'busybox:1.35';
 const IMAGE_2 = 'busybox:1.36';
 
 interface PodView {
-  uid: string;
+  uid?: string;
   image?: string;
   phase?: string;
   ready: boolean;
@@ -254,13 +258,13 @@ class PodWatch {
   minReady = Infinity;
   #tracking = false;
 
-  onEvent(type: string, pod: any): void {
+  onEvent(type: string, pod: Pod): void {
     const name = pod.metadata.name as string;
     const now = performance.now();
     this.lastEventAt = now;
     if (type === 'DELETED') this.pods.delete(name);
     else {
-      const ready = pod.status?.phase === 'Running' && !!pod.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True');
+      const ready = pod.status?.phase === 'Running' && !!pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
       this.pods.set(name, { uid: pod.metadata.uid, image: pod.spec?.containers?.[0]?.image, phase: pod.status?.phase, ready, terminating: !!pod.metadata.deletionTimestamp });
       if (!this.firstSeen.has(name)) this.firstSeen.set(name, now);
       if (ready && !this.firstReady.has(name)) this.firstReady.set(name, now);
@@ -310,7 +314,8 @@ function account(deltas: readonly RequestCount[], pods: number) {
   let conflicts = 0;
   for (const c of deltas) {
     const group = clientGroup(c.client);
-    const figures = (clients[group] ??= { requests: 0, writes: 0, conflicts: 0, writesPerPod: 0, byRequest: {} });
+    clients[group] ??= { requests: 0, writes: 0, conflicts: 0, writesPerPod: 0, byRequest: {} };
+    const figures = clients[group];
     figures.requests += c.value;
     requests += c.value;
     const name = requestName(c);
@@ -388,8 +393,8 @@ async function main(): Promise<void> {
     for (const deadline = Date.now() + 120_000; ;) {
       const why = died();
       if (why) throw new Error(why);
-      const nodes = await k.json<{ items: any[] }>('GET', '/api/v1/nodes');
-      const ready = nodes.items.filter((n) => n.metadata.name.startsWith(PREFIX) && n.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True')).length;
+      const nodes = await k.json<{ items: Node[] }>('GET', '/api/v1/nodes');
+      const ready = nodes.items.filter((n) => n.metadata.name!.startsWith(PREFIX) && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
       if (ready >= NODES) break;
       if (Date.now() > deadline) throw new Error(`only ${ready} of ${NODES} fake nodes Ready in 120 s:\n${workerOutput.slice(-3000)}`);
       await sleep(200);
@@ -411,21 +416,22 @@ async function main(): Promise<void> {
     const watchNamespace = async (ns: string) => {
       const rv = (await k.json<{ metadata: { resourceVersion: string } }>('GET', `/api/v1/namespaces/${ns}/pods`)).metadata.resourceVersion;
       const pods = new PodWatch();
-      const deployments = new Map<string, any>();
-      const replicaSets = new Map<string, any>();
+      const deployments = new Map<string, Deployment>();
+      const replicaSets = new Map<string, ReplicaSet>();
       let lastOther = performance.now();
       const watched = { pods, deployments, replicaSets, lastEventAt: () => Math.max(pods.lastEventAt, lastOther) };
-      const keepIn = (map: Map<string, any>) => (type: string, obj: any) => {
+      const keepIn = <T extends Deployment | ReplicaSet>(map: Map<string, T>) => (type: string, object: KubeObject) => {
+        const obj = object as T;
         lastOther = performance.now();
         if (TRACE) {
-          const s = obj.status ?? {};
+          const s: DeploymentStatus = obj.status ?? {};
           log(`${obj.kind} ${obj.metadata.name} ${type} gen ${obj.metadata.generation} spec ${obj.spec.replicas} status r${s.replicas ?? 0} u${s.updatedReplicas ?? '-'} rd${s.readyReplicas ?? 0} av${s.availableReplicas ?? 0} og${s.observedGeneration ?? '-'}`);
           if (TRACE >= 2) log(`  status ${JSON.stringify(s)}`);
         }
-        if (type === 'DELETED') map.delete(obj.metadata.name);
-        else map.set(obj.metadata.name, obj);
+        if (type === 'DELETED') map.delete(obj.metadata.name!);
+        else map.set(obj.metadata.name!, obj);
       };
-      closers.push(await k.watch(`/api/v1/namespaces/${ns}/pods`, rv, (type, obj) => pods.onEvent(type, obj)));
+      closers.push(await k.watch(`/api/v1/namespaces/${ns}/pods`, rv, (type, obj) => pods.onEvent(type, obj as Pod)));
       closers.push(await k.watch(`/apis/apps/v1/namespaces/${ns}/deployments`, rv, keepIn(deployments)));
       closers.push(await k.watch(`/apis/apps/v1/namespaces/${ns}/replicasets`, rv, keepIn(replicaSets)));
       return watched;
@@ -447,11 +453,13 @@ async function main(): Promise<void> {
         return { ...account(deltas, pods), storeWrites: (await storeRevision()) - before.revision, cpu };
       };
     };
+    type PhaseFigures = Awaited<ReturnType<Awaited<ReturnType<typeof measure>>>>;
 
     const deploymentDone = (w: Watched, name: string, replicas: number) => {
       const d = w.deployments.get(name);
       const s = d?.status;
-      return !!s && s.observedGeneration >= d.metadata.generation && s.replicas === replicas && s.updatedReplicas === replicas
+      if (!d || !s || s.observedGeneration === undefined || d.metadata.generation === undefined) return false;
+      return s.observedGeneration >= d.metadata.generation && s.replicas === replicas && s.updatedReplicas === replicas
         && s.readyReplicas === replicas && s.availableReplicas === replicas;
     };
     /** Every ReplicaSet of the Deployment but the one of its current template at 0, in spec and status. */
@@ -519,7 +527,7 @@ async function main(): Promise<void> {
     };
 
     // The floor: the same outcomes with no controller, pods created and deleted directly.
-    let floor: { create: any; replace: any } | undefined;
+    let floor: { create: PhaseFigures & { readySeconds: number }; replace: PhaseFigures & { readySeconds: number; oldPodsGoneSeconds: number } } | undefined;
     if (FLOOR) {
       const f = await watchNamespace(DIRECT_NS);
       measured = await measure();

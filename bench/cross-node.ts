@@ -85,12 +85,12 @@ async function main(): Promise<void> {
     cluster = await createNetnsCluster({ machines: ['b1', 'b2'], log });
     const c = cluster;
     const [w1, w2] = c.workers as [NetnsWorker, NetnsWorker];
-    const api = async (method: string, path: string, body?: unknown) => {
+    const api = async (method: string, path: string, body?: unknown): Promise<unknown> => {
       const res = await fetch(`${c.master.url}${path}`, {
         method, headers: { authorization: `Bearer ${c.master.token}`, 'content-type': 'application/json' },
         body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(30_000),
       });
-      const json = await res.json() as any;
+      const json = await res.json() as { message?: string } | null;
       if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${json?.message}`);
       return json;
     };

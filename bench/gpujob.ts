@@ -57,12 +57,12 @@ async function main(): Promise<void> {
     slurm = await startSlurm({ controllerAddress: cluster.hostIP });
     log(`Slurm up, controller ${cluster.hostIP}:${slurm.controllerPort}`);
     const master = cluster.master;
-    const api = async (method: string, path: string, body?: unknown) => {
+    const api = async (method: string, path: string, body?: unknown): Promise<unknown> => {
       const res = await fetch(`${master.url}${path}`, {
         method, headers: { authorization: `Bearer ${master.token}`, 'content-type': 'application/json' },
         body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(30_000),
       });
-      const json = await res.json() as any;
+      const json = await res.json() as { message?: string } | null;
       if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${json?.message}`);
       return json;
     };

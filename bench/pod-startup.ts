@@ -875,7 +875,10 @@ async function main(): Promise<number> {
       await deletePods(client, burst.map((c) => c.name));
       const deleteDeadlineMs = 90_000;
       let left = THROUGHPUT_PODS;
-      const allGone = await until(async () => (left = await podsLeft(client)) === 0, deleteDeadlineMs, 250);
+      const allGone = await until(async () => {
+        left = await podsLeft(client);
+        return left === 0;
+      }, deleteDeadlineMs, 250);
       throughput.deleteAll = {
         what: 'graceful delete of all of them at once, until the API has none (the kubelet stopped and removed their containers)',
         goneMs: allGone ? round1(performance.now() - dStart) : null,

@@ -16,6 +16,7 @@ import { spawnSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { execa } from 'execa';
 import type { Endpoints } from '../src/core/api/endpoints.js';
+import type { Node } from '../src/core/api/node.js';
 import type { Pod } from '../src/core/api/pod.js';
 import type { Service } from '../src/core/api/service.js';
 import { waitFor } from '../src/core/wait-for.js';
@@ -212,7 +213,7 @@ async function latency(): Promise<Record<string, unknown>> {
     cluster = await createNetnsCluster({ machines: ['x1', 'x2'], log });
     const c = cluster;
     const [w1, w2] = c.workers as [NetnsWorker, NetnsWorker];
-    const api = async (method: string, path: string, body?: unknown) => {
+    const api = async (method: string, path: string, body?: unknown): Promise<unknown> => {
       const request = () => fetch(`${c.master.url}${path}`, {
         method, headers: { authorization: `Bearer ${c.master.token}`, 'content-type': 'application/json' },
         body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(30_000),
@@ -222,7 +223,7 @@ async function latency(): Promise<Record<string, unknown>> {
         if (method !== 'GET') throw err;
         return request();
       });
-      const json = await res.json() as any;
+      const json = await res.json() as { message?: string } | null;
       if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${json?.message}`);
       return json;
     };
@@ -290,8 +291,8 @@ async function latency(): Promise<Record<string, unknown>> {
 
     // DNS, if the cluster serves it: kube-dns's own name, through 10.96.0.10 and at the node's DNS server directly.
     let dns: Record<string, unknown>;
-    const nodeDns = podNetworkConfig((await api('GET', `/api/v1/nodes/${w2.nodeName}`)).spec.podCIDR).gateway;
-    const kubeDns = await api('GET', '/api/v1/namespaces/kube-system/services/kube-dns').catch(() => undefined);
+    const nodeDns = podNetworkConfig((await api('GET', `/api/v1/nodes/${w2.nodeName}`) as Node).spec.podCIDR!).gateway;
+    const kubeDns = await (api('GET', '/api/v1/namespaces/kube-system/services/kube-dns') as Promise<Service>).catch(() => undefined);
     if (!kubeDns) {
       dns = { skipped: 'no kube-system/kube-dns service in this build' };
     } else {

@@ -262,8 +262,7 @@ function openWatch(base: URL, token: string, namespace: string, resourceVersion:
       res.on('data', (chunk: string) => {
         const at = performance.now();
         buffer += chunk;
-        let i: number;
-        while ((i = buffer.indexOf('\n')) >= 0) {
+        for (let i = buffer.indexOf('\n'); i >= 0; i = buffer.indexOf('\n')) {
           const line = buffer.slice(0, i);
           buffer = buffer.slice(i + 1);
           if (!line.trim()) continue;

@@ -25,6 +25,8 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
+import type { FunctionObject } from '../src/core/api/function.js';
+import type { Pod } from '../src/core/api/pod.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { BINARY, startMaster, type MasterProcess } from '../test/helpers/master.js';
 import { startWorker, type WorkerProcess } from '../test/helpers/worker.js';
@@ -116,18 +118,18 @@ const cli = (...args: string[]) => new Promise<string>((resolve, reject) => {
   });
 });
 
-async function api(method: string, path: string, body?: unknown): Promise<any> {
+async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
   const res = await fetch(`${master!.url}${path}`, {
     method, headers: { authorization: `Bearer ${master!.token}`, 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  const json = await res.json() as any;
+  const json = await res.json() as { message?: string } | null;
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${json?.message}`);
-  return json;
+  return json as T;
 }
 
-const podsOf = async () => (await api('GET', `/api/v1/namespaces/default/pods?labelSelector=minik8s.io/function=${FN}`)).items as any[];
-const isReady = (p: any) => Boolean(p.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True'));
+const podsOf = async () => (await api<{ items: Pod[] }>('GET', `/api/v1/namespaces/default/pods?labelSelector=minik8s.io/function=${FN}`)).items;
+const isReady = (p: Pod) => Boolean(p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
 
 // ---- Phases --------------------------------------------------------------------------------------
 
@@ -162,7 +164,7 @@ async function coldRun(url: string): Promise<ColdRun> {
   // The pod's steps, seen by a watch started before the call (timestamps in the API are whole seconds).
   const seen: { createdMs?: number; boundMs?: number; podIPMs?: number; readyMs?: number } = {};
   const stop = new AbortController();
-  const list = await api('GET', '/api/v1/namespaces/default/pods');
+  const list = await api<{ metadata: { resourceVersion: string } }>('GET', '/api/v1/namespaces/default/pods');
   const t0 = performance.now();
   if (process.env.BENCH_TRACE) log(`cold call sent at ${new Date().toISOString()}`);
   const watching = (async () => {
@@ -172,12 +174,11 @@ async function coldRun(url: string): Promise<ColdRun> {
     let buffer = '';
     for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
       buffer += Buffer.from(chunk).toString();
-      let nl: number;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
+      for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(nl + 1);
         if (!line.trim()) continue;
-        const pod = (JSON.parse(line) as { object: any }).object;
+        const pod = (JSON.parse(line) as { object: Pod }).object;
         const at = performance.now() - t0;
         seen.createdMs ??= at;
         if (pod.spec?.nodeName) seen.boundMs ??= at;
@@ -248,7 +249,7 @@ async function main(): Promise<void> {
   writeFileSync(join(dir, 'handler.py'), HANDLER);
   log('creating (building) the function');
   await cli('function', 'create', FN, '-f', join(dir, 'handler.py'), '--target', String(TARGET), '--max-scale', '10', '--idle-grace', '600');
-  const fn = await api('GET', `/apis/minik8s.io/v1/namespaces/default/functions/${FN}`);
+  const fn = await api<FunctionObject>('GET', `/apis/minik8s.io/v1/namespaces/default/functions/${FN}`);
   // The image as the factory tagged it on this engine (its registry address may be a forwarder's).
   const image = (await docker.listImages()).flatMap((i) => i.RepoTags ?? []).find((t) => t.endsWith(`/functions/default-${FN}:v${fn.status.version}`));
   if (!image) throw new Error(`no image functions/default-${FN}:v${fn.status.version} on this engine`);

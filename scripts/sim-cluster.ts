@@ -2,6 +2,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Node } from '../src/core/api/node.js';
 import { writeClientConfig } from '../src/core/client-config.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { linkExists, netnsExists, netnsSkipReason } from './sim/host-commands.js';
@@ -76,15 +77,15 @@ function upInProgress(name: string): number | undefined {
   }
 }
 
-async function api(state: ClusterState, path: string): Promise<any> {
+async function api<T>(state: ClusterState, path: string): Promise<T> {
   const token = readFileSync(join(state.master.dataDir, 'admin-token'), 'utf8').trim();
   const res = await fetch(`${state.master.url}${path}`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(3000) });
   if (res.status !== 200) throw new Error(`GET ${path}: ${res.status}`);
-  return res.json();
+  return (await res.json()) as T;
 }
 
-function readyOf(node: any): string {
-  const ready = node?.status?.conditions?.find((c: any) => c.type === 'Ready');
+function readyOf(node: Node | undefined): string {
+  const ready = node?.status?.conditions?.find((c) => c.type === 'Ready');
   if (ready?.status === 'True') return 'Ready';
   return ready ? `NotReady (${ready.reason ?? ready.status})` : 'NotReady';
 }
@@ -249,10 +250,10 @@ async function status(name: string): Promise<boolean> {
     return false;
   }
   const alive = (pid: number, startTime: string) => (isRunning(pid, { startTime }) ? `running (pid ${pid})` : `gone (pid ${pid})`);
-  const nodes = new Map<string, any>();
+  const nodes = new Map<string, Node>();
   let apiError = '';
   try {
-    for (const n of (await api(state, '/api/v1/nodes')).items ?? []) nodes.set(n.metadata.name, n);
+    for (const n of (await api<{ items?: Node[] }>(state, '/api/v1/nodes')).items ?? []) nodes.set(n.metadata.name!, n);
   } catch (err) {
     apiError = ` (API: ${err instanceof Error ? err.message : String(err)})`;
   }

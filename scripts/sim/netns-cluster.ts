@@ -191,7 +191,7 @@ export async function startNetnsCluster(spec: NetnsClusterSpec): Promise<NetnsCl
 
 /** The master on the host, listening on the bridge's address only, with its registry there too. */
 async function startMaster(o: { spec: NetnsClusterSpec; address: string; registryPort: number; lap: (what: string) => void }): Promise<NetnsMaster> {
-  const { root, undo } = o.spec;
+  const { root } = o.spec;
   const dataDir = join(root, 'master');
   const home = join(root, 'master-home');
   mkdirSync(dataDir, { recursive: true });

@@ -27,11 +27,10 @@ export type SimCommand =
   | { command: 'down' | 'status' | 'env'; name: string }
   | { command: 'help' };
 
-/** Parses the arguments after the script's name; throws SimUsageError for anything it does not understand. */
-export function parseSimArgs(argv: string[]): SimCommand {
-  let parsed;
+/** The flags and positionals of the arguments; parseArgs's complaints become SimUsageError. */
+function parseFlags(argv: string[]) {
   try {
-    parsed = parseArgs({
+    return parseArgs({
       args: argv,
       allowPositionals: true,
       strict: true,
@@ -46,7 +45,11 @@ export function parseSimArgs(argv: string[]): SimCommand {
   } catch (err) {
     throw new SimUsageError((err as Error).message);
   }
-  const { values, positionals } = parsed;
+}
+
+/** Parses the arguments after the script's name; throws SimUsageError for anything it does not understand. */
+export function parseSimArgs(argv: string[]): SimCommand {
+  const { values, positionals } = parseFlags(argv);
   const [command, ...rest] = positionals;
   if (values.help || command === undefined || command === 'help') return { command: 'help' };
   const name = values.name ?? 'sim';

@@ -1,11 +1,9 @@
 // `minik8s describe node`: kubectl's layout for a Node: conditions, addresses, capacity, system info, its pods and what they request.
-import { nodeRoles, type Node } from '../core/api/node.js';
+import { nodeRoles, type Node, type NodeStatus } from '../core/api/node.js';
 import type { Pod } from '../core/api/pod.js';
 import { formatQuantity, parseQuantity, toMilli } from '../core/api/quantity.js';
 import { describeTime, type DescribeWriter } from './describe-writer.js';
 import { ageSince, alignColumns } from './printers.js';
-
-type Loose = any;
 
 /** Requests and limits of a pod, summed over its containers (init containers are not running, so they do not count here). */
 export function podResources(pod: Pod): { cpuRequests: number; cpuLimits: number; memoryRequests: number; memoryLimits: number } {
@@ -37,15 +35,14 @@ const cpuText = (milli: number) => (milli === 0 ? '0' : `${milli}m`);
 const memoryText = (bytes: number) => (bytes === 0 ? '0' : formatQuantity(bytes, { binary: true }));
 
 export function describeNode(w: DescribeWriter, node: Node, pods: readonly Pod[], now: Date): void {
-  const n = node as Loose;
-  const status = n.status ?? {};
+  const status: NodeStatus = node.status ?? {};
   w.field(0, 'Roles', nodeRoles(node));
   w.field(0, 'CreationTimestamp', describeTime(node.metadata.creationTimestamp));
-  const taints = ((n.spec?.taints ?? []) as Loose[]).map((t) => `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`);
+  const taints = (node.spec?.taints ?? []).map((t) => `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`);
   w.field(0, 'Taints', taints);
-  w.field(0, 'Unschedulable', String(Boolean(n.spec?.unschedulable)));
+  w.field(0, 'Unschedulable', String(Boolean(node.spec?.unschedulable)));
 
-  const conditions = (status.conditions ?? []) as Loose[];
+  const conditions = status.conditions ?? [];
   if (conditions.length) {
     w.section(0, 'Conditions');
     w.raw(1, alignColumns([
@@ -56,14 +53,15 @@ export function describeNode(w: DescribeWriter, node: Node, pods: readonly Pod[]
   } else {
     w.field(0, 'Conditions', '<none>');
   }
-  const addresses = (status.addresses ?? []) as Loose[];
+  const addresses = status.addresses ?? [];
   w.section(0, 'Addresses');
   for (const a of addresses) w.field(1, a.type, a.address);
   for (const [label, list] of [['Capacity', status.capacity], ['Allocatable', status.allocatable]] as const) {
     w.section(0, label);
-    for (const k of Object.keys(list ?? {}).sort()) w.field(1, k, String(list[k]));
+    const resources = list ?? {};
+    for (const k of Object.keys(resources).sort()) w.field(1, k, String(resources[k]));
   }
-  const info = status.nodeInfo ?? {};
+  const info: NonNullable<NodeStatus['nodeInfo']> = status.nodeInfo ?? {};
   w.section(0, 'System Info');
   for (const [label, key] of [
     ['Machine ID', 'machineID'], ['System UUID', 'systemUUID'], ['Boot ID', 'bootID'], ['Kernel Version', 'kernelVersion'],
@@ -72,8 +70,8 @@ export function describeNode(w: DescribeWriter, node: Node, pods: readonly Pod[]
   ] as const) {
     w.field(1, label, info[key] ?? '');
   }
-  w.field(0, 'PodCIDR', n.spec?.podCIDR);
-  w.field(0, 'PodCIDRs', (n.spec?.podCIDRs ?? []).join(','));
+  w.field(0, 'PodCIDR', node.spec?.podCIDR);
+  w.field(0, 'PodCIDRs', (node.spec?.podCIDRs ?? []).join(','));
 
   const running = pods.filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
   const allocatableCpu = status.allocatable?.cpu !== undefined ? toMilli(status.allocatable.cpu) : 0;

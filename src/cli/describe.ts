@@ -3,8 +3,9 @@ import type { KindDefinition } from '../core/api/kind.js';
 import type { KubeObject } from '../core/api/meta.js';
 import { ApiError } from '../core/errors.js';
 import type { ApiClient } from '../core/client/api-client.js';
+import type { Event } from '../core/api/event.js';
 import type { Node } from '../core/api/node.js';
-import { podKind, type Pod } from '../core/api/pod.js';
+import { podKind, type ContainerState, type ContainerStatus, type Pod, type PodSpec, type PodStatus, type Probe } from '../core/api/pod.js';
 import { describeNode } from './describe-node.js';
 import { describeHpa } from './describe-hpa.js';
 import type { HorizontalPodAutoscaler } from '../core/api/horizontalpodautoscaler.js';
@@ -33,9 +34,6 @@ export interface DescribeArgs {
   selector?: string;
   allNamespaces?: boolean;
 }
-
-/** Describe reads kinds whose schemas live elsewhere and may be half filled: it reads them loosely. */
-type Loose = any;
 
 function keyValues(map: Record<string, string> | undefined, skip: readonly string[] = []): string[] {
   return Object.keys(map ?? {}).filter((k) => !skip.includes(k)).sort().map((k) => `${k}=${map![k]}`);
@@ -86,7 +84,7 @@ function describeMeta(w: DescribeWriter, def: KindDefinition, obj: KubeObject): 
   w.field(0, 'Annotations', keyValues(obj.metadata.annotations, [LAST_APPLIED_ANNOTATION]));
 }
 
-function containerState(state: Loose): { text: string; details: [string, string | undefined][] } {
+function containerState(state: ContainerState | undefined): { text: string; details: [string, string | undefined][] } {
   if (!state || typeof state !== 'object') return { text: 'Waiting', details: [] };
   if (state.running) return { text: 'Running', details: [['Started', describeTime(state.running.startedAt)]] };
   if (state.terminated) {
@@ -101,29 +99,30 @@ function containerState(state: Loose): { text: string; details: [string, string 
 }
 
 /** kubectl's probe line: `http-get http://:8080/healthz delay=0s timeout=1s period=10s #success=1 #failure=3`. */
-export function describeProbe(p: Loose): string {
+export function describeProbe(p: Probe): string {
   let handler = '<unknown>';
   if (p.httpGet) handler = `http-get ${String(p.httpGet.scheme ?? 'HTTP').toLowerCase()}://${p.httpGet.host ?? ''}:${p.httpGet.port}${p.httpGet.path ?? '/'}`;
   else if (p.tcpSocket) handler = `tcp-socket ${p.tcpSocket.host ?? ''}:${p.tcpSocket.port}`;
-  else if (p.exec) handler = `exec [${((p.exec.command ?? []) as string[]).join(' ')}]`;
+  else if (p.exec) handler = `exec [${(p.exec.command ?? []).join(' ')}]`;
   return `${handler} delay=${p.initialDelaySeconds ?? 0}s timeout=${p.timeoutSeconds ?? 1}s period=${p.periodSeconds ?? 10}s #success=${p.successThreshold ?? 1} #failure=${p.failureThreshold ?? 3}`;
 }
 
+/** Describe reads what the server sent, though spec and status may be half filled: hence the Partials. */
 function describePod(w: DescribeWriter, obj: KubeObject): void {
-  const pod = obj as Loose;
-  const spec = pod.spec ?? {};
-  const status = pod.status ?? {};
+  const pod = obj as Pod;
+  const spec: Partial<PodSpec> = pod.spec ?? {};
+  const status: Partial<PodStatus> = pod.status ?? {};
   describeMetaPod(w, pod, spec, status);
-  const statuses: Loose[] = status.containerStatuses ?? [];
+  const statuses = status.containerStatuses ?? [];
   w.section(0, 'Containers');
-  for (const c of (spec.containers ?? []) as Loose[]) {
-    const cs = statuses.find((s) => s.name === c.name) ?? {};
+  for (const c of spec.containers ?? []) {
+    const cs: Partial<ContainerStatus> = statuses.find((s) => s.name === c.name) ?? {};
     w.section(1, c.name);
     w.field(2, 'Container ID', cs.containerID);
     w.field(2, 'Image', c.image);
     if (c.command?.length) w.field(2, 'Command', c.command);
     if (c.args?.length) w.field(2, 'Args', c.args);
-    const ports = ((c.ports ?? []) as Loose[]).map((p) => `${p.containerPort}/${p.protocol ?? 'TCP'}${p.name ? ` (${p.name})` : ''}`);
+    const ports = (c.ports ?? []).map((p) => `${p.containerPort}/${p.protocol ?? 'TCP'}${p.name ? ` (${p.name})` : ''}`);
     w.field(2, ports.length > 1 ? 'Ports' : 'Port', ports.length ? ports.join(', ') : '<none>');
     const state = containerState(cs.state);
     w.field(2, 'State', state.text);
@@ -146,11 +145,11 @@ function describePod(w: DescribeWriter, obj: KubeObject): void {
     }
     if (c.env?.length) {
       w.section(2, 'Environment');
-      for (const e of c.env as Loose[]) w.field(3, e.name, e.value ?? JSON.stringify(e.valueFrom ?? ''));
+      for (const e of c.env) w.field(3, e.name, e.value ?? JSON.stringify(e.valueFrom ?? ''));
     } else {
       w.field(2, 'Environment', '<none>');
     }
-    const mounts = ((c.volumeMounts ?? []) as Loose[]).map((m) => `${m.mountPath} from ${m.name} (${m.readOnly ? 'ro' : 'rw'})`);
+    const mounts = (c.volumeMounts ?? []).map((m) => `${m.mountPath} from ${m.name} (${m.readOnly ? 'ro' : 'rw'})`);
     if (mounts.length) {
       w.section(2, 'Mounts');
       for (const m of mounts) w.raw(3, `${m}\n`);
@@ -158,12 +157,12 @@ function describePod(w: DescribeWriter, obj: KubeObject): void {
       w.field(2, 'Mounts', '<none>');
     }
   }
-  const conditions: Loose[] = status.conditions ?? [];
+  const conditions = status.conditions ?? [];
   if (conditions.length) {
     w.section(0, 'Conditions');
     w.raw(1, alignColumns([['Type', 'Status'], ...conditions.map((c) => [String(c.type), String(c.status)])]));
   }
-  const volumes: Loose[] = spec.volumes ?? [];
+  const volumes = spec.volumes ?? [];
   if (volumes.length) {
     w.section(0, 'Volumes');
     for (const v of volumes) {
@@ -178,7 +177,7 @@ function describePod(w: DescribeWriter, obj: KubeObject): void {
   w.field(0, 'QoS Class', status.qosClass);
 }
 
-function describeMetaPod(w: DescribeWriter, pod: Loose, spec: Loose, status: Loose): void {
+function describeMetaPod(w: DescribeWriter, pod: Pod, spec: Partial<PodSpec>, status: Partial<PodStatus>): void {
   describeMeta(w, { namespaced: true } as KindDefinition, pod);
   const node = spec.nodeName ? (status.hostIP ? `${spec.nodeName}/${status.hostIP}` : spec.nodeName) : '<none>';
   // kubectl's order puts Node and Start Time before Labels; ours keeps metadata together for all kinds.
@@ -188,7 +187,7 @@ function describeMetaPod(w: DescribeWriter, pod: Loose, spec: Loose, status: Loo
   if (status.reason) w.field(0, 'Reason', status.reason);
   if (status.message) w.field(0, 'Message', status.message);
   w.field(0, 'IP', status.podIP);
-  const owner = ((pod.metadata?.ownerReferences ?? []) as Loose[]).find((r) => r.controller);
+  const owner = (pod.metadata?.ownerReferences ?? []).find((r) => r.controller);
   if (owner) w.field(0, 'Controlled By', `${owner.kind}/${owner.name}`);
 }
 
@@ -204,7 +203,7 @@ function describeGeneric(w: DescribeWriter, def: KindDefinition, obj: KubeObject
 }
 
 /** kubectl's Age cell for events: `5m`, or `3m (x4 over 10m)` for repeated ones. */
-export function eventAge(event: Loose, now: Date): string {
+export function eventAge(event: Event, now: Date): string {
   const last = event.lastTimestamp ?? event.eventTime ?? event.metadata?.creationTimestamp;
   const first = event.firstTimestamp ?? last;
   const count = Number(event.count ?? 1);
@@ -213,7 +212,7 @@ export function eventAge(event: Loose, now: Date): string {
 }
 
 /** Renders an Events section (table or `<none>`). */
-export function renderEvents(events: readonly Loose[], now: Date): string {
+export function renderEvents(events: readonly Event[], now: Date): string {
   if (events.length === 0) return 'Events:  <none>\n';
   const sorted = [...events].sort((a, b) => String(a.lastTimestamp ?? a.eventTime ?? '').localeCompare(String(b.lastTimestamp ?? b.eventTime ?? '')));
   const rows = [
@@ -230,14 +229,14 @@ export function renderEvents(events: readonly Loose[], now: Date): string {
   return `Events:\n${alignColumns(rows).split('\n').filter(Boolean).map((l) => `  ${l}`).join('\n')}\n`;
 }
 
-async function fetchEvents(client: ApiClient, def: KindDefinition, obj: KubeObject): Promise<Loose[]> {
+async function fetchEvents(client: ApiClient, def: KindDefinition, obj: KubeObject): Promise<Event[]> {
   const name = obj.metadata.name ?? '';
   const namespace = obj.metadata.namespace;
   const path = def.namespaced && namespace ? `/api/v1/namespaces/${encodeURIComponent(namespace)}/events` : '/api/v1/events';
   try {
     const list = (await client.request('GET', path, {
       query: { fieldSelector: `involvedObject.name=${name},involvedObject.kind=${def.kind}` },
-    })) as { items?: Loose[] } | undefined;
+    })) as { items?: Event[] } | undefined;
     // Filter here too, in case the server ignored a selector it does not index.
     return (list?.items ?? []).filter((e) => e.involvedObject?.name === name && e.involvedObject?.kind === def.kind);
   } catch (err) {

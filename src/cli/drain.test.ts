@@ -72,6 +72,6 @@ describe('drain flags and messages', () => {
 
   it('fails in kubectl\'s words', () => {
     assert.equal(drainFailure('n1', ['e1']), 'error: unable to drain node "n1" due to error: e1, continuing command...\nThere are pending nodes to be drained:\n n1\ne1\n');
-    assert.match(drainFailure('n1', ['e1', 'e2']), /due to error: \[e1, e2\], continuing command\.\.\.\n[^]*\ne1\ne2\n$/);
+    assert.match(drainFailure('n1', ['e1', 'e2']), /due to error: \[e1, e2\], continuing command\.\.\.\n[\s\S]*\ne1\ne2\n$/);
   });
 });

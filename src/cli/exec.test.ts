@@ -11,7 +11,7 @@ const POD_PATH = '/api/v1/namespaces/default/pods';
 describe('minik8s exec', () => {
   let server: http.Server;
   let url: string;
-  const calls: { path: string; container: string | null; body: any }[] = [];
+  const calls: { path: string; container: string | null; body: { command: string[]; stdin?: string } }[] = [];
 
   before(async () => {
     server = http.createServer((req, res) => {
@@ -28,7 +28,7 @@ describe('minik8s exec', () => {
           return send(200, { kind: 'Pod', metadata: { name: 'duo' }, spec: { containers: [{ name: 'a' }, { name: 'b' }] } });
         }
         if (req.method === 'POST' && /\/pods\/(web|duo)\/exec$/.test(u.pathname)) {
-          const body = JSON.parse(text);
+          const body = JSON.parse(text) as { command: string[]; stdin?: string };
           calls.push({ path: u.pathname, container: u.searchParams.get('container'), body });
           const code = body.command[0] === 'exit' ? Number(body.command[1]) : 0;
           return send(200, { exitCode: code, stdout: `out:${body.command.join(' ')}${body.stdin ? `:${body.stdin}` : ''}\n`, stderr: code ? 'failing\n' : '' });

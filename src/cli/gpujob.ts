@@ -1,6 +1,7 @@
 // `minik8s gpujob output NAME [-o DIR]`: writes a finished GPU job's result.out and error.err, as the master stored them.
 import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { gpuJobKind, isFinalPhase, type GpuJob } from '../core/api/gpujob.js';
@@ -35,7 +36,7 @@ export async function runGpuJobOutput(ctx: CliContext, args: GpuJobOutputArgs): 
   const dir = args.dir ?? '.';
   await mkdir(dir, { recursive: true });
   for (const file of OUTPUT_FILES) {
-    let res;
+    let res: IncomingMessage;
     try {
       res = await streamRequest(client, 'GET', `${kindObjectPath(gpuJobKind, name, ctx.namespace)}/output/${file}`, { signal: ctx.signal });
     } catch (err) {

@@ -2,6 +2,7 @@
 import { posix } from 'node:path';
 import { parseQuantity } from '../core/api/quantity.js';
 import type { Container, Pod } from '../core/api/pod.js';
+import { getOrCreate } from '../core/get-or-create.js';
 import { LABELS, type ContainerRunState, type PodRef, type RuntimeContainer, type RuntimePod, type SandboxState } from './provider.js';
 
 // ---- Names and labels --------------------------------------------------------------------
@@ -116,7 +117,8 @@ export function portBindings(pod: Pod): { exposed: Record<string, object>; bindi
       if (!p.hostPort) continue;
       const key = `${p.containerPort}/${(p.protocol ?? 'TCP').toLowerCase()}`;
       exposed[key] = {};
-      (bindings[key] ??= []).push({ ...(p.hostIP ? { HostIp: p.hostIP } : {}), HostPort: String(p.hostPort) });
+      bindings[key] ??= [];
+      bindings[key].push({ ...(p.hostIP ? { HostIp: p.hostIP } : {}), HostPort: String(p.hostPort) });
     }
   }
   return { exposed, bindings };
@@ -471,9 +473,7 @@ export function groupRuntimePods(containers: readonly InspectedContainer[], opti
   for (const c of containers) {
     const uid = c.Config.Labels?.[LABELS.podUid];
     if (!uid) continue;
-    let list = byUid.get(uid);
-    if (!list) byUid.set(uid, (list = []));
-    list.push(c);
+    getOrCreate(byUid, uid, () => []).push(c);
   }
   const pods: RuntimePod[] = [];
   for (const [uid, list] of byUid) {
@@ -484,9 +484,7 @@ export function groupRuntimePods(containers: readonly InspectedContainer[], opti
     for (const c of list) {
       if (c.Config.Labels?.[LABELS.role] !== 'app') continue;
       const name = c.Config.Labels?.[LABELS.container] ?? '';
-      let instances = byName.get(name);
-      if (!instances) byName.set(name, (instances = []));
-      instances.push(c);
+      getOrCreate(byName, name, () => []).push(c);
     }
     const runtimeContainers = [...byName.keys()].sort().map((name) => {
       const [current, previous] = byName.get(name)!.sort(newestFirst);

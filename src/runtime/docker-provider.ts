@@ -6,7 +6,7 @@ import { PassThrough, Readable, Writable } from 'node:stream';
 import Docker from 'dockerode';
 import type { Container, Pod } from '../core/api/pod.js';
 import { podNetworkConfig } from '../core/api/ipv4.js';
-import { appContainerCreateOptions, cpuCores, demuxDockerBuffer, dockerErrorMessage, findContainerSpec, groupRuntimePods, instancesToRemove, memoryWorkingSet, podDir, podRefOf, portConflictMessage, resolvConfText, resolveImageName, sandboxCreateOptions, checkBridgeName, volumeSources, type ClusterDnsSettings, type CpuSample, type InspectedContainer, type VolumeSource } from './docker-container-config.js';
+import { appContainerCreateOptions, cpuCores, demuxDockerBuffer, dockerErrorMessage, findContainerSpec, groupRuntimePods, instancesToRemove, memoryWorkingSet, podDir, podRefOf, portConflictMessage, resolvConfText, resolveImageName, sandboxCreateOptions, checkBridgeName, volumeSources, type ClusterDnsSettings, type CpuSample, type DockerCreateOptions, type InspectedContainer, type VolumeSource } from './docker-container-config.js';
 import {
   ContainerStartError, LABELS, type ActionResult, type ContainerAction, type ContainerStats, type CreatePodOptions, type ExecOptions,
   type ExecResult, type LogOptions, type PodProvider, type PodRef, type RuntimeInfo, type RuntimePod,
@@ -203,7 +203,7 @@ export class DockerProvider implements PodProvider {
     const pulled = await this.#ensureImage(image, spec.imagePullPolicy ?? 'IfNotPresent');
     const imageConfig = ((await this.#docker.getImage(image).inspect()).Config ?? {}) as { Entrypoint?: string[] | null; Cmd?: string[] | null };
 
-    let body;
+    let body: DockerCreateOptions;
     try {
       const sources = volumeSources(pod, this.#o.rootDir);
       prepareVolumes(pod, spec, sources);
@@ -552,8 +552,7 @@ export class DockerProvider implements PodProvider {
           };
           stream.on('data', (chunk: Buffer) => {
             buffered += chunk.toString('utf8');
-            let nl: number;
-            while ((nl = buffered.indexOf('\n')) >= 0) {
+            for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
               const line = buffered.slice(0, nl).trim();
               buffered = buffered.slice(nl + 1);
               if (!line) continue;

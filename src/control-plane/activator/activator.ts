@@ -9,6 +9,7 @@ import type { Client } from '../../core/client/client.js';
 import type { InformerFactory } from '../../core/controller/informer-factory.js';
 import { LABEL_INDEX, objectKey, type Informer } from '../../core/controller/informer.js';
 import { ApiError, toApiError } from '../../core/errors.js';
+import { getOrCreate } from '../../core/get-or-create.js';
 import type { Store } from '../../core/store/store.js';
 import { recordEvent } from '../reconcilers/record-event.js';
 import { parseActivatorUrl } from '../../core/api/activator-paths.js';
@@ -492,9 +493,7 @@ export class Activator implements FunctionInvoker {
   // ---- caches ----
 
   #concurrencyOf(key: string): FunctionConcurrency {
-    let c = this.#concurrency.get(key);
-    if (!c) this.#concurrency.set(key, (c = new FunctionConcurrency({ keepMs: this.autoscaler?.tuning.stableWindowMs ?? 60_000 })));
-    return c;
+    return getOrCreate(this.#concurrency, key, () => new FunctionConcurrency({ keepMs: this.autoscaler?.tuning.stableWindowMs ?? 60_000 }));
   }
 
   #podsOf(key: string): PodFacts[] {
@@ -560,8 +559,7 @@ export class Activator implements FunctionInvoker {
   #podChanged(pod: Pod): void {
     const facts = podFacts(pod);
     if (!facts) return;
-    let pods = this.#podsByFunction.get(facts.functionKey);
-    if (!pods) this.#podsByFunction.set(facts.functionKey, (pods = new Map()));
+    const pods = getOrCreate(this.#podsByFunction, facts.functionKey, () => new Map());
     const old = pods.get(facts.key);
     if (old && old.uid !== facts.uid) this.#forgetPod(old);
     pods.set(facts.key, facts);

@@ -1,4 +1,5 @@
 // Requests held while a function has no pod to take them: bounded per function, released when a pod serves, failed at a deadline.
+import { getOrCreate } from '../../core/get-or-create.js';
 
 export type HoldOutcome =
   /** A pod serves now: pick again. */
@@ -40,10 +41,8 @@ export class HeldRequests {
    * Returns undefined at once when the function's queue is full.
    */
   hold(functionKey: string, deadlineMs: number, signal?: AbortSignal): Promise<HoldOutcome> | undefined {
-    let set = this.#waiters.get(functionKey);
-    if ((set?.size ?? 0) >= this.#capacity) return undefined;
-    if (!set) this.#waiters.set(functionKey, (set = new Set()));
-    const waiters = set;
+    if ((this.#waiters.get(functionKey)?.size ?? 0) >= this.#capacity) return undefined;
+    const waiters = getOrCreate(this.#waiters, functionKey, () => new Set());
     return new Promise<HoldOutcome>((resolve) => {
       const done = (outcome: HoldOutcome) => {
         clearTimeout(timer);

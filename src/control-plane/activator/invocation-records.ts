@@ -1,5 +1,6 @@
 // Invocation records: the last calls of each function, kept in memory and written to etcd in batches so a master restart keeps them.
 import { AlreadyExistsError, ConflictError, NotFoundError } from '../../core/errors.js';
+import { getOrCreate } from '../../core/get-or-create.js';
 import type { Store } from '../../core/store/store.js';
 import type { InvocationRecord } from '../../core/api/invocation-record.js';
 
@@ -81,8 +82,7 @@ export class InvocationLog {
 
   add(record: InvocationRecord): void {
     const key = `${record.namespace}/${record.function}`;
-    let entry = this.#entries.get(key);
-    if (!entry) this.#entries.set(key, (entry = { records: [], dirty: false }));
+    const entry = getOrCreate(this.#entries, key, () => ({ records: [], dirty: false }));
     entry.records.push(record);
     if (entry.records.length > this.#limit) entry.records.splice(0, entry.records.length - this.#limit);
     entry.dirty = true;

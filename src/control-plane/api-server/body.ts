@@ -80,7 +80,9 @@ export function checkDocumentShape(value: unknown): void {
     if (typeof v !== 'object' || v === null) continue;
     if (depth >= MAX_DEPTH) throw new BadRequestError(`the object is nested more than ${MAX_DEPTH} levels deep at ${path || '<root>'}`);
     if (Array.isArray(v)) {
-      v.forEach((item, i) => stack.push([item, depth + 1, `${path}[${i}]`]));
+      v.forEach((item, i) => {
+        stack.push([item, depth + 1, `${path}[${i}]`]);
+      });
       continue;
     }
     for (const key of Object.keys(v)) {

@@ -16,6 +16,9 @@ const ADMIN = 'admin-token';
 const NODE = 'node-token';
 const JOBS = '/apis/minik8s.io/v1/namespaces/default/gpujobs';
 
+/** The parts of the answers these tests read: a created job's uid, a submission, a Status's message (an output is its plain bytes). */
+type Answer = GpuJobSubmission & { metadata: { uid: string }; message: string };
+
 describe('GPU job tokens', () => {
   const tokens = new GpuJobTokens({ secret: 'master secret' });
   const ref = { namespace: 'default', name: 'mm', uid: 'u-1' };
@@ -48,13 +51,13 @@ describe('GpuJob subresources', () => {
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await res.text();
-    let parsed: any = text;
+    let parsed: unknown = text;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {
       // Outputs are plain bytes.
     }
-    return { status: res.status, body: parsed };
+    return { status: res.status, body: parsed as Answer };
   };
   const makeJob = async (name: string, cluster = 'hpc') => {
     const res = await call('POST', JOBS, {
@@ -85,7 +88,7 @@ describe('GpuJob subresources', () => {
     const { body, token } = await makeJob('hello');
     const res = await call('GET', `${JOBS}/hello/submission`, undefined, token);
     assert.equal(res.status, 200, JSON.stringify(res.body));
-    const s = res.body as GpuJobSubmission;
+    const s: GpuJobSubmission = res.body;
     const uid8 = body.metadata.uid.replace(/-/g, '').slice(0, 8);
     assert.equal(s.mode, 'local');
     assert.deepEqual(s.local, { slurmConf: '/srv/slurm/slurm.conf' });

@@ -74,6 +74,7 @@ export function parseCreateJoinToken(body: Record<string, unknown>): CreateJoinT
   }
   const description = body.description;
   if (description !== undefined) {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the check refuses control characters, so the class must name them
     if (typeof description !== 'string' || description.length > MAX_DESCRIPTION || /[\u0000-\u001f]/.test(description)) {
       causes.push({ field: 'description', reason: 'FieldValueInvalid', message: `Invalid value: must be a single line of at most ${MAX_DESCRIPTION} characters` });
     } else if (description) {

@@ -5,9 +5,9 @@ import net from 'node:net';
 import { PassThrough, Readable } from 'node:stream';
 import { Hono } from 'hono';
 import { namespaceKind } from '../../core/api/namespace.js';
-import { nodeKind } from '../../core/api/node.js';
+import { nodeKind, type Node, type NodeStatus } from '../../core/api/node.js';
 import { podKind, type Pod } from '../../core/api/pod.js';
-import { UnauthorizedError } from '../../core/errors.js';
+import { UnauthorizedError, type Status } from '../../core/errors.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
 import { waitFor } from '../../core/wait-for.js';
 import type { ContainerStats, LogOptions, PodProvider, PodRef, RuntimePod } from '../../runtime/provider.js';
@@ -16,7 +16,7 @@ import { ADMIN_USER, TokenAuthenticator, type UserInfo } from './auth.js';
 import {
   chooseContainer, dialErrorMessage, execBody, kubeletLogQuery, kubeletTarget, registerNodeProxyRoutes,
 } from './node-proxy.js';
-import { cpuQuantity, memoryQuantity, podMetrics } from '../../core/api/metrics.js';
+import { cpuQuantity, memoryQuantity, podMetrics, type PodMetrics, type Usage } from '../../core/api/metrics.js';
 import type { ObjectService } from './object-service.js';
 import { statusResponse } from './resource-routes.js';
 import { createApiApp, ensureSystemNamespaces } from './server.js';
@@ -24,6 +24,21 @@ import { createApiApp, ensureSystemNamespaces } from './server.js';
 const ADMIN = 'admin-token';
 const VIEWER = 'viewer-token';
 const KUBELET_TOKEN = 'kubelet-client-token';
+
+/** The parts of the answers these tests read: a Status, an exec result, metrics and their lists, discovery documents (a log is plain text). */
+interface Answer {
+  kind: string;
+  apiVersion: string;
+  message: string;
+  exitCode: number;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  window: string;
+  usage: Usage;
+  containers: PodMetrics['containers'];
+  items: Answer[];
+  groups: { name: string; preferredVersion: { groupVersion: string } }[];
+  resources: { name: string; kind: string; namespaced: boolean }[];
+}
 
 /** Just what the kubelet API uses: logs (followed ones stay open until aborted), exec and stats. */
 class StubProvider implements Pick<PodProvider, 'getPod' | 'listPods' | 'logs' | 'exec' | 'stats'> {
@@ -155,9 +170,9 @@ describe('node proxy', () => {
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
     });
     const text = await res.text();
-    let body: any = text;
+    let body: unknown = text;
     try { body = JSON.parse(text); } catch { /* plain text */ }
-    return { status: res.status, body };
+    return { status: res.status, body: body as Answer };
   };
 
   it('streams a container log from the pod\'s kubelet, passing the options on', async () => {
@@ -237,7 +252,7 @@ describe('node proxy', () => {
     const list = await call('GET', '/apis/metrics.k8s.io/v1beta1/nodes');
     assert.equal(list.status, 200);
     assert.equal(list.body.kind, 'NodeMetricsList');
-    assert.deepEqual(list.body.items.map((i: any) => i.metadata.name), ['node-1']);
+    assert.deepEqual(list.body.items.map((i) => i.metadata.name), ['node-1']);
     const node = list.body.items[0];
     assert.equal(node.kind, 'NodeMetrics');
     assert.equal(node.apiVersion, 'metrics.k8s.io/v1beta1');
@@ -255,9 +270,9 @@ describe('node proxy', () => {
   it('serves pod metrics across namespaces, in one, and for one pod', async () => {
     const all = await call('GET', '/apis/metrics.k8s.io/v1beta1/pods');
     assert.equal(all.body.kind, 'PodMetricsList');
-    assert.deepEqual(all.body.items.map((i: any) => `${i.metadata.namespace}/${i.metadata.name}`), ['default/duo', 'default/web', 'other/api']);
+    assert.deepEqual(all.body.items.map((i) => `${i.metadata.namespace}/${i.metadata.name}`), ['default/duo', 'default/web', 'other/api']);
     const ns = await call('GET', '/apis/metrics.k8s.io/v1beta1/namespaces/default/pods');
-    assert.deepEqual(ns.body.items.map((i: any) => i.metadata.name), ['duo', 'web']);
+    assert.deepEqual(ns.body.items.map((i) => i.metadata.name), ['duo', 'web']);
     const one = await call('GET', '/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/web');
     assert.equal(one.body.kind, 'PodMetrics');
     assert.deepEqual(one.body.containers, [{ name: 'main', usage: { cpu: '12m', memory: '3456Ki' } }]);
@@ -268,11 +283,11 @@ describe('node proxy', () => {
 
   it('adds metrics.k8s.io and the pod subresources to discovery', async () => {
     const groups = await call('GET', '/apis');
-    assert.ok(groups.body.groups.some((g: any) => g.name === 'metrics.k8s.io' && g.preferredVersion.groupVersion === 'metrics.k8s.io/v1beta1'));
+    assert.ok(groups.body.groups.some((g) => g.name === 'metrics.k8s.io' && g.preferredVersion.groupVersion === 'metrics.k8s.io/v1beta1'));
     const resources = await call('GET', '/apis/metrics.k8s.io/v1beta1');
-    assert.deepEqual(resources.body.resources.map((r: any) => [r.name, r.kind, r.namespaced]), [['nodes', 'NodeMetrics', false], ['pods', 'PodMetrics', true]]);
+    assert.deepEqual(resources.body.resources.map((r) => [r.name, r.kind, r.namespaced]), [['nodes', 'NodeMetrics', false], ['pods', 'PodMetrics', true]]);
     const core = await call('GET', '/api/v1');
-    const names = core.body.resources.map((r: any) => r.name);
+    const names = core.body.resources.map((r) => r.name);
     assert.ok(names.includes('pods') && names.includes('pods/log') && names.includes('pods/exec'));
   });
 });
@@ -303,9 +318,9 @@ describe('node proxy with a kubelet that accepts but never answers', () => {
       registerNodeProxyRoutes(app, { service, kubeletToken: KUBELET_TOKEN, timeoutMs: 200 });
       const logs = await app.request('/api/v1/namespaces/default/pods/web/log');
       assert.equal(logs.status, 503);
-      assert.match(((await logs.json()) as any).message, /^the kubelet on node "node-silent" \(127\.0\.0\.1:\d+\) did not answer within 200 ms$/);
+      assert.match(((await logs.json()) as Status).message, /^the kubelet on node "node-silent" \(127\.0\.0\.1:\d+\) did not answer within 200 ms$/);
       const metrics = await app.request('/apis/metrics.k8s.io/v1beta1/nodes');
-      assert.deepEqual(((await metrics.json()) as any).items, []);
+      assert.deepEqual(((await metrics.json()) as { items: unknown[] }).items, []);
       await waitFor(() => held.size === 0, { timeoutMs: 5000, description: 'the proxy to drop its connections' });
     } finally {
       for (const socket of held) socket.destroy();
@@ -336,7 +351,7 @@ describe('node proxy pure parts', () => {
   });
 
   it('finds the kubelet of a node', () => {
-    const node = (status: unknown) => ({ metadata: { name: 'n' }, spec: {}, status }) as any;
+    const node = (status: NodeStatus) => ({ metadata: { name: 'n' }, spec: {}, status }) as Node;
     assert.deepEqual(kubeletTarget(node({ addresses: [{ type: 'Hostname', address: 'h' }, { type: 'InternalIP', address: '10.0.0.2' }], daemonEndpoints: { kubeletEndpoint: { Port: 1234 } } })), { nodeName: 'n', host: '10.0.0.2', port: 1234 });
     assert.deepEqual(kubeletTarget(node({ addresses: [{ type: 'Hostname', address: 'h' }] })), { nodeName: 'n', host: 'h', port: 10250 });
     assert.equal(kubeletTarget(node({})), undefined);

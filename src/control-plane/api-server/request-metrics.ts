@@ -50,7 +50,10 @@ export class RequestCounter {
     let entry = this.#series.get(key);
     if (!entry) {
       const full = this.#series.size >= this.#maxSeries;
-      if (full) return this.#addOverflow(n);
+      if (full) {
+        this.#addOverflow(n);
+        return;
+      }
       entry = { verb, group, resource, subresource, client, code, value: 0 };
       this.#series.set(key, entry);
     }

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { namespaceKind } from '../../core/api/namespace.js';
 import { InformerFactory } from '../../core/controller/informer-factory.js';
+import type { Status } from '../../core/errors.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
 import { waitFor } from '../../core/wait-for.js';
 import { ADMIN_USER, TokenAuthenticator } from './auth.js';
@@ -30,7 +31,7 @@ describe('API server on shared informers', () => {
       assert.equal(informers.size, 1, 'the server asked the factory for its Namespace informer');
       const call = async (method: string, path: string, body?: unknown) => {
         const res = await fetch(`${api.url}${path}`, { method, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-        return { status: res.status, body: await res.json() as any };
+        return { status: res.status, body: await res.json() as Status };
       };
 
       // Not started yet (the master starts it with its controllers): namespaces are read from the store.

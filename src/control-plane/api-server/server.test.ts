@@ -1,6 +1,9 @@
 // API server behaviour through Hono's app.request(): every verb, selectors, watch, and error codes.
 import { describe, it, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
+import type { ObjectMeta } from '../../core/api/meta.js';
+import type { WatchEvent } from '../../core/client/client.js';
+import type { Status, StatusCause } from '../../core/errors.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
 import { TokenAuthenticator, ADMIN_USER } from './auth.js';
 import { createApiApp, ensureSystemNamespaces, type ApiApp } from './server.js';
@@ -17,10 +20,24 @@ function pod(name: string, labels: Record<string, string> = {}, extra: Record<st
   };
 }
 
+/** The parts of the API's answers these tests read: an object (its server-set metadata filled in), a list, a Status or a discovery document. */
+interface Answer {
+  kind: string;
+  metadata: ObjectMeta & { name: string; uid: string; creationTimestamp: string; resourceVersion: string };
+  spec: Record<string, unknown>;
+  status: { phase?: string };
+  items: Answer[];
+  reason: string;
+  message: string;
+  details: { causes: StatusCause[] };
+  resources: { name: string; kind: string; group?: string; version?: string; verbs: string[]; shortNames?: string[] }[];
+  groups: { name: string }[];
+}
+
 interface Harness {
   api: ApiApp;
   store: MemoryStore;
-  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: Answer }>;
 }
 
 async function harness(options: { bookmarkIntervalMs?: number } = {}): Promise<Harness> {
@@ -49,15 +66,14 @@ function watchReader(res: Response) {
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
   let buffer = '';
-  const queued: any[] = [];
+  const queued: WatchEvent[] = [];
   return {
-    async take(n: number): Promise<any[]> {
+    async take(n: number): Promise<WatchEvent[]> {
       while (queued.length < n) {
         const { done, value } = await reader.read();
         if (done) break;
         buffer += decoder.decode(value, { stream: true });
-        let i: number;
-        while ((i = buffer.indexOf('\n')) >= 0) {
+        for (let i = buffer.indexOf('\n'); i >= 0; i = buffer.indexOf('\n')) {
           queued.push(JSON.parse(buffer.slice(0, i)));
           buffer = buffer.slice(i + 1);
         }
@@ -84,7 +100,7 @@ describe('API server', () => {
     for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: 'Basic abc' }] as Record<string, string>[]) {
       const res = await h.api.app.request(PODS, { headers });
       assert.equal(res.status, 401);
-      const body = await res.json() as any;
+      const body = await res.json() as Status;
       assert.equal(body.kind, 'Status');
       assert.equal(body.reason, 'Unauthorized');
     }
@@ -145,7 +161,7 @@ describe('API server', () => {
     const res = await h.call('POST', PODS, bad);
     assert.equal(res.status, 422);
     assert.equal(res.body.reason, 'Invalid');
-    const fields = res.body.details.causes.map((c: any) => c.field);
+    const fields = res.body.details.causes.map((c) => c.field);
     assert.ok(fields.includes('metadata.name'), JSON.stringify(fields));
     assert.ok(fields.includes('spec.containers[0].image'), JSON.stringify(fields));
     assert.equal(await h.store.currentRevision(), before);
@@ -233,7 +249,7 @@ describe('API server', () => {
     await h.call('POST', PODS, pod('a', { app: 'web', tier: 'front' }));
     await h.call('POST', PODS, pod('b', { app: 'web', tier: 'back' }));
     await h.call('POST', PODS, pod('c', { app: 'db' }, { nodeName: 'n1' }));
-    const names = async (q: string) => (await h.call('GET', `${PODS}?${q}`)).body.items.map((p: any) => p.metadata.name);
+    const names = async (q: string) => (await h.call('GET', `${PODS}?${q}`)).body.items.map((p) => p.metadata.name);
     assert.deepEqual(await names('labelSelector=app%3Dweb'), ['a', 'b']);
     assert.deepEqual(await names('labelSelector=app%3Dweb,tier!%3Dfront'), ['b']);
     assert.deepEqual(await names(`labelSelector=${encodeURIComponent('tier in (front,back)')}`), ['a', 'b']);
@@ -287,7 +303,7 @@ describe('API server', () => {
     await h.store.compact(await h.store.currentRevision());
     const res = await openWatch(h, `${PODS}?watch=1&resourceVersion=${a.metadata.resourceVersion}`);
     assert.equal(res.status, 410);
-    const body = await res.json() as any;
+    const body = await res.json() as Status;
     assert.equal(body.kind, 'Status');
     assert.equal(body.code, 410);
   });
@@ -316,15 +332,15 @@ describe('API server', () => {
   it('serves discovery documents', async () => {
     const core = await h.call('GET', '/api/v1');
     assert.equal(core.body.kind, 'APIResourceList');
-    const pods = core.body.resources.find((r: any) => r.name === 'pods');
-    assert.deepEqual(pods.shortNames, ['po']);
-    assert.ok(core.body.resources.some((r: any) => r.name === 'pods/status'));
-    assert.ok(core.body.resources.some((r: any) => r.name === 'pods/binding' && r.kind === 'Binding' && r.verbs.includes('create')));
-    assert.ok(core.body.resources.some((r: any) => r.name === 'pods/eviction' && r.group === 'policy' && r.version === 'v1' && r.kind === 'Eviction'));
+    const pods = core.body.resources.find((r) => r.name === 'pods');
+    assert.deepEqual(pods?.shortNames, ['po']);
+    assert.ok(core.body.resources.some((r) => r.name === 'pods/status'));
+    assert.ok(core.body.resources.some((r) => r.name === 'pods/binding' && r.kind === 'Binding' && r.verbs.includes('create')));
+    assert.ok(core.body.resources.some((r) => r.name === 'pods/eviction' && r.group === 'policy' && r.version === 'v1' && r.kind === 'Eviction'));
     const groups = await h.call('GET', '/apis');
-    assert.ok(groups.body.groups.some((g: any) => g.name === 'apps'));
+    assert.ok(groups.body.groups.some((g) => g.name === 'apps'));
     const apps = await h.call('GET', '/apis/apps/v1');
-    assert.ok(apps.body.resources.some((r: any) => r.name === 'deployments'));
+    assert.ok(apps.body.resources.some((r) => r.name === 'deployments'));
   });
 
   it('refuses to delete system namespaces and creating in a terminating namespace', async () => {

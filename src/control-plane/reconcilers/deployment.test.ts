@@ -39,13 +39,13 @@ function deploy(o: DOpts = {}): Deployment {
 
 /** A ReplicaSet of the Deployment for `image` (as the controller would have made it) with spec replicas and available pods. */
 function rs(image: string, replicas: number, avail: number, o: { revision?: number; created?: string; owner?: string | null; statusReplicas?: number } = {}): ReplicaSet {
-  const body = newReplicaSetBody(deploy({ image }), { replicas, revision: o.revision ?? 1 }) as any;
+  const body = newReplicaSetBody(deploy({ image }), { replicas, revision: o.revision ?? 1 }) as ReplicaSet;
   const owner = o.owner === undefined ? D_UID : o.owner;
   return {
     ...body,
     metadata: {
       ...body.metadata, uid: `uid-${image}`, creationTimestamp: o.created ?? '2026-01-01T00:00:00Z',
-      ownerReferences: owner ? [{ ...body.metadata.ownerReferences[0], uid: owner }] : undefined,
+      ownerReferences: owner ? [{ ...body.metadata.ownerReferences![0]!, uid: owner }] : undefined,
     },
     spec: body.spec,
     status: { replicas: o.statusReplicas ?? replicas, readyReplicas: avail, availableReplicas: avail },
@@ -55,7 +55,10 @@ function rs(image: string, replicas: number, avail: number, o: { revision?: numb
 function describeActions(actions: DeploymentAction[]): string[] {
   return actions.map((a) => {
     switch (a.type) {
-      case 'create': return `create ${(a.body as any).spec.template.spec.containers[0].image}=${(a.body as any).spec.replicas} rev${(a.body as any).metadata.annotations[REVISION_ANNOTATION]}`;
+      case 'create': {
+        const body = a.body as ReplicaSet;
+        return `create ${body.spec.template.spec.containers[0]!.image}=${body.spec.replicas} rev${body.metadata.annotations![REVISION_ANNOTATION]}`;
+      }
       case 'update': return `scale ${a.rs.spec.template.spec.containers[0]!.image}=${a.replicas}${a.annotations ? ` rev${a.annotations[REVISION_ANNOTATION]}` : ''}`;
       case 'delete': return `delete ${a.rs.spec.template.spec.containers[0]!.image}`;
       default: return `${a.type} ${a.rs.spec.template.spec.containers[0]!.image}`;
@@ -74,19 +77,19 @@ describe('podTemplateHash', () => {
   });
 
   it('names the ReplicaSet and puts the hash in its selector, labels and template labels', () => {
-    const body = newReplicaSetBody(deploy(), { replicas: 2, revision: 4 }) as any;
+    const body = newReplicaSetBody(deploy(), { replicas: 2, revision: 4 }) as ReplicaSet;
     const hash = podTemplateHash(deploy().spec.template);
     assert.equal(body.metadata.name, `web-${hash}`);
     assert.deepEqual(body.spec.selector.matchLabels, { app: 'web', [POD_TEMPLATE_HASH_LABEL]: hash });
     assert.deepEqual(body.metadata.labels, { app: 'web', [POD_TEMPLATE_HASH_LABEL]: hash });
-    assert.deepEqual(body.spec.template.metadata.labels, { app: 'web', [POD_TEMPLATE_HASH_LABEL]: hash });
-    assert.equal(body.metadata.annotations[REVISION_ANNOTATION], '4');
+    assert.deepEqual(body.spec.template.metadata?.labels, { app: 'web', [POD_TEMPLATE_HASH_LABEL]: hash });
+    assert.equal(body.metadata.annotations?.[REVISION_ANNOTATION], '4');
     assert.deepEqual(body.metadata.ownerReferences, [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: D_UID, controller: true, blockOwnerDeletion: true }]);
   });
 
   it('finds the new ReplicaSet by template, the hash label aside', () => {
     const { newRs, old } = splitReplicaSets(deploy({ image: 'v2' }), [rs('v1', 3, 3), rs('v2', 1, 0)]);
-    assert.equal(newRs?.spec.template.spec.containers[0]!.image, 'v2');
+    assert.equal(newRs?.spec.template.spec.containers[0]?.image, 'v2');
     assert.deepEqual(old.map((r) => r.spec.template.spec.containers[0]!.image), ['v1']);
   });
 });

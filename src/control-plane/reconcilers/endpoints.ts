@@ -11,6 +11,7 @@ import { objectKey, splitKey, type Informer } from '../../core/controller/inform
 import type { InformerFactory } from '../../core/controller/informer-factory.js';
 import { WorkQueue } from '../../core/controller/work-queue.js';
 import { AlreadyExistsError, NotFoundError } from '../../core/errors.js';
+import { getOrCreate } from '../../core/get-or-create.js';
 import { recordEvent } from './record-event.js';
 
 /** A selector as Kubernetes reads a Service's: every pair must be among the pod's labels. An empty one selects nothing here (no managed Endpoints). */
@@ -153,9 +154,7 @@ export class SelectorIndex {
     if (first === undefined) return;
     const pair = SelectorIndex.#pair(service.metadata.namespace ?? '', first, selector[first]!);
     this.#pairOf.set(key, pair);
-    let bucket = this.#byPair.get(pair);
-    if (!bucket) this.#byPair.set(pair, (bucket = new Map()));
-    bucket.set(key, selector);
+    getOrCreate(this.#byPair, pair, () => new Map()).set(key, selector);
   }
 
   delete(serviceKey: string): void {

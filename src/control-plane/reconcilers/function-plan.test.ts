@@ -46,17 +46,19 @@ function plan(f: FunctionObject, inputs: Partial<FunctionInputs> = {}) {
   return planFunction(f, { versions: [], replicaSets: [], building: new Set(), templateHash: TEMPLATE, url: 'http://10.0.0.1:8090/function/hello', now: NOW, ...inputs });
 }
 
+function summaryOf(a: FunctionAction): string {
+  switch (a.type) {
+    case 'createVersion': return `createVersion ${(a.body.metadata as { name: string }).name} ${a.build ? 'build' : `reuse v${a.status.reusedFrom}`}`;
+    case 'build': return `build ${a.version.metadata.name}`;
+    case 'reuseImage': return `reuseImage ${a.version.metadata.name} from v${a.status.reusedFrom}`;
+    case 'createReplicaSet': return `createReplicaSet ${(a.body.metadata as { name: string }).name} x${(a.body.spec as { replicas: number }).replicas}`;
+    case 'scale': return `scale ${a.rs.metadata.name} to ${a.replicas}`;
+    case 'deleteVersion': return `delete ${a.version.metadata.name}${a.rs ? ' with its replicaset' : ''}`;
+  }
+}
+
 function summary(actions: readonly FunctionAction[]): string[] {
-  return actions.map((a) => {
-    switch (a.type) {
-      case 'createVersion': return `createVersion ${(a.body.metadata as { name: string }).name} ${a.build ? 'build' : `reuse v${a.status.reusedFrom}`}`;
-      case 'build': return `build ${a.version.metadata.name}`;
-      case 'reuseImage': return `reuseImage ${a.version.metadata.name} from v${a.status.reusedFrom}`;
-      case 'createReplicaSet': return `createReplicaSet ${(a.body.metadata as { name: string }).name} x${(a.body.spec as { replicas: number }).replicas}`;
-      case 'scale': return `scale ${a.rs.metadata.name} to ${a.replicas}`;
-      case 'deleteVersion': return `delete ${a.version.metadata.name}${a.rs ? ' with its replicaset' : ''}`;
-    }
-  });
+  return actions.map(summaryOf);
 }
 
 const v1Fn = fn();
@@ -122,18 +124,18 @@ describe('planFunction: ReplicaSets and handover', () => {
 
   it('makes the contract\'s pod: image, port 8080 named http, runtime environment, /healthz readiness, drain time', () => {
     const withEnv = fn({ env: { A: '1' } });
-    const body = replicaSetBody(withEnv, version(withEnv, 1), 0) as any;
+    const body = replicaSetBody(withEnv, version(withEnv, 1), 0) as ReplicaSet;
     const pod = body.spec.template.spec;
     const c = pod.containers[0];
     assert.equal(c.name, 'function');
     assert.equal(c.image, v1.status!.image);
     assert.deepEqual(c.ports, [{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
-    assert.deepEqual(c.env.map((e: any) => e.name), ['A', 'MINIK8S_FUNCTION_NAME', 'MINIK8S_FUNCTION_VERSION', 'MINIK8S_HANDLER']);
-    assert.ok(c.env.some((e: any) => e.name === 'MINIK8S_FUNCTION_VERSION' && e.value === '1'));
+    assert.deepEqual(c.env?.map((e) => e.name), ['A', 'MINIK8S_FUNCTION_NAME', 'MINIK8S_FUNCTION_VERSION', 'MINIK8S_HANDLER']);
+    assert.ok(c.env?.some((e) => e.name === 'MINIK8S_FUNCTION_VERSION' && e.value === '1'));
     assert.deepEqual(c.readinessProbe, { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1, timeoutSeconds: 1, failureThreshold: 3 });
-    assert.ok(pod.terminationGracePeriodSeconds >= 60);
+    assert.ok((pod.terminationGracePeriodSeconds ?? 0) >= 60);
     assert.deepEqual(body.spec.selector.matchLabels, { 'minik8s.io/function': 'hello', 'minik8s.io/function-version': '1' });
-    assert.equal(body.metadata.ownerReferences[0].controller, true);
+    assert.equal(body.metadata.ownerReferences?.[0]?.controller, true);
   });
 });
 

@@ -158,7 +158,7 @@ describe('planGpuJob: deleting a job', () => {
 
 describe('the submitter pod', () => {
   it('runs our image with the job token, never restarts, and mounts the node\'s Slurm client setup at its own paths', () => {
-    const p = submitterPod(state(job()), 'submit', 1) as any;
+    const p = submitterPod(state(job()), 'submit', 1);
     assert.equal(p.metadata.name, 'mm-0f1e2d-submit-1');
     assert.deepEqual(p.metadata.ownerReferences, [{ apiVersion: 'minik8s.io/v1', kind: 'GpuJob', name: 'mm', uid: UID, controller: true, blockOwnerDeletion: true }]);
     assert.equal(p.spec.restartPolicy, 'Never');
@@ -171,12 +171,12 @@ describe('the submitter pod', () => {
     assert.deepEqual(c.volumeMounts, [
       { name: 'slurm-0', mountPath: '/etc/slurm', readOnly: true }, { name: 'slurm-1', mountPath: '/run/munge', readOnly: false }, { name: 'slurm-2', mountPath: '/shared/jobs', readOnly: false },
     ]);
-    assert.deepEqual(p.spec.volumes.map((v: any) => v.hostPath.path), ['/etc/slurm', '/run/munge', '/shared/jobs']);
+    assert.deepEqual(p.spec.volumes?.map((v) => v.hostPath?.path), ['/etc/slurm', '/run/munge', '/shared/jobs']);
   });
 
   it('in ssh mode mounts nothing (the key comes from the submission) and keeps to the cluster\'s nodes', () => {
     const ssh = cluster({ mode: 'ssh', local: undefined, ssh: { host: 'login', port: 22, user: 'u', secretName: 'k', privateKeyKey: 'ssh-privatekey', knownHostsKey: 'known_hosts', workDir: 'jobs' }, nodeSelector: { 'hpc-access': 'yes' } });
-    const p = submitterPod(state(job(), [], ssh), 'cancel', 2) as any;
+    const p = submitterPod(state(job(), [], ssh), 'cancel', 2);
     assert.equal(p.metadata.name, 'mm-0f1e2d-cancel-2');
     assert.deepEqual(p.spec.containers[0].command, ['python3', '/opt/minik8s/gpujob-submitter.py', 'cancel']);
     assert.equal(p.spec.containers[0].volumeMounts, undefined);

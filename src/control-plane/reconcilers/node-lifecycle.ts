@@ -10,6 +10,7 @@ import { abortableDelay, NODE_NAME_INDEX, type Informer } from '../../core/contr
 import type { InformerFactory } from '../../core/controller/informer-factory.js';
 import { WorkQueue } from '../../core/controller/work-queue.js';
 import { NotFoundError } from '../../core/errors.js';
+import { getOrCreate } from '../../core/get-or-create.js';
 import { recordEvent } from './record-event.js';
 
 /** Kubernetes' --node-monitor-grace-period: four missed 10 s heartbeats. */
@@ -295,8 +296,7 @@ export class NodeLifecycleReconciler {
         this.#missing.delete(name);
         return;
       }
-      missing = this.#missing.get(name);
-      if (!missing) this.#missing.set(name, (missing = { since: now, deleted: false }));
+      missing = getOrCreate(this.#missing, name, () => ({ since: now, deleted: false }));
     }
     const heartbeatSeenAt = node ? this.#observeHeartbeat(node) : now;
     const plan = planNodeLifecycle({ now, name, node, heartbeatSeenAt, missing, pods, settings: this.#settings });

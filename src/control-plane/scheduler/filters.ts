@@ -1,5 +1,6 @@
 // Filters: can this pod run on this node? One pure function per rule, each answering no reasons (fits) or the reasons kube-scheduler gives.
 import type { Taint } from '../../core/api/node.js';
+import { getOrCreate } from '../../core/get-or-create.js';
 import type { NodeSelectorTerm, Toleration } from '../../core/api/pod.js';
 import { TAINT_NOT_READY, toleratesTaint } from '../../core/api/taints.js';
 import { matches, requirementsFromExpressions, selectorFromMap, type LabelRequirement, type Selector } from '../../core/api/selector.js';
@@ -108,9 +109,7 @@ export function nodeSchedulable(ctx: FilterContext, node: NodeInfo): readonly st
 /** The reason for each taint object, made once (Node objects, and so their taints, live until the node changes). */
 const taintReasons = new WeakMap<Taint, readonly string[]>();
 function untolerated(taint: Taint): readonly string[] {
-  let reasons = taintReasons.get(taint);
-  if (!reasons) taintReasons.set(taint, (reasons = Object.freeze([REASONS.untoleratedTaint(taint)])));
-  return reasons;
+  return getOrCreate(taintReasons, taint, () => Object.freeze([REASONS.untoleratedTaint(taint)]));
 }
 
 /** NoSchedule and NoExecute taints must be tolerated; PreferNoSchedule is only a preference. */

@@ -1,4 +1,5 @@
 // Inter-pod affinity counted once per attempt: per topology value, how many placed pods each required term sees, so the filter is O(1) per node.
+import { getOrCreate } from '../../core/get-or-create.js';
 import type { ClusterView } from './scheduler-cache.js';
 import { termMatches, type PodInfo } from './pod-info.js';
 
@@ -35,9 +36,7 @@ export function affinityState(pod: PodInfo, cluster: ClusterView): AffinityState
       if (!termMatches(term, pod, nsLabels)) continue;
       const value = node.topologyValue(term.topologyKey);
       if (value === undefined) continue;
-      let values = existingAntiAffinity.get(term.topologyKey);
-      if (!values) existingAntiAffinity.set(term.topologyKey, (values = new Map()));
-      bump(values, value);
+      bump(getOrCreate(existingAntiAffinity, term.topologyKey, () => new Map()), value);
     }
   }
   if (pod.affinity.length === 0 && pod.antiAffinity.length === 0 && existingAntiAffinity.size === 0) return undefined;

@@ -1,6 +1,7 @@
 // Per-node aggregates the filters and scores read in O(1): allocatable, requested resources, pod count, host ports, the pods themselves.
 import type { Node, Taint } from '../../core/api/node.js';
 import { parseQuantity, toMilli } from '../../core/api/quantity.js';
+import { getOrCreate } from '../../core/get-or-create.js';
 import type { HostPort, PodInfo } from './pod-info.js';
 import { isNodeReady } from '../../core/api/node.js';
 
@@ -126,8 +127,7 @@ export class NodeInfo {
     }
     for (const hp of p.hostPorts) {
       const key = portKey(hp.protocol, hp.port);
-      let ips = this.usedPorts.get(key);
-      if (!ips) this.usedPorts.set(key, (ips = new Map()));
+      const ips = getOrCreate(this.usedPorts, key, () => new Map());
       const next = (ips.get(hp.ip) ?? 0) + sign;
       if (next <= 0) ips.delete(hp.ip);
       else ips.set(hp.ip, next);

@@ -1,6 +1,7 @@
 // The scheduler's picture of the cluster: nodes with their pods' aggregates, kept current by informer events and by its own assumed bindings.
 import type { Node } from '../../core/api/node.js';
 import type { Pod } from '../../core/api/pod.js';
+import { getOrCreate } from '../../core/get-or-create.js';
 import { NodeInfo } from './node-info.js';
 import { podInfo, type PodInfo } from './pod-info.js';
 
@@ -128,9 +129,7 @@ export class SchedulerCache implements ClusterView {
   #place(info: PodInfo): void {
     const previous = this.#podNode.get(info.key);
     if (previous !== undefined && previous !== info.nodeName) this.#remove(info.key);
-    let node = this.#infos.get(info.nodeName);
-    if (!node) this.#infos.set(info.nodeName, (node = new NodeInfo(info.nodeName)));
-    node.addPod(info);
+    getOrCreate(this.#infos, info.nodeName, () => new NodeInfo(info.nodeName)).addPod(info);
     this.#podNode.set(info.key, info.nodeName);
     if (info.antiAffinity.length) this.#antiAffinity.set(info.key, info);
     else this.#antiAffinity.delete(info.key);

@@ -6,7 +6,7 @@ import { pod } from './scheduler-fixtures.js';
 import { WritePump } from './write-pump.js';
 
 function recorder() {
-  const writes: { op: 'create' | 'patch'; namespace: string; name: string; body: Record<string, any> }[] = [];
+  const writes: { op: 'create' | 'patch'; namespace: string; name: string; body: Record<string, unknown> }[] = [];
   const sink: SchedulerEventSink = {
     create: async (namespace, event) => { writes.push({ op: 'create', namespace, name: (event.metadata as { name: string }).name, body: event }); },
     patch: async (namespace, name, patch) => { writes.push({ op: 'patch', namespace, name, body: patch }); },

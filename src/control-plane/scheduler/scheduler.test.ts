@@ -29,7 +29,7 @@ describe('Scheduler (in-memory store)', () => {
   const makePod = async (p: FixturePod & { schedulerName?: string }) => {
     const { status: _s, metadata, ...rest } = podFixture(p);
     const { uid: _u, ...meta } = metadata;
-    const body = { ...rest, metadata: meta } as Record<string, any>;
+    const body = { ...rest, metadata: meta };
     if (p.schedulerName) body.spec.schedulerName = p.schedulerName;
     return await service.create(podKind, 'default', body) as Pod;
   };
@@ -123,7 +123,9 @@ describe('what the scheduler reacts to', () => {
     ['uncordoned', base, true],
   ];
   const olds: Node[] = [base, base, base, nodeFixture({ name: 'n', taints: [{ key: 'k', effect: 'NoSchedule' }] }), nodeFixture({ name: 'n', unschedulable: true })];
-  cases.forEach(([name, next, want], i) => it(`node change: ${name}`, () => assert.equal(nodeChangeMayHelp(olds[i]!, next), want)));
+  cases.forEach(([name, next, want], i) => {
+    it(`node change: ${name}`, () => assert.equal(nodeChangeMayHelp(olds[i]!, next), want));
+  });
   it('node change: becoming ready', () => assert.equal(nodeChangeMayHelp(nodeFixture({ name: 'n', ready: false }), base), true));
 
   it('pending pod change: status alone is not one', () => {

@@ -330,9 +330,11 @@ function podSpecProblems(spec: v.InferOutput<typeof podSpecBaseSchema>): FieldPr
   problems.push(...duplicates(volumes, (vol) => vol.name, (i) => ['volumes', i, 'name']));
   const volumeNames = new Set(volumes.map((vol) => vol.name));
   for (const list of ['initContainers', 'containers'] as const) {
-    (spec[list] ?? []).forEach((c, ci) => (c.volumeMounts ?? []).forEach((m, mi) => {
-      if (!volumeNames.has(m.name)) problems.push({ path: [list, ci, 'volumeMounts', mi, 'name'], reason: 'FieldValueNotFound', detail: 'must match the name of a volume' });
-    }));
+    (spec[list] ?? []).forEach((c, ci) => {
+      (c.volumeMounts ?? []).forEach((m, mi) => {
+        if (!volumeNames.has(m.name)) problems.push({ path: [list, ci, 'volumeMounts', mi, 'name'], reason: 'FieldValueNotFound', detail: 'must match the name of a volume' });
+      });
+    });
   }
   return problems;
 }

@@ -219,18 +219,20 @@ export function matches(selector: Selector, labels: Readonly<Record<string, stri
   return selector.requirements.every((r) => matchesOne(r, l));
 }
 
+function formatOne(r: LabelRequirement): string {
+  switch (r.operator) {
+    case 'In': return r.values.length === 1 ? `${r.key}=${r.values[0]}` : `${r.key} in (${r.values.join(',')})`;
+    case 'NotIn': return r.values.length === 1 ? `${r.key}!=${r.values[0]}` : `${r.key} notin (${r.values.join(',')})`;
+    case 'Exists': return r.key;
+    case 'DoesNotExist': return `!${r.key}`;
+    case 'Gt': return `${r.key}>${r.values[0]}`;
+    case 'Lt': return `${r.key}<${r.values[0]}`;
+  }
+}
+
 /** Back to the string form; `parseSelector(formatSelector(s))` gives `s` again. */
 export function formatSelector(selector: Selector): string {
-  return selector.requirements.map((r) => {
-    switch (r.operator) {
-      case 'In': return r.values.length === 1 ? `${r.key}=${r.values[0]}` : `${r.key} in (${r.values.join(',')})`;
-      case 'NotIn': return r.values.length === 1 ? `${r.key}!=${r.values[0]}` : `${r.key} notin (${r.values.join(',')})`;
-      case 'Exists': return r.key;
-      case 'DoesNotExist': return `!${r.key}`;
-      case 'Gt': return `${r.key}>${r.values[0]}`;
-      case 'Lt': return `${r.key}<${r.values[0]}`;
-    }
-  }).join(',');
+  return selector.requirements.map(formatOne).join(',');
 }
 
 // ---- LabelSelector objects -------------------------------------------------------------------

@@ -189,7 +189,9 @@ class Checker {
   /** Parameters and ResultSelector: any JSON, where keys ending in `.$` take a path. */
   template(value: unknown, at: Path): void {
     if (Array.isArray(value)) {
-      value.forEach((item, i) => this.template(item, [...at, i]));
+      value.forEach((item, i) => {
+        this.template(item, [...at, i]);
+      });
       return;
     }
     if (!isObject(value)) return;
@@ -291,7 +293,9 @@ function checkRule(c: Checker, rule: unknown, at: Path, topLevel: boolean): void
     } else if (!Array.isArray(inner) || inner.length === 0) {
       c.add([...at, key], 'FieldValueInvalid', 'must be a non-empty list of choice rules', inner);
     } else {
-      inner.forEach((r, i) => checkRule(c, r, [...at, key, i], false));
+      inner.forEach((r, i) => {
+        checkRule(c, r, [...at, key, i], false);
+      });
     }
     return;
   }
@@ -374,7 +378,7 @@ function checkState(c: Checker, state: unknown, at: Path): void {
       const choices = state.Choices;
       if (choices === undefined) c.required([...at, 'Choices']);
       else if (!Array.isArray(choices) || choices.length === 0) c.add([...at, 'Choices'], 'FieldValueInvalid', 'must be a non-empty list of choice rules', choices);
-      else choices.forEach((r, i) => checkRule(c, r, [...at, 'Choices', i], true));
+      else for (const [i, r] of choices.entries()) checkRule(c, r, [...at, 'Choices', i], true);
       c.string(state, 'Default', at);
       break;
     }

@@ -200,6 +200,12 @@ export class ApiClient implements Client {
     }
   }
 
+  /** node:https, loaded on the first https request. */
+  private https(): Promise<typeof import('node:https')> {
+    this.httpsModule ??= import('node:https');
+    return this.httpsModule;
+  }
+
   private async send(method: string, path: string, options: RequestOptions, mode: { stream: boolean }): Promise<http.IncomingMessage> {
     const url = new URL(path + queryString(options.query), this.server);
     const headers: Record<string, string> = { accept: 'application/json' };
@@ -210,7 +216,7 @@ export class ApiClient implements Client {
       headers['content-type'] = options.contentType ?? 'application/json';
       headers['content-length'] = String(Buffer.byteLength(payload));
     }
-    const transport = url.protocol === 'https:' ? await (this.httpsModule ??= import('node:https')) : http;
+    const transport = url.protocol === 'https:' ? await this.https() : http;
     return new Promise((resolve, reject) => {
       const req = transport.request(url, {
         method,
@@ -265,8 +271,7 @@ export async function* parseWatchLines(chunks: AsyncIterable<Buffer | string>): 
   for await (const chunk of chunks) {
     // stream: true keeps a multi-byte character split across chunks intact.
     buffer += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
-    let newline: number;
-    while ((newline = buffer.indexOf('\n')) >= 0) {
+    for (let newline = buffer.indexOf('\n'); newline >= 0; newline = buffer.indexOf('\n')) {
       const event = parse(buffer.slice(0, newline));
       buffer = buffer.slice(newline + 1);
       if (event) yield event;

@@ -11,7 +11,7 @@ export interface ControllerOptions {
   name: string;
   queue: WorkQueue;
   /** Informers whose caches must be synced before the first reconcile. */
-  informers: readonly Informer<any>[];
+  informers: readonly Pick<Informer, 'whenSynced'>[];
   /** Level-triggered and idempotent: looks at the state for `key` and moves it one step. Throwing retries with backoff. */
   reconcile(key: string): Promise<ReconcileResult | void>;
   workers?: number;

@@ -2,6 +2,7 @@
 import type { KubeObject } from '../api/meta.js';
 import { matches, type Selector } from '../api/selector.js';
 import { GoneError } from '../errors.js';
+import { getOrCreate } from '../get-or-create.js';
 
 export type InformerEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
 
@@ -257,9 +258,7 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   #file(index: Index<T>, key: string, obj: T): void {
     for (const value of index.fn(obj)) {
-      let keys = index.entries.get(value);
-      if (!keys) index.entries.set(value, (keys = new Set()));
-      keys.add(key);
+      getOrCreate(index.entries, value, () => new Set()).add(key);
     }
   }
 

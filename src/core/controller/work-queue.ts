@@ -44,7 +44,10 @@ export class WorkQueue {
   /** Adds the key after a delay (a later add of the same key with a shorter delay wins). */
   addAfter(key: string, delayMs: number): void {
     if (this.#shutdown) return;
-    if (delayMs <= 0) return this.add(key);
+    if (delayMs <= 0) {
+      this.add(key);
+      return;
+    }
     const existing = this.#timers.get(key);
     if (existing) clearTimeout(existing);
     const timer = setTimeout(() => {

@@ -237,7 +237,7 @@ export function runStoreContract(name: string, open: () => Promise<OpenedStore>)
       const p = fresh();
       const r = await store.create(`${p}taken`, { v: 1 });
       const before = await store.currentRevision();
-      const cases: [string, Parameters<Store['transaction']>[0], new (...args: any[]) => Error, string][] = [
+      const cases: [string, Parameters<Store['transaction']>[0], typeof AlreadyExistsError | typeof ConflictError | typeof NotFoundError, string][] = [
         ['create of a present key', [{ type: 'create', key: `${p}a`, value: {} }, { type: 'create', key: `${p}taken`, value: {} }], AlreadyExistsError, `${p}taken`],
         ['update at a stale revision', [{ type: 'create', key: `${p}a`, value: {} }, { type: 'update', key: `${p}taken`, value: {}, expectedRevision: r + 1000 }], ConflictError, `${p}taken`],
         ['delete of an absent key', [{ type: 'delete', key: `${p}absent` }, { type: 'create', key: `${p}a`, value: {} }], NotFoundError, `${p}absent`],

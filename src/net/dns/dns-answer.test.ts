@@ -41,7 +41,7 @@ describe('answerQuery', () => {
     assert.deepEqual(r.answers, []);
     assert.equal(r.authorities?.[0]?.type, 'SOA');
     assert.equal(r.authorities?.[0]?.name, 'cluster.local');
-    assert.equal((r.authorities?.[0] as { data: { minimum: number } }).data.minimum, 5);
+    assert.equal((r.authorities?.[0] as { data: { minimum: number } } | undefined)?.data.minimum, 5);
   });
 
   for (const type of ['AAAA', 'TXT', 'MX', 'SRV'] as const) {

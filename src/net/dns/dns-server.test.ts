@@ -87,7 +87,9 @@ async function startUpstream(): Promise<{ port: number; asked: string[]; close()
   const port = udp.address().port;
   const tcp: Server = createServer((socket) => {
     const reader = new TcpFrameReader();
-    socket.on('data', (chunk) => reader.push(chunk).forEach((m) => socket.write(frame(answer(m)))));
+    socket.on('data', (chunk) => {
+      for (const m of reader.push(chunk)) socket.write(frame(answer(m)));
+    });
     socket.on('error', () => socket.destroy());
   });
   await new Promise<void>((resolve) => tcp.listen(port, '127.0.0.1', () => resolve()));

@@ -24,7 +24,10 @@ export function parseIptablesSave(text: string): SavedTable {
       chains.push(line.slice(1, line.indexOf(' ') < 0 ? undefined : line.indexOf(' ')));
     } else if (line.startsWith('-A ')) {
       const chain = line.slice(3, line.indexOf(' ', 3));
-      if (BUILTIN.has(chain)) (builtin[chain] ??= []).push(line.trimEnd());
+      if (BUILTIN.has(chain)) {
+        builtin[chain] ??= [];
+        builtin[chain].push(line.trimEnd());
+      }
     }
   }
   return { chains, builtin };

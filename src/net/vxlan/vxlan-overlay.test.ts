@@ -49,8 +49,10 @@ class FakeKernel {
     if (c.tool === 'iptables-restore') {
       let chain = '';
       for (const l of c.input!.split('\n')) {
-        if (l.startsWith(':')) this.chains.set(chain = l.slice(1).split(' ')[0]!, []);
-        else if (l.startsWith('-A')) this.chains.get(chain)!.push(l);
+        if (l.startsWith(':')) {
+          chain = l.slice(1).split(' ')[0]!;
+          this.chains.set(chain, []);
+        } else if (l.startsWith('-A')) this.chains.get(chain)!.push(l);
       }
     } else if (c.tool === 'iptables' && a.includes('-I')) this.jumps.add(`${a[a.indexOf('-I') + 1]}->${a.at(-1)}`);
     else if (line.startsWith('ip link add minik8s.vx type vxlan')) {

@@ -49,7 +49,9 @@ export class NodeDns {
     this.dnses = informers.informer<Dns>(dnsKind);
     // The zone is rebuilt lazily, at the next query after a change: bursts of events cost one rebuild.
     const invalidate = () => { this.#zone = undefined; };
-    for (const informer of [this.services, this.dnses] as Informer<any>[]) informer.addHandlers({ onAdd: invalidate, onUpdate: invalidate, onDelete: invalidate });
+    const onAnyChange = { onAdd: invalidate, onUpdate: invalidate, onDelete: invalidate };
+    this.services.addHandlers(onAnyChange);
+    this.dnses.addHandlers(onAnyChange);
     // Endpoints matter only for headless services; their churn (every pod readiness change) should not rebuild the zone.
     this.endpoints.addHandlers({
       onAdd: (e) => { if (this.#isHeadless(e)) invalidate(); },

@@ -3,9 +3,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough, Readable } from 'node:stream';
 import type { Pod } from '../../core/api/pod.js';
+import type { Status } from '../../core/errors.js';
 import { waitFor } from '../../core/wait-for.js';
 import type { ContainerStats, LogOptions, PodProvider, PodRef, RuntimePod } from '../../runtime/provider.js';
-import { buildSummary, createKubeletApp, parseExecBody, parseTailLines, startKubeletServer, type KubeletAppOptions } from './kubelet-server.js';
+import { buildSummary, createKubeletApp, parseExecBody, parseTailLines, startKubeletServer, type KubeletAppOptions, type StatsSummary } from './kubelet-server.js';
 import type { KubeletUser } from './token-review.js';
 
 const ADMIN = 'admin-token';
@@ -85,9 +86,10 @@ function setup(extra: Partial<KubeletAppOptions> = {}) {
     const token = init.token === undefined ? ADMIN : init.token;
     const res = await app.request(path, { ...init, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), 'content-type': 'application/json' } });
     const text = await res.text();
-    let body: any = text;
+    let body: unknown = text;
     try { body = JSON.parse(text); } catch { /* plain text */ }
-    return { status: res.status, body, type: res.headers.get('content-type') ?? '' };
+    // The parts of the answers these tests read: a Status, an exec result, the stats Summary (a log is plain text).
+    return { status: res.status, body: body as Status & StatsSummary & { exitCode: number }, type: res.headers.get('content-type') ?? '' };
   };
   return { provider, app, call, options };
 }

@@ -577,7 +577,7 @@ describe('container lifecycle hooks on the fake provider', () => {
     await waitForEvent(c, uid, 'Killing', 'Container app failed post-start hook, will be restarted');
     assert.deepEqual(calls(provider, uid), ['createPod', 'start app', 'exec /setup', 'kill app']);
     const kill = provider.calls.find((x) => x.method === 'updatePod' && x.action?.type === 'kill');
-    assert.equal((kill?.action as { gracePeriodSeconds: number }).gracePeriodSeconds, 5);
+    assert.equal((kill?.action as { gracePeriodSeconds: number } | undefined)?.gracePeriodSeconds, 5);
     assert.ok(!(await podEvents(c, uid)).some((e) => e.reason === 'Failed'), 'the hook\'s own event says it, not a generic Failed');
 
     // The first failure backs off 10 s, as a crash does; then it starts again, and this time the hook succeeds.

@@ -1,5 +1,6 @@
 // One pod's sync: read the runtime, plan, act through the provider, report status and events. The kubelet's core shell.
 import type { Container, Pod, PodStatus } from '../../core/api/pod.js';
+import { getOrCreate } from '../../core/get-or-create.js';
 import { ContainerStartError, type PodProvider, type PodRef, type RuntimePod } from '../../runtime/provider.js';
 import type { EventRecorder } from './event-recorder.js';
 import type { LifecycleHooks } from './lifecycle-hooks.js';
@@ -68,9 +69,7 @@ export class PodSync {
   }
 
   #failuresOf(uid: string): Map<string, StartFailure> {
-    let f = this.#failures.get(uid);
-    if (!f) this.#failures.set(uid, (f = new Map()));
-    return f;
+    return getOrCreate(this.#failures, uid, () => new Map());
   }
 
   #forget(uid: string): void {

@@ -5,11 +5,11 @@ import type { ApiClient } from '../../core/client/api-client.js';
 import { tokenReviewAuthenticator, userFromReview } from './token-review.js';
 
 function fakeClient(answer: (token: string) => unknown) {
-  const calls: { method: string; path: string; body: any }[] = [];
+  const calls: { method: string; path: string; body: unknown }[] = [];
   const client = {
     async request(method: string, path: string, options: { body?: unknown } = {}) {
       calls.push({ method, path, body: options.body });
-      return answer((options.body as any).spec.token);
+      return answer((options.body as { spec: { token: string } }).spec.token);
     },
   };
   return { client: client as unknown as ApiClient, calls };

@@ -62,7 +62,9 @@ export class ServiceProxy {
     this.services = options.informers.informer<Service>(serviceKind);
     this.endpoints = options.informers.informer<Endpoints>(endpointsKind);
     const enqueue = () => this.queue.add(KEY);
-    for (const informer of [this.services, this.endpoints] as Informer<any>[]) informer.addHandlers({ onAdd: enqueue, onUpdate: enqueue, onDelete: enqueue });
+    const onAnyChange = { onAdd: enqueue, onUpdate: enqueue, onDelete: enqueue };
+    this.services.addHandlers(onAnyChange);
+    this.endpoints.addHandlers(onAnyChange);
   }
 
   /** Fails at once where iptables cannot work (not installed, no permission), so the worker stops with the reason. */
