@@ -54,15 +54,22 @@ const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY * 2 });
 
 function call(base: URL, token: string, method: string, path: string, body?: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({
-      host: base.hostname, port: base.port, method, path, agent,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(body ? { 'content-length': Buffer.byteLength(body) } : {}) },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = request(
+      {
+        host: base.hostname,
+        port: base.port,
+        method,
+        path,
+        agent,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(body ? { 'content-length': Buffer.byteLength(body) } : {}) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -74,10 +81,15 @@ function podBody(name: string, annotations: Record<string, string> = {}): string
     kind: 'Pod',
     metadata: { name, labels: { app: 'bench', tier: 'load' }, annotations },
     spec: {
-      containers: [{
-        name: 'app', image: 'busybox:1.36', command: ['httpd', '-f', '-p', '8080'],
-        ports: [{ containerPort: 8080 }], resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } },
-      }],
+      containers: [
+        {
+          name: 'app',
+          image: 'busybox:1.36',
+          command: ['httpd', '-f', '-p', '8080'],
+          ports: [{ containerPort: 8080 }],
+          resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } },
+        },
+      ],
     },
   });
 }
@@ -87,15 +99,17 @@ async function drive(total: number, concurrency: number, job: (i: number) => Pro
   const latencies: number[] = [];
   let next = 0;
   const start = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    for (;;) {
-      const i = next++;
-      if (i >= total) return;
-      const t0 = performance.now();
-      await job(i);
-      latencies.push(performance.now() - t0);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (;;) {
+        const i = next++;
+        if (i >= total) return;
+        const t0 = performance.now();
+        await job(i);
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
   return { latencies, elapsedMs: performance.now() - start };
 }
 
@@ -108,20 +122,43 @@ async function startMaster() {
   // BENCH_MASTER_NODE_ARGS passes flags to the master's node (e.g. --cpu-prof to profile it).
   const nodeArgs = (process.env.BENCH_MASTER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   // No image registry: the API is what is measured, and port 5000 may be taken.
-  const child = spawn(process.execPath, [...nodeArgs, binary, '--role=master', '--no-registry', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port), '--etcd-port', String(etcdPort)], {
-    env: { ...process.env, HOME: home },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      ...nodeArgs,
+      binary,
+      '--role=master',
+      '--no-registry',
+      '--data-dir',
+      dataDir,
+      '--address',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--etcd-port',
+      String(etcdPort),
+    ],
+    {
+      env: { ...process.env, HOME: home },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
-  child.stdout!.on('data', (d) => { output += d; });
-  child.stderr!.on('data', (d) => { output += d; });
+  child.stdout!.on('data', (d) => {
+    output += d;
+  });
+  child.stderr!.on('data', (d) => {
+    output += d;
+  });
   const base = new URL(`http://127.0.0.1:${port}`);
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`master exited: ${output}`);
     try {
       if ((await call(base, '', 'GET', '/readyz')).status === 200) break;
-    } catch { /* not listening yet */ }
+    } catch {
+      /* not listening yet */
+    }
     if (Date.now() > deadline) throw new Error(`master not ready in 30 s: ${output}`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -171,11 +208,17 @@ async function main(): Promise<void> {
     const ns = '/api/v1/namespaces/default/pods';
 
     // Warm up both paths (connections, JIT) before measuring.
-    await drive(200, CONCURRENCY, async (i) => { await call(base, token, 'POST', ns, podBody(`warm-${i}`)); });
-    await drive(200, CONCURRENCY, async (i) => { await etcd.put(`/bench-floor/warm-${i}`).value(podBody(`warm-${i}`)); });
+    await drive(200, CONCURRENCY, async (i) => {
+      await call(base, token, 'POST', ns, podBody(`warm-${i}`));
+    });
+    await drive(200, CONCURRENCY, async (i) => {
+      await etcd.put(`/bench-floor/warm-${i}`).value(podBody(`warm-${i}`));
+    });
 
     // Floor: plain etcd puts of the same bodies, same concurrency.
-    const floor = await drive(CREATES, CONCURRENCY, async (i) => { await etcd.put(`/bench-floor/pod-${i}`).value(podBody(`pod-${i}`)); });
+    const floor = await drive(CREATES, CONCURRENCY, async (i) => {
+      await etcd.put(`/bench-floor/pod-${i}`).value(podBody(`pod-${i}`));
+    });
     let failures = 0;
     const creates = await drive(CREATES, CONCURRENCY, async (i) => {
       const res = await call(base, token, 'POST', ns, podBody(`pod-${i}`));
@@ -186,7 +229,9 @@ async function main(): Promise<void> {
     // Fill up to LIST_SIZE pods, then time full lists.
     const have = CREATES + 200;
     if (have < LIST_SIZE) {
-      await drive(LIST_SIZE - have, CONCURRENCY, async (i) => { await call(base, token, 'POST', ns, podBody(`fill-${i}`)); });
+      await drive(LIST_SIZE - have, CONCURRENCY, async (i) => {
+        await call(base, token, 'POST', ns, podBody(`fill-${i}`));
+      });
     }
     const listLatencies: number[] = [];
     let listed = 0;
@@ -201,11 +246,14 @@ async function main(): Promise<void> {
     const rvBody = JSON.parse((await call(base, token, 'GET', `${ns}?labelSelector=none%3Dnone`)).body) as { metadata: { resourceVersion: string } };
     const sentAt = new Map<string, number>();
     const delivery: number[] = [];
-    const closers = await Promise.all(Array.from({ length: WATCHERS }, () =>
-      openWatcher(base, token, `${ns}?watch=1&resourceVersion=${rvBody.metadata.resourceVersion}`, (name, at) => {
-        const t0 = sentAt.get(name);
-        if (t0 !== undefined) delivery.push(at - t0);
-      })));
+    const closers = await Promise.all(
+      Array.from({ length: WATCHERS }, () =>
+        openWatcher(base, token, `${ns}?watch=1&resourceVersion=${rvBody.metadata.resourceVersion}`, (name, at) => {
+          const t0 = sentAt.get(name);
+          if (t0 !== undefined) delivery.push(at - t0);
+        }),
+      ),
+    );
     for (let i = 0; i < WATCH_EVENTS; i++) {
       const name = `watch-${i}`;
       sentAt.set(name, performance.now());

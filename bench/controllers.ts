@@ -107,8 +107,11 @@ type CpuKey = 'master' | 'etcd' | 'worker' | 'bench' | 'machine';
 
 function cpuMeter(pids: { master?: number; etcd?: number; worker?: number }) {
   const sample = (): Record<CpuKey, number | undefined> => ({
-    master: cpuSeconds(pids.master), etcd: cpuSeconds(pids.etcd), worker: cpuSeconds(pids.worker),
-    bench: (process.cpuUsage().user + process.cpuUsage().system) / 1e6, machine: machineBusySeconds(),
+    master: cpuSeconds(pids.master),
+    etcd: cpuSeconds(pids.etcd),
+    worker: cpuSeconds(pids.worker),
+    bench: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
+    machine: machineBusySeconds(),
   });
   const before = sample();
   return () => {
@@ -117,8 +120,13 @@ function cpuMeter(pids: { master?: number; etcd?: number; worker?: number }) {
     const ours = (['master', 'etcd', 'worker', 'bench'] as const).map((k) => d(k) ?? 0).reduce((a, b) => a + b, 0);
     const machine = d('machine');
     return {
-      cores: cpus().length, masterS: d('master'), etcdS: d('etcd'), workerS: d('worker'), benchS: d('bench'),
-      machineBusyS: machine, otherProcessesS: machine === null ? null : round2(Math.max(0, machine - ours)),
+      cores: cpus().length,
+      masterS: d('master'),
+      etcdS: d('etcd'),
+      workerS: d('worker'),
+      benchS: d('bench'),
+      machineBusyS: machine,
+      otherProcessesS: machine === null ? null : round2(Math.max(0, machine - ours)),
     };
   };
 }
@@ -138,15 +146,22 @@ function api(url: string, token: string): Api {
   const call: Api['call'] = (method, path, body, contentType = 'application/json') => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     return new Promise((resolve, reject) => {
-      const req = request({
-        host: base.hostname, port: base.port, method, path, agent,
-        headers: { authorization: `Bearer ${token}`, 'content-type': contentType, ...(payload ? { 'content-length': Buffer.byteLength(payload) } : {}) },
-      }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      });
+      const req = request(
+        {
+          host: base.hostname,
+          port: base.port,
+          method,
+          path,
+          agent,
+          headers: { authorization: `Bearer ${token}`, 'content-type': contentType, ...(payload ? { 'content-length': Buffer.byteLength(payload) } : {}) },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+          res.on('error', reject);
+        },
+      );
       req.on('error', reject);
       req.end(payload);
     });
@@ -160,26 +175,31 @@ function api(url: string, token: string): Api {
     },
     watch(path, resourceVersion, onEvent) {
       return new Promise((resolve, reject) => {
-        const req = request({
-          host: base.hostname, port: base.port, path: `${path}?watch=1&resourceVersion=${resourceVersion}`,
-          headers: { authorization: `Bearer ${token}` },
-        }, (res) => {
-          if (res.statusCode !== 200) return reject(new Error(`watch ${path} answered ${res.statusCode}`));
-          let buffer = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => {
-            buffer += chunk;
-            for (let i = buffer.indexOf('\n'); i >= 0; i = buffer.indexOf('\n')) {
-              const line = buffer.slice(0, i);
-              buffer = buffer.slice(i + 1);
-              if (!line.trim()) continue;
-              const event = JSON.parse(line) as { type: string; object: KubeObject };
-              if (event.type !== 'BOOKMARK') onEvent(event.type, event.object);
-            }
-          });
-          res.on('error', () => {});
-          resolve(() => req.destroy());
-        });
+        const req = request(
+          {
+            host: base.hostname,
+            port: base.port,
+            path: `${path}?watch=1&resourceVersion=${resourceVersion}`,
+            headers: { authorization: `Bearer ${token}` },
+          },
+          (res) => {
+            if (res.statusCode !== 200) return reject(new Error(`watch ${path} answered ${res.statusCode}`));
+            let buffer = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => {
+              buffer += chunk;
+              for (let i = buffer.indexOf('\n'); i >= 0; i = buffer.indexOf('\n')) {
+                const line = buffer.slice(0, i);
+                buffer = buffer.slice(i + 1);
+                if (!line.trim()) continue;
+                const event = JSON.parse(line) as { type: string; object: KubeObject };
+                if (event.type !== 'BOOKMARK') onEvent(event.type, event.object);
+              }
+            });
+            res.on('error', () => {});
+            resolve(() => req.destroy());
+          },
+        );
         req.on('error', reject);
         req.end();
       });
@@ -190,13 +210,15 @@ function api(url: string, token: string): Api {
 /** Runs `total` jobs through `concurrency` workers. */
 async function drive(total: number, concurrency: number, job: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(concurrency, total) }, async () => {
-    for (;;) {
-      const i = next++;
-      if (i >= total) return;
-      await job(i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, total) }, async () => {
+      for (;;) {
+        const i = next++;
+        if (i >= total) return;
+        await job(i);
+      }
+    }),
+  );
 }
 
 /** Polls `check` every 20 ms until it holds; throws with `what` after the deadline, or at once when `failed` says why. */
@@ -265,7 +287,13 @@ class PodWatch {
     if (type === 'DELETED') this.pods.delete(name);
     else {
       const ready = pod.status?.phase === 'Running' && !!pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
-      this.pods.set(name, { uid: pod.metadata.uid, image: pod.spec?.containers?.[0]?.image, phase: pod.status?.phase, ready, terminating: !!pod.metadata.deletionTimestamp });
+      this.pods.set(name, {
+        uid: pod.metadata.uid,
+        image: pod.spec?.containers?.[0]?.image,
+        phase: pod.status?.phase,
+        ready,
+        terminating: !!pod.metadata.deletionTimestamp,
+      });
       if (!this.firstSeen.has(name)) this.firstSeen.set(name, now);
       if (ready && !this.firstReady.has(name)) this.firstReady.set(name, now);
     }
@@ -293,7 +321,8 @@ class PodWatch {
 const isHeartbeat = (c: RequestCount) => c.group === '' && c.resource === 'nodes';
 const clientGroup = (client: string) => (client.startsWith('system:node:') ? 'kubelets' : client === 'admin' ? 'bench' : client);
 /** `patch replicasets.apps/status`, with the code when it is not a success (`patch replicasets.apps 409`). */
-const requestName = (c: RequestCount) => `${c.verb} ${c.group ? `${c.resource}.${c.group}` : c.resource}${c.subresource ? `/${c.subresource}` : ''}${c.code.startsWith('2') ? '' : ` ${c.code}`}`;
+const requestName = (c: RequestCount) =>
+  `${c.verb} ${c.group ? `${c.resource}.${c.group}` : c.resource}${c.subresource ? `/${c.subresource}` : ''}${c.code.startsWith('2') ? '' : ` ${c.code}`}`;
 
 interface ClientFigures {
   requests: number;
@@ -376,9 +405,30 @@ async function main(): Promise<void> {
     const k = api(master.url, master.token);
     log(`master ready on ${master.url}; starting ${NODES} fake nodes`);
     const nodesStart = performance.now();
-    worker = spawn(process.execPath, [BINARY, '--role=worker', '--server', master.url, '--token', master.joinToken, '--fake-nodes', String(NODES), '--name', PREFIX,
-      '--node-ip', '127.0.0.1', '--data-dir', workerDir, '--kubelet-port', String(await freePort()), '--fake-node-heartbeat', String(HEARTBEAT_S)],
-    { stdio: ['ignore', 'pipe', 'pipe'] });
+    worker = spawn(
+      process.execPath,
+      [
+        BINARY,
+        '--role=worker',
+        '--server',
+        master.url,
+        '--token',
+        master.joinToken,
+        '--fake-nodes',
+        String(NODES),
+        '--name',
+        PREFIX,
+        '--node-ip',
+        '127.0.0.1',
+        '--data-dir',
+        workerDir,
+        '--kubelet-port',
+        String(await freePort()),
+        '--fake-node-heartbeat',
+        String(HEARTBEAT_S),
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     const keep = (d: Buffer) => {
       workerOutput += d.toString('utf8');
       if (workerOutput.length > 200_000) workerOutput = workerOutput.slice(-100_000);
@@ -390,11 +440,13 @@ async function main(): Promise<void> {
       if (master!.child.exitCode !== null || master!.child.signalCode !== null) return `the master exited:\n${master!.output().slice(-3000)}`;
       return undefined;
     };
-    for (const deadline = Date.now() + 120_000; ;) {
+    for (const deadline = Date.now() + 120_000; ; ) {
       const why = died();
       if (why) throw new Error(why);
       const nodes = await k.json<{ items: Node[] }>('GET', '/api/v1/nodes');
-      const ready = nodes.items.filter((n) => n.metadata.name!.startsWith(PREFIX) && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+      const ready = nodes.items.filter(
+        (n) => n.metadata.name!.startsWith(PREFIX) && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+      ).length;
       if (ready >= NODES) break;
       if (Date.now() > deadline) throw new Error(`only ${ready} of ${NODES} fake nodes Ready in 120 s:\n${workerOutput.slice(-3000)}`);
       await sleep(200);
@@ -420,17 +472,21 @@ async function main(): Promise<void> {
       const replicaSets = new Map<string, ReplicaSet>();
       let lastOther = performance.now();
       const watched = { pods, deployments, replicaSets, lastEventAt: () => Math.max(pods.lastEventAt, lastOther) };
-      const keepIn = <T extends Deployment | ReplicaSet>(map: Map<string, T>) => (type: string, object: KubeObject) => {
-        const obj = object as T;
-        lastOther = performance.now();
-        if (TRACE) {
-          const s: DeploymentStatus = obj.status ?? {};
-          log(`${obj.kind} ${obj.metadata.name} ${type} gen ${obj.metadata.generation} spec ${obj.spec.replicas} status r${s.replicas ?? 0} u${s.updatedReplicas ?? '-'} rd${s.readyReplicas ?? 0} av${s.availableReplicas ?? 0} og${s.observedGeneration ?? '-'}`);
-          if (TRACE >= 2) log(`  status ${JSON.stringify(s)}`);
-        }
-        if (type === 'DELETED') map.delete(obj.metadata.name!);
-        else map.set(obj.metadata.name!, obj);
-      };
+      const keepIn =
+        <T extends Deployment | ReplicaSet>(map: Map<string, T>) =>
+        (type: string, object: KubeObject) => {
+          const obj = object as T;
+          lastOther = performance.now();
+          if (TRACE) {
+            const s: DeploymentStatus = obj.status ?? {};
+            log(
+              `${obj.kind} ${obj.metadata.name} ${type} gen ${obj.metadata.generation} spec ${obj.spec.replicas} status r${s.replicas ?? 0} u${s.updatedReplicas ?? '-'} rd${s.readyReplicas ?? 0} av${s.availableReplicas ?? 0} og${s.observedGeneration ?? '-'}`,
+            );
+            if (TRACE >= 2) log(`  status ${JSON.stringify(s)}`);
+          }
+          if (type === 'DELETED') map.delete(obj.metadata.name!);
+          else map.set(obj.metadata.name!, obj);
+        };
       closers.push(await k.watch(`/api/v1/namespaces/${ns}/pods`, rv, (type, obj) => pods.onEvent(type, obj as Pod)));
       closers.push(await k.watch(`/apis/apps/v1/namespaces/${ns}/deployments`, rv, keepIn(deployments)));
       closers.push(await k.watch(`/apis/apps/v1/namespaces/${ns}/replicasets`, rv, keepIn(replicaSets)));
@@ -459,23 +515,34 @@ async function main(): Promise<void> {
       const d = w.deployments.get(name);
       const s = d?.status;
       if (!d || !s || s.observedGeneration === undefined || d.metadata.generation === undefined) return false;
-      return s.observedGeneration >= d.metadata.generation && s.replicas === replicas && s.updatedReplicas === replicas
-        && s.readyReplicas === replicas && s.availableReplicas === replicas;
+      return (
+        s.observedGeneration >= d.metadata.generation &&
+        s.replicas === replicas &&
+        s.updatedReplicas === replicas &&
+        s.readyReplicas === replicas &&
+        s.availableReplicas === replicas
+      );
     };
     /** Every ReplicaSet of the Deployment but the one of its current template at 0, in spec and status. */
-    const oldReplicaSetsDrained = (w: Watched, image: string) => [...w.replicaSets.values()]
-      .filter((rs) => rs.spec.template.spec.containers[0].image !== image)
-      .every((rs) => rs.spec.replicas === 0 && (rs.status?.replicas ?? 0) === 0);
+    const oldReplicaSetsDrained = (w: Watched, image: string) =>
+      [...w.replicaSets.values()]
+        .filter((rs) => rs.spec.template.spec.containers[0].image !== image)
+        .every((rs) => rs.spec.replicas === 0 && (rs.status?.replicas ?? 0) === 0);
 
     // Warm-up: the whole path once, small, then gone (namespace and all) before anything is measured.
     if (WARMUP > 0) {
       const w = await watchNamespace(WARM_NS);
       await k.json('POST', `/apis/apps/v1/namespaces/${WARM_NS}/deployments`, deploymentBody('warm', WARMUP, IMAGE_1));
       await until('the warm-up Deployment available', () => deploymentDone(w, 'warm', WARMUP), died);
-      await k.json('PATCH', `/apis/apps/v1/namespaces/${WARM_NS}/deployments/warm`, { spec: { template: { spec: { containers: [CONTAINER(IMAGE_2)] } } } }, 'application/merge-patch+json');
+      await k.json(
+        'PATCH',
+        `/apis/apps/v1/namespaces/${WARM_NS}/deployments/warm`,
+        { spec: { template: { spec: { containers: [CONTAINER(IMAGE_2)] } } } },
+        'application/merge-patch+json',
+      );
       await until('the warm-up rollout', () => deploymentDone(w, 'warm', WARMUP) && oldReplicaSetsDrained(w, IMAGE_2) && w.pods.pods.size === WARMUP, died);
       await k.json('DELETE', `/api/v1/namespaces/${WARM_NS}`);
-      for (const deadline = Date.now() + 120_000; (await k.call('GET', `/api/v1/namespaces/${WARM_NS}`)).status !== 404;) {
+      for (const deadline = Date.now() + 120_000; (await k.call('GET', `/api/v1/namespaces/${WARM_NS}`)).status !== 404; ) {
         if (Date.now() > deadline) throw new Error('the warm-up namespace was not gone within 120 s');
         await sleep(200);
       }
@@ -497,14 +564,21 @@ async function main(): Promise<void> {
     };
     await settle(w);
     const createFigures = await measured(REPLICAS);
-    log(`create: ${REPLICAS} available in ${seconds(availableMs)} s, ${createFigures.writes} writes (${createFigures.writesPerPod.controllers} per pod by the controllers)`);
+    log(
+      `create: ${REPLICAS} available in ${seconds(availableMs)} s, ${createFigures.writes} writes (${createFigures.writesPerPod.controllers} per pod by the controllers)`,
+    );
 
     // Phase 2: a rolling update to a new image.
     const oldPods = new Set(w.pods.pods.keys());
     measured = await measure();
     w.pods.track();
     t0 = performance.now();
-    await k.json('PATCH', `/apis/apps/v1/namespaces/${NS}/deployments/web`, { spec: { template: { spec: { containers: [CONTAINER(IMAGE_2)] } } } }, 'application/merge-patch+json');
+    await k.json(
+      'PATCH',
+      `/apis/apps/v1/namespaces/${NS}/deployments/web`,
+      { spec: { template: { spec: { containers: [CONTAINER(IMAGE_2)] } } } },
+      'application/merge-patch+json',
+    );
     await until('the rollout complete', () => deploymentDone(w, 'web', REPLICAS) && oldReplicaSetsDrained(w, IMAGE_2), died);
     const rolloutMs = performance.now() - t0;
     await until('the old pods gone', () => ![...oldPods].some((n) => w.pods.pods.has(n)), died);
@@ -532,7 +606,9 @@ async function main(): Promise<void> {
       const f = await watchNamespace(DIRECT_NS);
       measured = await measure();
       t0 = performance.now();
-      await drive(REPLICAS, CONCURRENCY, async (i) => { await k.json('POST', `/api/v1/namespaces/${DIRECT_NS}/pods`, podBody(`direct-${i}`, IMAGE_1)); });
+      await drive(REPLICAS, CONCURRENCY, async (i) => {
+        await k.json('POST', `/api/v1/namespaces/${DIRECT_NS}/pods`, podBody(`direct-${i}`, IMAGE_1));
+      });
       await until(`${REPLICAS} direct pods Running and Ready`, () => f.pods.alive().filter((p) => p.ready).length === REPLICAS, died);
       const directCreateMs = performance.now() - t0;
       await settle(f);
@@ -556,7 +632,9 @@ async function main(): Promise<void> {
       const directGoneMs = performance.now() - t0;
       await settle(f);
       const directReplace = { readySeconds: seconds(directReadyMs), oldPodsGoneSeconds: seconds(directGoneMs), ...(await measured(REPLICAS)) };
-      log(`floor replace: new pods Ready in ${directReplace.readySeconds} s, old gone in ${directReplace.oldPodsGoneSeconds} s, ${directReplace.writes} writes`);
+      log(
+        `floor replace: new pods Ready in ${directReplace.readySeconds} s, old gone in ${directReplace.oldPodsGoneSeconds} s, ${directReplace.writes} writes`,
+      );
       floor = { create: directCreate, replace: directReplace };
     }
 
@@ -571,18 +649,20 @@ async function main(): Promise<void> {
       setup: { nodesReadySeconds },
       deployment,
       floor: floor ?? null,
-      ratio: floor ? {
-        createSeconds: ratio(deployment.create.availableSeconds, floor.create.readySeconds),
-        createWrites: ratio(deployment.create.writes, floor.create.writes),
-        createStoreWrites: ratio(deployment.create.storeWrites, floor.create.storeWrites),
-        rolloutSeconds: ratio(deployment.rollout.completeSeconds, floor.replace.readySeconds),
-        rolloutOldPodsGoneSeconds: ratio(deployment.rollout.oldPodsGoneSeconds, floor.replace.oldPodsGoneSeconds),
-        rolloutWrites: ratio(deployment.rollout.writes, floor.replace.writes),
-        rolloutStoreWrites: ratio(deployment.rollout.storeWrites, floor.replace.storeWrites),
-      } : null,
+      ratio: floor
+        ? {
+            createSeconds: ratio(deployment.create.availableSeconds, floor.create.readySeconds),
+            createWrites: ratio(deployment.create.writes, floor.create.writes),
+            createStoreWrites: ratio(deployment.create.storeWrites, floor.create.storeWrites),
+            rolloutSeconds: ratio(deployment.rollout.completeSeconds, floor.replace.readySeconds),
+            rolloutOldPodsGoneSeconds: ratio(deployment.rollout.oldPodsGoneSeconds, floor.replace.oldPodsGoneSeconds),
+            rolloutWrites: ratio(deployment.rollout.writes, floor.replace.writes),
+            rolloutStoreWrites: ratio(deployment.rollout.storeWrites, floor.replace.storeWrites),
+          }
+        : null,
       notes: [
         'requests and writes come from apiserver_request_total deltas (GET /metrics) over each phase, until the watched objects were quiet for BENCH_SETTLE_MS; clients: each in-process controller by name, the scheduler, "kubelets" (every system:node:* user), "bench" (this benchmark, the admin)',
-        'writes: create, update, patch, delete requests, refused ones included (conflicts: those answered 409, lost races against a newer object, which write nothing), node heartbeats (kubelets\' writes to nodes) left out and counted in heartbeatWrites; storeWrites: the etcd revisions the phase made, heartbeats and events included',
+        "writes: create, update, patch, delete requests, refused ones included (conflicts: those answered 409, lost races against a newer object, which write nothing), node heartbeats (kubelets' writes to nodes) left out and counted in heartbeatWrites; storeWrites: the etcd revisions the phase made, heartbeats and events included",
         'writesPerPod: writes / replicas; controllers = the Deployment and ReplicaSet controllers together',
         `floor: ${REPLICAS} pods created directly by ${CONCURRENCY} clients until Running and Ready; then ${REPLICAS} new pods created and the old deleted directly, until the new are Ready and the old gone`,
         'cpu.otherProcessesS: CPU the rest of the machine used meanwhile; figures taken while it is high are not comparable',

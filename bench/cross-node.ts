@@ -62,8 +62,10 @@ function figures(samplesUs: number[], errors: number): Figures {
   const sorted = [...samplesUs].sort((a, b) => a - b);
   const ms = (us: number) => Math.round(us) / 1000;
   return {
-    requests: samplesUs.length, errors,
-    p50Ms: ms(percentile(sorted, 50)), p99Ms: ms(percentile(sorted, 99)),
+    requests: samplesUs.length,
+    errors,
+    p50Ms: ms(percentile(sorted, 50)),
+    p99Ms: ms(percentile(sorted, 99)),
     meanMs: ms(samplesUs.reduce((a, b) => a + b, 0) / Math.max(1, samplesUs.length)),
   };
 }
@@ -87,39 +89,55 @@ async function main(): Promise<void> {
     const [w1, w2] = c.workers as [NetnsWorker, NetnsWorker];
     const api = async (method: string, path: string, body?: unknown): Promise<unknown> => {
       const res = await fetch(`${c.master.url}${path}`, {
-        method, headers: { authorization: `Bearer ${c.master.token}`, 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(30_000),
+        method,
+        headers: { authorization: `Bearer ${c.master.token}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(30_000),
       });
-      const json = await res.json() as { message?: string } | null;
+      const json = (await res.json()) as { message?: string } | null;
       if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${json?.message}`);
       return json;
     };
-    const makePod = (name: string, w: NetnsWorker, container: Record<string, unknown>) => api('POST', `/api/v1/namespaces/${NS}/pods`, {
-      apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS }, spec: { nodeName: w.nodeName, containers: [container] },
-    });
+    const makePod = (name: string, w: NetnsWorker, container: Record<string, unknown>) =>
+      api('POST', `/api/v1/namespaces/${NS}/pods`, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace: NS },
+        spec: { nodeName: w.nodeName, containers: [container] },
+      });
     await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     await Promise.all([
       makePod('server', w1, { name: 'nginx', image: 'nginx:1.22', readinessProbe: { tcpSocket: { port: 80 }, periodSeconds: 1 } }),
       makePod('client-same-node', w1, { name: 'client', image: 'python:3.11', command: ['sleep', '36000'] }),
       makePod('client-other-node', w2, { name: 'client', image: 'python:3.11', command: ['sleep', '36000'] }),
     ]);
-    const ready = (name: string) => waitFor(async () => {
-      const pod = await api('GET', `/api/v1/namespaces/${NS}/pods/${name}`) as Pod;
-      return pod.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') ? pod : undefined;
-    }, { timeoutMs: 300_000, intervalMs: 250, description: `pod ${name} to be ready` });
+    const ready = (name: string) =>
+      waitFor(
+        async () => {
+          const pod = (await api('GET', `/api/v1/namespaces/${NS}/pods/${name}`)) as Pod;
+          return pod.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') ? pod : undefined;
+        },
+        { timeoutMs: 300_000, intervalMs: 250, description: `pod ${name} to be ready` },
+      );
     const [server] = await Promise.all([ready('server'), ready('client-same-node'), ready('client-other-node')]);
     const serverIP = server.status!.podIP!;
     log(`pods ready: nginx at ${serverIP} on ${w1.nodeName}; clients on ${w1.nodeName} and ${w2.nodeName}`);
 
     const run = (client: string, n: number, keepAlive: boolean): { us: number[]; errors: number } => {
       const r = spawnSync(process.execPath, [BINARY, 'exec', '-n', NS, client, '--', 'python3', '-c', CLIENT, serverIP, String(n), keepAlive ? '1' : '0'], {
-        env: c.master.env, encoding: 'utf8', timeout: 10 * 60_000, maxBuffer: 64 * 1024 * 1024,
+        env: c.master.env,
+        encoding: 'utf8',
+        timeout: 10 * 60_000,
+        maxBuffer: 64 * 1024 * 1024,
       });
       if (r.status !== 0) throw new Error(`exec in ${client} exited ${r.status ?? r.signal}: ${r.stderr}`);
       return JSON.parse(r.stdout) as { us: number[]; errors: number };
     };
 
-    const modes = [{ key: 'keepAliveOff', keepAlive: false }, { key: 'keepAliveOn', keepAlive: true }] as const;
+    const modes = [
+      { key: 'keepAliveOff', keepAlive: false },
+      { key: 'keepAliveOn', keepAlive: true },
+    ] as const;
     const result: Record<string, unknown> = {};
     for (const mode of modes) {
       // Warm both paths: ARP/neighbour entries, conntrack, Python's imports, nginx's workers.
@@ -129,7 +147,15 @@ async function main(): Promise<void> {
       const other = { us: [] as number[], errors: 0 };
       const perRound = Math.ceil(REQUESTS / ROUNDS);
       for (let i = 0; i < ROUNDS; i++) {
-        for (const [client, into] of (i % 2 === 0 ? [['client-same-node', same], ['client-other-node', other]] : [['client-other-node', other], ['client-same-node', same]]) as [string, typeof same][]) {
+        for (const [client, into] of (i % 2 === 0
+          ? [
+              ['client-same-node', same],
+              ['client-other-node', other],
+            ]
+          : [
+              ['client-other-node', other],
+              ['client-same-node', same],
+            ]) as [string, typeof same][]) {
           const r = run(client, perRound, mode.keepAlive);
           into.us.push(...r.us);
           into.errors += r.errors;
@@ -139,21 +165,35 @@ async function main(): Promise<void> {
       const sameNode = figures(same.us, same.errors);
       const crossNode = figures(other.us, other.errors);
       result[mode.key] = {
-        sameNode, crossNode,
-        ratio: { p50: round2(crossNode.p50Ms / sameNode.p50Ms), p99: round2(crossNode.p99Ms / sameNode.p99Ms), mean: round2(crossNode.meanMs / sameNode.meanMs) },
+        sameNode,
+        crossNode,
+        ratio: {
+          p50: round2(crossNode.p50Ms / sameNode.p50Ms),
+          p99: round2(crossNode.p99Ms / sameNode.p99Ms),
+          mean: round2(crossNode.meanMs / sameNode.meanMs),
+        },
       };
     }
 
-    process.stdout.write(`${JSON.stringify({
-      benchmark: 'cross-node',
-      what: 'HTTP GET latency from a pod to an nginx pod by pod IP: on another node across the VXLAN overlay, against a pod on the same node (the floor)',
-      requestsPerCase: REQUESTS, rounds: ROUNDS, warmupPerCase: WARMUP,
-      client: 'python3 http.client in a python:3.11 pod, sequential requests, 5 s timeout each',
-      server: 'nginx:1.22 pod',
-      overlay: 'Linux VXLAN device (VNI 1, UDP 8472, nolearning), static route + neighbour + FDB entry per peer; machines are network namespaces on one host bridge',
-      ...result,
-      machine: { cores: cpus().length, cpu: cpus()[0]?.model },
-    }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify(
+        {
+          benchmark: 'cross-node',
+          what: 'HTTP GET latency from a pod to an nginx pod by pod IP: on another node across the VXLAN overlay, against a pod on the same node (the floor)',
+          requestsPerCase: REQUESTS,
+          rounds: ROUNDS,
+          warmupPerCase: WARMUP,
+          client: 'python3 http.client in a python:3.11 pod, sequential requests, 5 s timeout each',
+          server: 'nginx:1.22 pod',
+          overlay:
+            'Linux VXLAN device (VNI 1, UDP 8472, nolearning), static route + neighbour + FDB entry per peer; machines are network namespaces on one host bridge',
+          ...result,
+          machine: { cores: cpus().length, cpu: cpus()[0]?.model },
+        },
+        null,
+        2,
+      )}\n`,
+    );
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);

@@ -36,7 +36,13 @@ function stats(seconds: number[]): { median: number; mean: number; min: number; 
   const mid = sorted.length >> 1;
   const median = sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
   const round = (x: number) => Math.round(x * 1000) / 1000;
-  return { median: round(median), mean: round(seconds.reduce((a, b) => a + b, 0) / seconds.length), min: round(sorted[0]!), max: round(sorted[sorted.length - 1]!), runs: seconds.map(round) };
+  return {
+    median: round(median),
+    mean: round(seconds.reduce((a, b) => a + b, 0) / seconds.length),
+    min: round(sorted[0]!),
+    max: round(sorted[sorted.length - 1]!),
+    runs: seconds.map(round),
+  };
 }
 
 async function main(): Promise<void> {
@@ -59,24 +65,40 @@ async function main(): Promise<void> {
     const master = cluster.master;
     const api = async (method: string, path: string, body?: unknown): Promise<unknown> => {
       const res = await fetch(`${master.url}${path}`, {
-        method, headers: { authorization: `Bearer ${master.token}`, 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(30_000),
+        method,
+        headers: { authorization: `Bearer ${master.token}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(30_000),
       });
-      const json = await res.json() as { message?: string } | null;
+      const json = (await res.json()) as { message?: string } | null;
       if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${json?.message}`);
       return json;
     };
     await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     await api('POST', `/apis/minik8s.io/v1/namespaces/${NS}/slurmclusters`, {
-      apiVersion: 'minik8s.io/v1', kind: 'SlurmCluster', metadata: { name: 'hpc' },
-      spec: { mode: 'local', local: { slurmConf: slurm.conf, mungeSocketDir: slurm.mungeSocketDir, workDir: slurm.workDir }, pollIntervalSeconds: POLL_SECONDS },
+      apiVersion: 'minik8s.io/v1',
+      kind: 'SlurmCluster',
+      metadata: { name: 'hpc' },
+      spec: {
+        mode: 'local',
+        local: { slurmConf: slurm.conf, mungeSocketDir: slurm.mungeSocketDir, workDir: slurm.workDir },
+        pollIntervalSeconds: POLL_SECONDS,
+      },
     });
     const manifest = (name: string) => {
       const dir = join(work, name);
       mkdirSync(dir);
       writeFileSync(join(dir, 'note.txt'), 'a trivial job\n');
       const file = join(work, `${name}.yaml`);
-      writeFileSync(file, JSON.stringify({ apiVersion: 'minik8s.io/v1', kind: 'GpuJob', metadata: { name }, spec: { cluster: 'hpc', program: { path: name }, script: 'echo hello' } }));
+      writeFileSync(
+        file,
+        JSON.stringify({
+          apiVersion: 'minik8s.io/v1',
+          kind: 'GpuJob',
+          metadata: { name },
+          spec: { cluster: 'hpc', program: { path: name }, script: 'echo hello' },
+        }),
+      );
       return file;
     };
     const viaMinik8s = async (name: string): Promise<number> => {
@@ -84,10 +106,13 @@ async function main(): Promise<void> {
       const t0 = performance.now();
       const applied = spawnSync(process.execPath, [BINARY, 'apply', '-n', NS, '-f', file], { env: master.env, encoding: 'utf8', timeout: 120_000 });
       if (applied.status !== 0) throw new Error(`apply: ${applied.stderr}`);
-      const job = await waitFor(async () => {
-        const j = await api('GET', `/apis/minik8s.io/v1/namespaces/${NS}/gpujobs/${name}`) as GpuJob;
-        return j.status?.phase === 'Succeeded' || j.status?.phase === 'Failed' ? j : undefined;
-      }, { timeoutMs: 300_000, intervalMs: 50, description: `gpujob ${name} to finish` });
+      const job = await waitFor(
+        async () => {
+          const j = (await api('GET', `/apis/minik8s.io/v1/namespaces/${NS}/gpujobs/${name}`)) as GpuJob;
+          return j.status?.phase === 'Succeeded' || j.status?.phase === 'Failed' ? j : undefined;
+        },
+        { timeoutMs: 300_000, intervalMs: 50, description: `gpujob ${name} to finish` },
+      );
       const seconds = (performance.now() - t0) / 1000;
       if (job.status?.phase !== 'Succeeded') throw new Error(`gpujob ${name} ${job.status?.phase}: ${job.status?.message}`);
       return seconds;
@@ -95,7 +120,10 @@ async function main(): Promise<void> {
     const floor = (i: number): number => {
       const dir = join(slurm!.workDir, `floor-${i}`);
       mkdirSync(dir);
-      const script = renderBatchScript({ metadata: { name: `floor-${i}`, namespace: NS, uid: `floor${i}` }, spec: { cluster: 'hpc', program: { files: { 'note.txt': '' } }, script: 'echo hello', slurm: {} } as GpuJob['spec'] });
+      const script = renderBatchScript({
+        metadata: { name: `floor-${i}`, namespace: NS, uid: `floor${i}` },
+        spec: { cluster: 'hpc', program: { files: { 'note.txt': '' } }, script: 'echo hello', slurm: {} } as GpuJob['spec'],
+      });
       writeFileSync(join(dir, 'job.sbatch'), script);
       const env = { ...process.env, SLURM_CONF: slurm!.conf };
       const t0 = performance.now();
@@ -126,17 +154,23 @@ async function main(): Promise<void> {
     }
     const m = stats(measured);
     const f = stats(floors);
-    process.stdout.write(`${JSON.stringify({
-      benchmark: 'gpujob',
-      machine: { cpus: cpus().length, model: cpus()[0]?.model },
-      jobs: JOBS,
-      pollIntervalSeconds: POLL_SECONDS,
-      warmupSeconds: Math.round(warm * 1000) / 1000,
-      applyToSucceededSeconds: m,
-      floorSbatchToCompletedSeconds: f,
-      ratio: { median: Math.round((m.median / f.median) * 100) / 100, mean: Math.round((m.mean / f.mean) * 100) / 100 },
-      overheadMedianSeconds: Math.round((m.median - f.median) * 1000) / 1000,
-    }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify(
+        {
+          benchmark: 'gpujob',
+          machine: { cpus: cpus().length, model: cpus()[0]?.model },
+          jobs: JOBS,
+          pollIntervalSeconds: POLL_SECONDS,
+          warmupSeconds: Math.round(warm * 1000) / 1000,
+          applyToSucceededSeconds: m,
+          floorSbatchToCompletedSeconds: f,
+          ratio: { median: Math.round((m.median / f.median) * 100) / 100, mean: Math.round((m.mean / f.mean) * 100) / 100 },
+          overheadMedianSeconds: Math.round((m.median - f.median) * 1000) / 1000,
+        },
+        null,
+        2,
+      )}\n`,
+    );
   } finally {
     process.off('SIGINT', stop);
     await slurm?.stop().catch((err: Error) => log(`stopping Slurm: ${err.message}`));

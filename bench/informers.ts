@@ -155,11 +155,14 @@ async function seed(endpoint: string): Promise<void> {
   const store = await openStore({ endpoints: [endpoint] });
   const service = new ObjectService({ store });
   const template = { metadata: { labels: { app: 'bench' } }, spec: { containers: [{ name: 'c', image: 'busybox', command: ['sleep', '3600'] }] } };
-  for (let i = 0; i < NAMESPACES; i++) await service.create(namespaceKind, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `bench-${i}` } });
+  for (let i = 0; i < NAMESPACES; i++)
+    await service.create(namespaceKind, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `bench-${i}` } });
   const owners: { namespace: string; uid: string }[] = [];
   for (let i = 0; i < NAMESPACES; i++) {
     const rs = await service.create(replicaSetKind, `bench-${i}`, {
-      apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'rs' },
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      metadata: { name: 'rs' },
       spec: { replicas: PER_NS, selector: { matchLabels: { app: 'bench' } }, template },
     });
     owners.push({ namespace: `bench-${i}`, uid: rs.metadata.uid! });
@@ -169,8 +172,13 @@ async function seed(endpoint: string): Promise<void> {
     for (let n = next++; n < PODS; n = next++) {
       const owner = owners[n % NAMESPACES]!;
       await service.create(podKind, owner.namespace, {
-        apiVersion: 'v1', kind: 'Pod',
-        metadata: { name: `rs-${n}`, labels: { app: 'bench' }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: owner.uid, controller: true, blockOwnerDeletion: true }] },
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name: `rs-${n}`,
+          labels: { app: 'bench' },
+          ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: owner.uid, controller: true, blockOwnerDeletion: true }],
+        },
         spec: template.spec,
       });
     }
@@ -182,11 +190,22 @@ async function seed(endpoint: string): Promise<void> {
 /** Every ReplicaSet's status set back to nothing, so the next master has to look at each again. */
 async function clearReplicaSetStatus(client: ApiClient): Promise<void> {
   const list = await client.list(replicaSetKind);
-  await Promise.all(list.items.map((rs) => client.replace(replicaSetKind, { namespace: rs.metadata.namespace, name: rs.metadata.name! }, { ...rs, status: { replicas: 0 } }, { subresource: 'status' })));
+  await Promise.all(
+    list.items.map((rs) =>
+      client.replace(
+        replicaSetKind,
+        { namespace: rs.metadata.namespace, name: rs.metadata.name! },
+        { ...rs, status: { replicas: 0 } },
+        { subresource: 'status' },
+      ),
+    ),
+  );
 }
 
 function rssMiB(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'));
   return Number(/(\d+)/.exec(line ?? '')?.[1] ?? 0) / 1024;
 }
 
@@ -197,24 +216,52 @@ async function measureMaster(tree: Tree, endpoint: string, seedClient: ApiClient
   const [port, activatorPort] = [await freePort(), await freePort()];
   let output = '';
   const started = performance.now();
-  const child: ChildProcess = spawn(process.execPath, [
-    join(tree.root, 'dist/bin/minik8s.js'), '--role=master', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port),
-    '--etcd-endpoints', endpoint, '--no-registry', '--no-write-config', '--disable-scheduler', '--activator-port', String(activatorPort),
-    '--node-monitor-grace-period', '3600',
-  ], { env: { ...process.env, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout!.on('data', (d) => { output = (output + d).slice(-20_000); });
-  child.stderr!.on('data', (d) => { output = (output + d).slice(-20_000); });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      join(tree.root, 'dist/bin/minik8s.js'),
+      '--role=master',
+      '--data-dir',
+      dataDir,
+      '--address',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--etcd-endpoints',
+      endpoint,
+      '--no-registry',
+      '--no-write-config',
+      '--disable-scheduler',
+      '--activator-port',
+      String(activatorPort),
+      '--node-monitor-grace-period',
+      '3600',
+    ],
+    { env: { ...process.env, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  child.stdout!.on('data', (d) => {
+    output = (output + d).slice(-20_000);
+  });
+  child.stderr!.on('data', (d) => {
+    output = (output + d).slice(-20_000);
+  });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   try {
-    const token = await waitFor(() => {
-      if (child.exitCode !== null) throw new Error(`master exited:\n${output}`);
-      return output.includes('master ready') ? readFileSync(join(dataDir, 'admin-token'), 'utf8').trim() : undefined;
-    }, { timeoutMs: 120_000, description: `${tree.label} master to be ready` });
+    const token = await waitFor(
+      () => {
+        if (child.exitCode !== null) throw new Error(`master exited:\n${output}`);
+        return output.includes('master ready') ? readFileSync(join(dataDir, 'admin-token'), 'utf8').trim() : undefined;
+      },
+      { timeoutMs: 120_000, description: `${tree.label} master to be ready` },
+    );
     const client = new ApiClient({ server: `http://127.0.0.1:${port}`, token });
-    await waitFor(async () => {
-      const list = await client.list(replicaSetKind);
-      return list.items.every((rs) => (rs as ReplicaSet).status?.replicas === PER_NS);
-    }, { timeoutMs: 300_000, intervalMs: 250, description: `${tree.label} master to write every ReplicaSet's status` });
+    await waitFor(
+      async () => {
+        const list = await client.list(replicaSetKind);
+        return list.items.every((rs) => (rs as ReplicaSet).status?.replicas === PER_NS);
+      },
+      { timeoutMs: 300_000, intervalMs: 250, description: `${tree.label} master to write every ReplicaSet's status` },
+    );
     const settleS = (performance.now() - started) / 1000;
     client.close();
     const samples: number[] = [];
@@ -279,21 +326,27 @@ async function main(): Promise<void> {
     }
     const b = results.base as { master: { rssMiB: number; settleS: number }; replicaSetSync: { p50Us: number } } | undefined;
     const c = results.current as { master: { rssMiB: number; settleS: number }; replicaSetSync: { p50Us: number } };
-    process.stdout.write(`${JSON.stringify({
-      bench: 'informers',
-      pods: PODS,
-      namespaces: NAMESPACES,
-      syncs: SYNCS,
-      ...results,
-      ...(base.why ? { baseSkipped: base.why } : {}),
-      ratios: b
-        ? {
-          masterRss: round(c.master.rssMiB / b.master.rssMiB, 2),
-          masterSettle: round(c.master.settleS / b.master.settleS, 2),
-          replicaSetSyncP50: round(c.replicaSetSync.p50Us / b.replicaSetSync.p50Us, 3),
-        }
-        : undefined,
-    }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify(
+        {
+          bench: 'informers',
+          pods: PODS,
+          namespaces: NAMESPACES,
+          syncs: SYNCS,
+          ...results,
+          ...(base.why ? { baseSkipped: base.why } : {}),
+          ratios: b
+            ? {
+                masterRss: round(c.master.rssMiB / b.master.rssMiB, 2),
+                masterSettle: round(c.master.settleS / b.master.settleS, 2),
+                replicaSetSyncP50: round(c.replicaSetSync.p50Us / b.replicaSetSync.p50Us, 3),
+              }
+            : undefined,
+        },
+        null,
+        2,
+      )}\n`,
+    );
   } finally {
     removeBase(base.dir);
     await etcd.stop();

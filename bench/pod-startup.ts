@@ -91,7 +91,9 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs: number,
     checkFatal();
     try {
       if (await check()) return true;
-    } catch { /* try again until the deadline */ }
+    } catch {
+      /* try again until the deadline */
+    }
     if (Date.now() >= deadline) return false;
     await sleep(intervalMs);
   }
@@ -144,15 +146,26 @@ function stats(values: number[]) {
   };
 }
 
-const p50 = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
-const p99 = (values: number[]) => percentile([...values].sort((a, b) => a - b), 99);
+const p50 = (values: number[]) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
+const p99 = (values: number[]) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    99,
+  );
 
 // ---- Addresses ---------------------------------------------------------------------------------
 
 function cidrRange(cidr: string): [number, number] | undefined {
   const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/(\d+)$/.exec(cidr.trim());
   if (!m) return undefined;
-  const ip = m.slice(1, 5).map(Number).reduce((n, o) => n * 256 + o, 0);
+  const ip = m
+    .slice(1, 5)
+    .map(Number)
+    .reduce((n, o) => n * 256 + o, 0);
   const size = 2 ** (32 - Number(m[5]));
   const start = ip - (ip % size);
   return [start, start + size - 1];
@@ -173,12 +186,15 @@ async function takenRanges(): Promise<[number, number][]> {
       const f = line.trim().split(/\s+/);
       if (f.length < 8) continue;
       const le = (hex: string) => Buffer.from(hex, 'hex').readUInt32LE(0);
-      const dest = le(f[1]!), mask = le(f[7]!);
+      const dest = le(f[1]!),
+        mask = le(f[7]!);
       if (mask === 0) continue; // the default route overlaps everything
       const size = 2 ** 32 - mask;
       ranges.push([dest, dest + size - 1]);
     }
-  } catch { /* no /proc: Docker's view is enough */ }
+  } catch {
+    /* no /proc: Docker's view is enough */
+  }
   return ranges;
 }
 
@@ -280,8 +296,12 @@ function cpuMeter(pids: { worker?: number; master?: number }) {
   const dockerd = pidFromFile('/var/run/docker.pid');
   const containerd = pidFromFile('/run/docker/containerd/containerd.pid') ?? pidFromFile('/run/containerd/containerd.pid');
   const sample = () => ({
-    wall: performance.now(), worker: cpuSeconds(pids.worker), master: cpuSeconds(pids.master),
-    dockerd: cpuSeconds(dockerd), containerd: cpuSeconds(containerd), machine: machineBusySeconds(),
+    wall: performance.now(),
+    worker: cpuSeconds(pids.worker),
+    master: cpuSeconds(pids.master),
+    dockerd: cpuSeconds(dockerd),
+    containerd: cpuSeconds(containerd),
+    machine: machineBusySeconds(),
   });
   const before = sample();
   return () => {
@@ -289,8 +309,13 @@ function cpuMeter(pids: { worker?: number; master?: number }) {
     const d = (k: 'worker' | 'master' | 'dockerd' | 'containerd' | 'machine') =>
       before[k] !== undefined && after[k] !== undefined ? round2(after[k]! - before[k]!) : null;
     return {
-      wallS: round2((after.wall - before.wall) / 1000), cores: cpus().length,
-      workerS: d('worker'), masterS: d('master'), dockerdS: d('dockerd'), containerdS: d('containerd'), machineBusyS: d('machine'),
+      wallS: round2((after.wall - before.wall) / 1000),
+      cores: cpus().length,
+      workerS: d('worker'),
+      masterS: d('master'),
+      dockerdS: d('dockerd'),
+      containerdS: d('containerd'),
+      machineBusyS: d('machine'),
     };
   };
 }
@@ -346,7 +371,10 @@ class RunningWatch {
   #done: Promise<void> | undefined;
   errors = 0;
 
-  constructor(private readonly client: ApiClient, private readonly signal: AbortSignal) {}
+  constructor(
+    private readonly client: ApiClient,
+    private readonly signal: AbortSignal,
+  ) {}
 
   async open(): Promise<void> {
     const list = await this.client.list(podKind, { namespace: NAMESPACE, labelSelector: `${RUN_LABEL}=${RUN}` });
@@ -358,7 +386,10 @@ class RunningWatch {
     while (!this.signal.aborted) {
       try {
         for await (const event of this.client.watch(podKind, {
-          namespace: NAMESPACE, labelSelector: `${RUN_LABEL}=${RUN}`, resourceVersion: this.#rv, signal: this.signal,
+          namespace: NAMESPACE,
+          labelSelector: `${RUN_LABEL}=${RUN}`,
+          resourceVersion: this.#rv,
+          signal: this.signal,
         })) {
           const at = performance.now();
           const pod = event.object as Pod;
@@ -406,12 +437,14 @@ async function createPod(client: ApiClient, pod: Pod): Promise<Created> {
 /** Runs job(i) for i < n, job i started at i * paceMs (0: all at once), not waiting for earlier ones. */
 async function paced<T>(n: number, paceMs: number, job: (i: number) => Promise<T>): Promise<T[]> {
   const start = performance.now();
-  return Promise.all(Array.from({ length: n }, async (_, i) => {
-    const wait = start + i * paceMs - performance.now();
-    if (wait > 0) await sleep(wait);
-    checkFatal();
-    return job(i);
-  }));
+  return Promise.all(
+    Array.from({ length: n }, async (_, i) => {
+      const wait = start + i * paceMs - performance.now();
+      if (wait > 0) await sleep(wait);
+      checkFatal();
+      return job(i);
+    }),
+  );
 }
 
 async function deletePods(client: ApiClient, names: string[]): Promise<void> {
@@ -481,7 +514,16 @@ async function floorNetwork(clusterCIDR: string): Promise<string> {
 async function runFloor(clusterCIDR: string, images: { pause: string; app: string }): Promise<FloorResult> {
   const network = await floorNetwork(clusterCIDR);
   const imageConfig = ((await docker.getImage(images.app).inspect()).Config ?? {}) as { Entrypoint?: string[] | null; Cmd?: string[] | null };
-  const result: FloorResult = { throughput: [], pair: [], serial: [], single: [], steps: { sandboxCreate: [], sandboxStart: [], appCreate: [], appStart: [] }, failures: [], network, images };
+  const result: FloorResult = {
+    throughput: [],
+    pair: [],
+    serial: [],
+    single: [],
+    steps: { sandboxCreate: [], sandboxStart: [], appCreate: [], appStart: [] },
+    failures: [],
+    network,
+    images,
+  };
   const floorPod = (name: string): Pod => {
     const pod = podObject(name, 'floor', FLOOR_NODE);
     pod.metadata.uid = randomUUID();
@@ -500,9 +542,18 @@ async function runFloor(clusterCIDR: string, images: { pause: string; app: strin
     const pod = floorPod(`floor-warm-${RUN}`);
     const sb = await docker.createContainer(sandboxCreateOptions({ pod, nodeName: FLOOR_NODE, image: images.pause, network }) as Docker.ContainerCreateOptions);
     await sb.start();
-    const app = await docker.createContainer(appContainerCreateOptions({
-      pod, container: pod.spec.containers[0]!, attempt: 0, nodeName: FLOOR_NODE, sandboxID: sb.id, image: images.app, imageConfig, volumes: [],
-    }) as Docker.ContainerCreateOptions);
+    const app = await docker.createContainer(
+      appContainerCreateOptions({
+        pod,
+        container: pod.spec.containers[0]!,
+        attempt: 0,
+        nodeName: FLOOR_NODE,
+        sandboxID: sb.id,
+        image: images.app,
+        imageConfig,
+        volumes: [],
+      }) as Docker.ContainerCreateOptions,
+    );
     await app.start();
   }
 
@@ -511,13 +562,24 @@ async function runFloor(clusterCIDR: string, images: { pause: string; app: strin
     const pod = floorPod(`floor-pair-${i}-${RUN}`);
     try {
       const t0 = performance.now();
-      const sb = await docker.createContainer(sandboxCreateOptions({ pod, nodeName: FLOOR_NODE, image: images.pause, network }) as Docker.ContainerCreateOptions);
+      const sb = await docker.createContainer(
+        sandboxCreateOptions({ pod, nodeName: FLOOR_NODE, image: images.pause, network }) as Docker.ContainerCreateOptions,
+      );
       const t1 = performance.now();
       await sb.start();
       const t2 = performance.now();
-      const app = await docker.createContainer(appContainerCreateOptions({
-        pod, container: pod.spec.containers[0]!, attempt: 0, nodeName: FLOOR_NODE, sandboxID: sb.id, image: images.app, imageConfig, volumes: [],
-      }) as Docker.ContainerCreateOptions);
+      const app = await docker.createContainer(
+        appContainerCreateOptions({
+          pod,
+          container: pod.spec.containers[0]!,
+          attempt: 0,
+          nodeName: FLOOR_NODE,
+          sandboxID: sb.id,
+          image: images.app,
+          imageConfig,
+          volumes: [],
+        }) as Docker.ContainerCreateOptions,
+      );
       const t3 = performance.now();
       await app.start();
       const t4 = performance.now();
@@ -539,11 +601,22 @@ async function runFloor(clusterCIDR: string, images: { pause: string; app: strin
     const pod = floorPod(`floor-serial-${i}-${RUN}`);
     try {
       const t0 = performance.now();
-      const sb = await docker.createContainer(sandboxCreateOptions({ pod, nodeName: FLOOR_NODE, image: images.pause, network }) as Docker.ContainerCreateOptions);
+      const sb = await docker.createContainer(
+        sandboxCreateOptions({ pod, nodeName: FLOOR_NODE, image: images.pause, network }) as Docker.ContainerCreateOptions,
+      );
       await sb.start();
-      const app = await docker.createContainer(appContainerCreateOptions({
-        pod, container: pod.spec.containers[0]!, attempt: 0, nodeName: FLOOR_NODE, sandboxID: sb.id, image: images.app, imageConfig, volumes: [],
-      }) as Docker.ContainerCreateOptions);
+      const app = await docker.createContainer(
+        appContainerCreateOptions({
+          pod,
+          container: pod.spec.containers[0]!,
+          attempt: 0,
+          nodeName: FLOOR_NODE,
+          sandboxID: sb.id,
+          image: images.app,
+          imageConfig,
+          volumes: [],
+        }) as Docker.ContainerCreateOptions,
+      );
       await app.start();
       result.serial.push(performance.now() - t0);
       await check([sb.id, app.id]);
@@ -557,7 +630,14 @@ async function runFloor(clusterCIDR: string, images: { pause: string; app: strin
     const pod = floorPod(`floor-single-${i}-${RUN}`);
     // The app container's body, on the network itself instead of joining a sandbox.
     const body: DockerCreateOptions = appContainerCreateOptions({
-      pod, container: pod.spec.containers[0]!, attempt: 0, nodeName: FLOOR_NODE, sandboxID: 'none', image: images.app, imageConfig, volumes: [],
+      pod,
+      container: pod.spec.containers[0]!,
+      attempt: 0,
+      nodeName: FLOOR_NODE,
+      sandboxID: 'none',
+      image: images.app,
+      imageConfig,
+      volumes: [],
     });
     body.HostConfig.NetworkMode = network;
     delete body.HostConfig.IpcMode;
@@ -582,24 +662,37 @@ async function runFloor(clusterCIDR: string, images: { pause: string; app: strin
     let next = 0;
     const meter = cpuMeter({});
     const t0 = performance.now();
-    await Promise.all(Array.from({ length: FLOOR_CONCURRENCY }, async () => {
-      for (;;) {
-        const i = next++;
-        if (i >= THROUGHPUT_PODS || fatal !== undefined) return;
-        const pod = floorPod(`floor-tp-${i}-${RUN}`);
-        try {
-          const sb = await docker.createContainer(sandboxCreateOptions({ pod, nodeName: FLOOR_NODE, image: images.pause, network }) as Docker.ContainerCreateOptions);
-          await sb.start();
-          const app = await docker.createContainer(appContainerCreateOptions({
-            pod, container: pod.spec.containers[0]!, attempt: 0, nodeName: FLOOR_NODE, sandboxID: sb.id, image: images.app, imageConfig, volumes: [],
-          }) as Docker.ContainerCreateOptions);
-          await app.start();
-          result.throughput.push(performance.now() - t0);
-        } catch (err) {
-          result.failures.push(`throughput ${i}: ${err instanceof Error ? err.message : String(err)}`);
+    await Promise.all(
+      Array.from({ length: FLOOR_CONCURRENCY }, async () => {
+        for (;;) {
+          const i = next++;
+          if (i >= THROUGHPUT_PODS || fatal !== undefined) return;
+          const pod = floorPod(`floor-tp-${i}-${RUN}`);
+          try {
+            const sb = await docker.createContainer(
+              sandboxCreateOptions({ pod, nodeName: FLOOR_NODE, image: images.pause, network }) as Docker.ContainerCreateOptions,
+            );
+            await sb.start();
+            const app = await docker.createContainer(
+              appContainerCreateOptions({
+                pod,
+                container: pod.spec.containers[0]!,
+                attempt: 0,
+                nodeName: FLOOR_NODE,
+                sandboxID: sb.id,
+                image: images.app,
+                imageConfig,
+                volumes: [],
+              }) as Docker.ContainerCreateOptions,
+            );
+            await app.start();
+            result.throughput.push(performance.now() - t0);
+          } catch (err) {
+            result.failures.push(`throughput ${i}: ${err instanceof Error ? err.message : String(err)}`);
+          }
         }
-      }
-    }));
+      }),
+    );
     result.throughputAllMs = performance.now() - t0;
     result.throughputCpu = meter();
     await removeLabelled(FLOOR_NODE);
@@ -613,23 +706,30 @@ async function removeLabelled(node: string): Promise<number> {
   const list = await docker.listContainers({ all: true, filters: { label: [`${LABELS.node}=${node}`] } }).catch(() => []);
   // A few at a time: hundreds of parallel removes only queue up in the engine.
   let i = 0;
-  await Promise.all(Array.from({ length: 8 }, async () => {
-    while (i < list.length) {
-      const c = list[i++]!;
-      await docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => {});
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (i < list.length) {
+        const c = list[i++]!;
+        await docker
+          .getContainer(c.Id)
+          .remove({ force: true, v: true })
+          .catch(() => {});
+      }
+    }),
+  );
   return list.length;
 }
 
 async function removeNetwork(name: string): Promise<void> {
   try {
-    const net = await docker.getNetwork(name).inspect() as { Labels?: Record<string, string> };
+    const net = (await docker.getNetwork(name).inspect()) as { Labels?: Record<string, string> };
     // Only ours: made for this run's node names.
     const owner = net.Labels?.[LABELS.node];
     if (owner !== NODE_NAME && owner !== FLOOR_NODE) return;
     await docker.getNetwork(name).remove();
-  } catch { /* not there */ }
+  } catch {
+    /* not there */
+  }
 }
 
 /** A process the master started (etcd, registry) that outlived it: killed when its command line names our data dir. */
@@ -641,7 +741,9 @@ function killLeftover(pidFile: string, dataDir: string): void {
     if (!cmdline.includes(dataDir)) return;
     process.kill(pid, 'SIGKILL');
     log(`killed leftover ${pidFile} process ${pid}`);
-  } catch { /* gone */ }
+  } catch {
+    /* gone */
+  }
 }
 
 let cleaning: Promise<void> | undefined;
@@ -658,12 +760,14 @@ function cleanup(): Promise<void> {
         const names = (await client.list(podKind, { namespace: NAMESPACE, labelSelector: `${RUN_LABEL}=${RUN}` })).items.map((p) => p.metadata.name!);
         await deletePods(client, names);
         await until(async () => (await podsLeft(client)) === 0, 30_000, 250);
-      } catch { /* the master may be gone */ }
+      } catch {
+        /* the master may be gone */
+      }
     }
     const workerStop = await stopProcess(made.worker?.child, 15_000);
     if (workerStop === 'kill') log('worker did not exit on SIGTERM within 15 s: killed');
     client?.close();
-    const removed = await removeLabelled(NODE_NAME) + await removeLabelled(FLOOR_NODE);
+    const removed = (await removeLabelled(NODE_NAME)) + (await removeLabelled(FLOOR_NODE));
     if (removed) log(`removed ${removed} leftover containers`);
     await removeNetwork(BRIDGE);
     await removeNetwork(FLOOR_BRIDGE);
@@ -679,7 +783,11 @@ function cleanup(): Promise<void> {
       const prefix = `127.0.0.1:${made.registryPort}/`;
       for (const image of await docker.listImages().catch(() => [])) {
         for (const tag of image.RepoTags ?? []) {
-          if (tag.startsWith(prefix) && !made.preexistingTags.has(tag)) await docker.getImage(tag).remove({ noprune: true }).catch(() => {});
+          if (tag.startsWith(prefix) && !made.preexistingTags.has(tag))
+            await docker
+              .getImage(tag)
+              .remove({ noprune: true })
+              .catch(() => {});
         }
       }
     }
@@ -708,16 +816,35 @@ async function startCluster(clusterCIDR: string, errors: string[]) {
   }
   const server = `http://127.0.0.1:${port}`;
   log(`master: API ${server}, registry :${registryPort}, cluster CIDR ${clusterCIDR}`);
-  const master = launch([
-    '--role=master', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port), '--etcd-port', String(etcd),
-    '--registry-port', String(registryPort), '--cluster-cidr', clusterCIDR,
-  ], { ...process.env, HOME: home }, (process.env.BENCH_MASTER_NODE_ARGS ?? '').split(' ').filter(Boolean));
+  const master = launch(
+    [
+      '--role=master',
+      '--data-dir',
+      dataDir,
+      '--address',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--etcd-port',
+      String(etcd),
+      '--registry-port',
+      String(registryPort),
+      '--cluster-cidr',
+      clusterCIDR,
+    ],
+    { ...process.env, HOME: home },
+    (process.env.BENCH_MASTER_NODE_ARGS ?? '').split(' ').filter(Boolean),
+  );
   made.master = master;
-  const ready = await until(async () => {
-    if (exited(master.child)) throw new Error('exited');
-    if (!master.output().includes('master ready')) return false;
-    return (await fetch(`${server}/readyz`)).status === 200;
-  }, 60_000, 100);
+  const ready = await until(
+    async () => {
+      if (exited(master.child)) throw new Error('exited');
+      if (!master.output().includes('master ready')) return false;
+      return (await fetch(`${server}/readyz`)).status === 200;
+    },
+    60_000,
+    100,
+  );
   if (!ready) throw new Error(`master not ready in 60 s:\n${master.output().slice(-3000)}`);
   const adminToken = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
   const client = new ApiClient({ server, token: adminToken, timeoutMs: 30_000 });
@@ -731,24 +858,50 @@ async function startCluster(clusterCIDR: string, errors: string[]) {
   const joinToken = readFileSync(joinTokenFile, 'utf8').trim();
 
   log(`worker: node ${NODE_NAME}, bridge ${BRIDGE}`);
-  const worker = launch([
-    '--role=worker', '--server', server, '--token', joinToken, '--name', NODE_NAME, '--node-ip', '127.0.0.1',
-    '--data-dir', workerDir, '--kubelet-address', '127.0.0.1', '--kubelet-port', String(kubeletPort), '--bridge', BRIDGE,
-    // One node on the host's network namespace: no overlay or service rules to set up there (and nothing of them left behind).
-    '--overlay=none', '--proxy=none',
-  ], { ...process.env, HOME: home }, (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean));
+  const worker = launch(
+    [
+      '--role=worker',
+      '--server',
+      server,
+      '--token',
+      joinToken,
+      '--name',
+      NODE_NAME,
+      '--node-ip',
+      '127.0.0.1',
+      '--data-dir',
+      workerDir,
+      '--kubelet-address',
+      '127.0.0.1',
+      '--kubelet-port',
+      String(kubeletPort),
+      '--bridge',
+      BRIDGE,
+      // One node on the host's network namespace: no overlay or service rules to set up there (and nothing of them left behind).
+      '--overlay=none',
+      '--proxy=none',
+    ],
+    { ...process.env, HOME: home },
+    (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean),
+  );
   made.worker = worker;
   worker.child.once('exit', (code, signal) => {
     fatal ??= `the worker exited (${code ?? signal}) during the run: ${worker.output().slice(-2000).trim()}`;
   });
-  const joined = await until(async () => {
-    if (exited(worker.child)) throw new Error('exited');
-    if (!worker.output().includes('syncing pods')) return false;
-    await client.get(nodeKind, { name: NODE_NAME });
-    return true;
-  }, 60_000, 100);
+  const joined = await until(
+    async () => {
+      if (exited(worker.child)) throw new Error('exited');
+      if (!worker.output().includes('syncing pods')) return false;
+      await client.get(nodeKind, { name: NODE_NAME });
+      return true;
+    },
+    60_000,
+    100,
+  );
   if (!joined) {
-    errors.push(`worker did not join and start its kubelet within 60 s${exited(worker.child) ? ` (exited ${worker.child.exitCode ?? worker.child.signalCode})` : ''}: ${worker.output().slice(-2000).trim()}`);
+    errors.push(
+      `worker did not join and start its kubelet within 60 s${exited(worker.child) ? ` (exited ${worker.child.exitCode ?? worker.child.signalCode})` : ''}: ${worker.output().slice(-2000).trim()}`,
+    );
     return { client, server, worker: undefined, registryPort };
   }
   return { client, server, worker, registryPort };
@@ -767,9 +920,10 @@ async function main(): Promise<number> {
       pods: PODS,
       throughputPods: THROUGHPUT_PODS,
       floorIterations: FLOOR_ITERATIONS,
-      latencyMode: PACE_MS > 0
-        ? `paced: one pod created every ${PACE_MS} ms (${round1(1000 / PACE_MS)} pods/s), not waiting for earlier pods; the floor starts at the same pace`
-        : 'all at once (the floor too)',
+      latencyMode:
+        PACE_MS > 0
+          ? `paced: one pod created every ${PACE_MS} ms (${round1(1000 / PACE_MS)} pods/s), not waiting for earlier pods; the floor starts at the same pace`
+          : 'all at once (the floor too)',
       measured: 'create call -> first watch event with phase Running and the container running (clusterloader2 pod startup latency)',
       pod: 'pause + busybox:1.35 `sleep 3600`, requests cpu 10m memory 16Mi, spec.nodeName set (no scheduler)',
       clusterCIDR,
@@ -832,7 +986,10 @@ async function main(): Promise<number> {
       memory[`worker${PODS}PodsRssMiB`] = mib(rssKiB(pid));
 
       log('deleting the latency pods');
-      await deletePods(client, created.map((c) => c.name));
+      await deletePods(
+        client,
+        created.map((c) => c.name),
+      );
       if (!(await until(async () => (await podsLeft(client)) === 0, 90_000, 250))) errors.push('the latency pods were not all gone within 90 s');
       await until(async () => (await docker.listContainers({ all: true, filters: { label: [`${LABELS.node}=${NODE_NAME}`] } })).length === 0, 30_000, 250);
 
@@ -872,13 +1029,20 @@ async function main(): Promise<number> {
       // Deleting them all (graceful: the kubelet stops the containers, then removes the object).
       log(`deleting the ${THROUGHPUT_PODS} pods`);
       const dStart = performance.now();
-      await deletePods(client, burst.map((c) => c.name));
+      await deletePods(
+        client,
+        burst.map((c) => c.name),
+      );
       const deleteDeadlineMs = 90_000;
       let left = THROUGHPUT_PODS;
-      const allGone = await until(async () => {
-        left = await podsLeft(client);
-        return left === 0;
-      }, deleteDeadlineMs, 250);
+      const allGone = await until(
+        async () => {
+          left = await podsLeft(client);
+          return left === 0;
+        },
+        deleteDeadlineMs,
+        250,
+      );
       throughput.deleteAll = {
         what: 'graceful delete of all of them at once, until the API has none (the kubelet stopped and removed their containers)',
         goneMs: allGone ? round1(performance.now() - dStart) : null,
@@ -900,17 +1064,19 @@ async function main(): Promise<number> {
     pairSteps: Object.fromEntries(Object.entries(floor.steps).map(([k, v]) => [`${k}P50Ms`, round1(p50(v))])),
     pairOneAtATime: { ...stats(floor.serial), what: 'the same pairs one after another, nothing else starting: the uncontended cost of one pod' },
     single: { ...stats(floor.single), what: 'the app container alone, create+start' },
-    ...(floor.throughputAllMs !== undefined ? {
-      throughput: {
-        pods: THROUGHPUT_PODS,
-        what: `the throughput run's pairs, all queued at once, ${FLOOR_CONCURRENCY} in parallel (the kubelet's sync workers)`,
-        allRunningMs: round1(floor.throughputAllMs),
-        podsPerSecond: round2((floor.throughput.length / floor.throughputAllMs) * 1000),
-        startedWithin5s: floor.throughput.filter((ms) => ms <= CL2_POD_STARTUP_MS).length,
-        latency: stats(floor.throughput),
-        cpu: floor.throughputCpu,
-      },
-    } : {}),
+    ...(floor.throughputAllMs !== undefined
+      ? {
+          throughput: {
+            pods: THROUGHPUT_PODS,
+            what: `the throughput run's pairs, all queued at once, ${FLOOR_CONCURRENCY} in parallel (the kubelet's sync workers)`,
+            allRunningMs: round1(floor.throughputAllMs),
+            podsPerSecond: round2((floor.throughput.length / floor.throughputAllMs) * 1000),
+            startedWithin5s: floor.throughput.filter((ms) => ms <= CL2_POD_STARTUP_MS).length,
+            latency: stats(floor.throughput),
+            cpu: floor.throughputCpu,
+          },
+        }
+      : {}),
     failures: floor.failures,
   };
   for (const f of floor.failures) errors.push(`floor ${f}`);
@@ -925,7 +1091,8 @@ async function main(): Promise<number> {
       p50OverPairFloorMs: round1(p50(startup.ms) - pairP50),
       p50VsOneAtATimeFloor: round2(p50(startup.ms) / p50(floor.serial)),
       ...(throughput && floor.throughputAllMs !== undefined && typeof throughput.allRunningMs === 'number'
-        ? { throughputTimeVsFloor: round2(throughput.allRunningMs / floor.throughputAllMs) } : {}),
+        ? { throughputTimeVsFloor: round2(throughput.allRunningMs / floor.throughputAllMs) }
+        : {}),
     };
   }
   if (throughput) result.throughput = throughput;
@@ -940,7 +1107,11 @@ async function main(): Promise<number> {
     result.targets = {
       startupP99: { want: `< ${STARTUP_P99_TARGET_MS} ms`, valueMs: round1(sP99), ok: complete && sP99 < STARTUP_P99_TARGET_MS },
       p50VsFloor: { want: `<= ${P50_VS_FLOOR_TARGET}x the pause+app floor p50`, value: round2(ratio), ok: complete && ratio <= P50_VS_FLOOR_TARGET },
-      throughputAllRunning: { want: `${tpPods} pods all Running within ${THROUGHPUT_TARGET_MS / 1000} s`, valueMs: allMs, ok: allMs !== null && allMs <= THROUGHPUT_TARGET_MS },
+      throughputAllRunning: {
+        want: `${tpPods} pods all Running within ${THROUGHPUT_TARGET_MS / 1000} s`,
+        valueMs: allMs,
+        ok: allMs !== null && allMs <= THROUGHPUT_TARGET_MS,
+      },
       clusterloader2: {
         want: `${tpPods} pods on one node at >= ${CL2_PODS_PER_SECOND} pods/s, each Running within ${CL2_POD_STARTUP_MS / 1000} s (ours are created all at once, which is harder)`,
         podsPerSecond: throughput.podsPerSecond,

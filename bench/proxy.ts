@@ -47,7 +47,11 @@ function log(message: string): void {
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
-const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
+const median = (xs: number[]) =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
 const round1 = (n: number) => Math.round(n * 10) / 10;
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
@@ -55,8 +59,10 @@ function figures(samplesUs: number[], errors: number) {
   const sorted = [...samplesUs].sort((a, b) => a - b);
   const ms = (us: number) => Math.round(us) / 1000;
   return {
-    requests: samplesUs.length, errors,
-    p50Ms: ms(percentile(sorted, 50)), p99Ms: ms(percentile(sorted, 99)),
+    requests: samplesUs.length,
+    errors,
+    p50Ms: ms(percentile(sorted, 50)),
+    p99Ms: ms(percentile(sorted, 99)),
     meanMs: ms(samplesUs.reduce((a, b) => a + b, 0) / Math.max(1, samplesUs.length)),
   };
 }
@@ -72,12 +78,22 @@ function fakeServices(n: number): { services: Service[]; endpoints: Endpoints[] 
     // 10.96.0.0/16 holds 65,536: i + 256 keeps clear of 10.96.0.x.
     const ip = `10.96.${Math.floor((i + 256) / 256)}.${(i + 256) % 256}`;
     services.push({
-      apiVersion: 'v1', kind: 'Service', metadata: { namespace: 'bench', name },
-      spec: { type: 'ClusterIP', clusterIP: ip, sessionAffinity: 'None', ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }] }, status: {},
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { namespace: 'bench', name },
+      spec: { type: 'ClusterIP', clusterIP: ip, sessionAffinity: 'None', ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }] },
+      status: {},
     } as Service);
     endpoints.push({
-      apiVersion: 'v1', kind: 'Endpoints', metadata: { namespace: 'bench', name },
-      subsets: [{ addresses: [{ ip: `10.244.${i % 250}.${2 + (i % 200)}` }, { ip: `10.244.${(i + 1) % 250}.${3 + (i % 200)}` }], ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] }],
+      apiVersion: 'v1',
+      kind: 'Endpoints',
+      metadata: { namespace: 'bench', name },
+      subsets: [
+        {
+          addresses: [{ ip: `10.244.${i % 250}.${2 + (i % 200)}` }, { ip: `10.244.${(i + 1) % 250}.${3 + (i % 200)}` }],
+          ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+        },
+      ],
     } as Endpoints);
   }
   return { services, endpoints };
@@ -90,7 +106,11 @@ function netnsRunner(netns: string): NetRunner {
     const tool = findExecutable(command.tool);
     if (!tool) throw new NetCommandError(command, `${command.tool} is not installed`);
     try {
-      const r = await execa(nsenter, [`--net=/run/netns/${netns}`, '--', tool, ...command.args], { input: command.input, timeout: 120_000, stripFinalNewline: false });
+      const r = await execa(nsenter, [`--net=/run/netns/${netns}`, '--', tool, ...command.args], {
+        input: command.input,
+        timeout: 120_000,
+        stripFinalNewline: false,
+      });
       return r.stdout;
     } catch (err) {
       throw new NetCommandError(command, ((err as { stderr?: string }).stderr ?? String(err)).trim(), { cause: err });
@@ -108,14 +128,26 @@ async function ruleScale(): Promise<unknown[]> {
       const run = netnsRunner(netns);
       const all = fakeServices(size + ADD_REPEAT);
       let count = size;
-      const render = (existing: { nat: string[]; filter: string[] }) => renderProxyRules({
-        services: all.services.slice(0, count), endpoints: all.endpoints.slice(0, count), clusterCIDR: '10.244.0.0/16', existingChains: existing,
-      });
+      const render = (existing: { nat: string[]; filter: string[] }) =>
+        renderProxyRules({
+          services: all.services.slice(0, count),
+          endpoints: all.endpoints.slice(0, count),
+          clusterCIDR: '10.244.0.0/16',
+          existingChains: existing,
+        });
       const state: ProxyApplyState = { applied: {} };
       const timed = async (full = false) => {
         const t = performance.now();
         const r = await syncProxyIptables(run, render, state, { full });
-        return { totalMs: performance.now() - t, readMs: r.readMs, renderMs: r.renderMs, restoreMs: r.restoreMs, restored: r.restored, rules: r.rules, chainsWritten: r.chainsWritten };
+        return {
+          totalMs: performance.now() - t,
+          readMs: r.readMs,
+          renderMs: r.renderMs,
+          restoreMs: r.restoreMs,
+          restored: r.restored,
+          rules: r.rules,
+          chainsWritten: r.chainsWritten,
+        };
       };
       const first = await timed();
       const natRules = first.rules.nat.rules.length;
@@ -140,14 +172,24 @@ async function ruleScale(): Promise<unknown[]> {
       };
       const peer = KUBE_PROXY_ADD_ONE_MS[size];
       results.push({
-        services: size, endpointsPerService: 2, natRules, natChains,
+        services: size,
+        endpointsPerService: 2,
+        natRules,
+        natChains,
         firstSyncMs: { total: round1(first.totalMs), read: round1(first.readMs), render: round1(first.renderMs), restore: round1(first.restoreMs) },
         noChangeSyncMs: { total: round1(noop.totalMs), read: round1(noop.readMs), render: round1(noop.renderMs) },
-        fullResyncMs: { total: round1(fullResync.totalMs), read: round1(fullResync.readMs), render: round1(fullResync.renderMs), restore: round1(fullResync.restoreMs) },
+        fullResyncMs: {
+          total: round1(fullResync.totalMs),
+          read: round1(fullResync.readMs),
+          render: round1(fullResync.renderMs),
+          restore: round1(fullResync.restoreMs),
+        },
         addOneServiceMs: { ...addOne, chainsWritten: adds[0]!.chainsWritten, samples: adds.map((a) => round1(a.totalMs)) },
         ...(peer ? { kubeProxyIptablesAddOneMs: peer, ratioToKubeProxy: round2(addOne.totalMs / peer) } : {}),
       });
-      log(`${size} services: first sync ${round1(first.totalMs)} ms, no-change ${round1(noop.totalMs)} ms, full resync ${round1(fullResync.totalMs)} ms, add one ${addOne.totalMs} ms (${natRules} nat rules)`);
+      log(
+        `${size} services: first sync ${round1(first.totalMs)} ms, no-change ${round1(noop.totalMs)} ms, full resync ${round1(fullResync.totalMs)} ms, add one ${addOne.totalMs} ms (${natRules} nat rules)`,
+      );
     } finally {
       await execa(ip, ['netns', 'delete', netns]).catch((err) => log(`could not delete netns ${netns}: ${err}`));
     }
@@ -214,53 +256,83 @@ async function latency(): Promise<Record<string, unknown>> {
     const c = cluster;
     const [w1, w2] = c.workers as [NetnsWorker, NetnsWorker];
     const api = async (method: string, path: string, body?: unknown): Promise<unknown> => {
-      const request = () => fetch(`${c.master.url}${path}`, {
-        method, headers: { authorization: `Bearer ${c.master.token}`, 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(30_000),
-      });
+      const request = () =>
+        fetch(`${c.master.url}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${c.master.token}`, 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: AbortSignal.timeout(30_000),
+        });
       // A kept-alive connection the server closed while the clients ran fails the next request once ("fetch failed"): a read is tried again.
       const res = await request().catch((err) => {
         if (method !== 'GET') throw err;
         return request();
       });
-      const json = await res.json() as { message?: string } | null;
+      const json = (await res.json()) as { message?: string } | null;
       if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${json?.message}`);
       return json;
     };
-    const makePod = (name: string, w: NetnsWorker, container: Record<string, unknown>) => api('POST', `/api/v1/namespaces/${NS}/pods`, {
-      apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS }, spec: { nodeName: w.nodeName, containers: [container] },
-    });
+    const makePod = (name: string, w: NetnsWorker, container: Record<string, unknown>) =>
+      api('POST', `/api/v1/namespaces/${NS}/pods`, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace: NS },
+        spec: { nodeName: w.nodeName, containers: [container] },
+      });
     await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     await Promise.all([
       makePod('server', w1, { name: 'nginx', image: 'nginx:1.22', readinessProbe: { tcpSocket: { port: 80 }, periodSeconds: 1 } }),
       makePod('client-same-node', w1, { name: 'client', image: 'python:3.11', command: ['sleep', '36000'] }),
       makePod('client-other-node', w2, { name: 'client', image: 'python:3.11', command: ['sleep', '36000'] }),
     ]);
-    const ready = (name: string) => waitFor(async () => {
-      const pod = await api('GET', `/api/v1/namespaces/${NS}/pods/${name}`) as Pod;
-      return pod.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') ? pod : undefined;
-    }, { timeoutMs: 300_000, intervalMs: 250, description: `pod ${name} to be ready` });
+    const ready = (name: string) =>
+      waitFor(
+        async () => {
+          const pod = (await api('GET', `/api/v1/namespaces/${NS}/pods/${name}`)) as Pod;
+          return pod.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') ? pod : undefined;
+        },
+        { timeoutMs: 300_000, intervalMs: 250, description: `pod ${name} to be ready` },
+      );
     const [server] = await Promise.all([ready('server'), ready('client-same-node'), ready('client-other-node')]);
     const serverIP = server.status!.podIP!;
     // A service with exactly that pod behind it (no selector: the bench owns the Endpoints), so both paths reach the same nginx.
     await api('POST', `/api/v1/namespaces/${NS}/services`, {
-      apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: NS },
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web', namespace: NS },
       spec: { clusterIP: SERVICE_IP, ports: [{ name: 'http', port: 80, targetPort: 80, protocol: 'TCP' }] },
     });
     await api('POST', `/api/v1/namespaces/${NS}/endpoints`, {
-      apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'web', namespace: NS },
+      apiVersion: 'v1',
+      kind: 'Endpoints',
+      metadata: { name: 'web', namespace: NS },
       subsets: [{ addresses: [{ ip: serverIP, nodeName: w1.nodeName }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }],
     });
     const nsenter = findExecutable('nsenter')!;
     const iptablesSave = findExecutable('iptables-save')!;
-    await Promise.all([w1, w2].map((w) => waitFor(() => spawnSync(nsenter, [`--net=/run/netns/${w.machine.netns}`, '--', iptablesSave, '-t', 'nat'], { encoding: 'utf8' }).stdout.includes(`--to-destination ${serverIP}:80`), {
-      timeoutMs: 30_000, intervalMs: 200, description: `${w.machine.name}'s rules for the service`,
-    })));
+    await Promise.all(
+      [w1, w2].map((w) =>
+        waitFor(
+          () =>
+            spawnSync(nsenter, [`--net=/run/netns/${w.machine.netns}`, '--', iptablesSave, '-t', 'nat'], { encoding: 'utf8' }).stdout.includes(
+              `--to-destination ${serverIP}:80`,
+            ),
+          {
+            timeoutMs: 30_000,
+            intervalMs: 200,
+            description: `${w.machine.name}'s rules for the service`,
+          },
+        ),
+      ),
+    );
     log(`pods ready: nginx at ${serverIP} (ClusterIP ${SERVICE_IP}) on ${w1.nodeName}; clients on ${w1.nodeName} and ${w2.nodeName}`);
 
     const exec = (client: string, script: string, args: string[]) => {
       const r = spawnSync(process.execPath, [BINARY, 'exec', '-n', NS, client, '--', 'python3', '-c', script, ...args], {
-        env: c.master.env, encoding: 'utf8', timeout: 10 * 60_000, maxBuffer: 64 * 1024 * 1024,
+        env: c.master.env,
+        encoding: 'utf8',
+        timeout: 10 * 60_000,
+        maxBuffer: 64 * 1024 * 1024,
       });
       if (r.status !== 0) throw new Error(`exec in ${client} exited ${r.status ?? r.signal}: ${r.stderr}`);
       return JSON.parse(r.stdout);
@@ -284,14 +356,15 @@ async function latency(): Promise<Record<string, unknown>> {
       const d = figures(direct.us, direct.errors);
       const s = figures(viaService.us, viaService.errors);
       http[client === 'client-same-node' ? 'sameNode' : 'otherNode'] = {
-        podIP: d, clusterIP: s,
+        podIP: d,
+        clusterIP: s,
         ratio: { p50: round2(s.p50Ms / d.p50Ms), p99: round2(s.p99Ms / d.p99Ms), mean: round2(s.meanMs / d.meanMs) },
       };
     }
 
     // DNS, if the cluster serves it: kube-dns's own name, through 10.96.0.10 and at the node's DNS server directly.
     let dns: Record<string, unknown>;
-    const nodeDns = podNetworkConfig((await api('GET', `/api/v1/nodes/${w2.nodeName}`) as Node).spec.podCIDR!).gateway;
+    const nodeDns = podNetworkConfig(((await api('GET', `/api/v1/nodes/${w2.nodeName}`)) as Node).spec.podCIDR!).gateway;
     const kubeDns = await (api('GET', '/api/v1/namespaces/kube-system/services/kube-dns') as Promise<Service>).catch(() => undefined);
     if (!kubeDns) {
       dns = { skipped: 'no kube-system/kube-dns service in this build' };
@@ -299,7 +372,10 @@ async function latency(): Promise<Record<string, unknown>> {
       const name = 'kube-dns.kube-system.svc.cluster.local';
       const viaService = kubeDns.spec.clusterIP as string;
       exec('client-other-node', DNS_CLIENT, [name, String(WARMUP), viaService, nodeDns]);
-      const r = exec('client-other-node', DNS_CLIENT, [name, String(DNS_QUERIES), viaService, nodeDns]) as Record<string, { us: number[]; errors: number; answer: string | null }>;
+      const r = exec('client-other-node', DNS_CLIENT, [name, String(DNS_QUERIES), viaService, nodeDns]) as Record<
+        string,
+        { us: number[]; errors: number; answer: string | null }
+      >;
       const s = r[viaService]!;
       const d = r[nodeDns]!;
       if (s.us.length === 0) {
@@ -308,7 +384,8 @@ async function latency(): Promise<Record<string, unknown>> {
         const fs = figures(s.us, s.errors);
         const fd = figures(d.us, d.errors);
         dns = {
-          query: `A ${name} over UDP from a pod on ${w2.nodeName}`, answer: s.answer,
+          query: `A ${name} over UDP from a pod on ${w2.nodeName}`,
+          answer: s.answer,
           viaClusterIP: { server: `${viaService}:53`, ...fs },
           nodeServerDirect: { server: `${nodeDns}:53`, ...fd },
           ratio: { p50: round2(fs.p50Ms / fd.p50Ms), p99: round2(fs.p99Ms / fd.p99Ms) },
@@ -316,7 +393,9 @@ async function latency(): Promise<Record<string, unknown>> {
       }
     }
     return {
-      requestsPerCase: REQUESTS, rounds: ROUNDS, warmupPerCase: WARMUP,
+      requestsPerCase: REQUESTS,
+      rounds: ROUNDS,
+      warmupPerCase: WARMUP,
       client: 'python3 http.client in a python:3.11 pod, sequential GETs, a new connection each (every request passes the DNAT), 5 s timeout',
       server: 'nginx:1.22 pod on machine 1; the ClusterIP service has that one endpoint',
       target: 'ClusterIP / pod IP <= 1.1',
@@ -337,17 +416,27 @@ async function main(): Promise<void> {
   log(`rules: ${SIZES.join(', ')} services, two endpoints each, in a network namespace of our own`);
   const rules = await ruleScale();
   const requests = SKIP_LATENCY ? { skipped: 'BENCH_SKIP_LATENCY=1' } : await latency();
-  process.stdout.write(`${JSON.stringify({
-    benchmark: 'proxy',
-    what: 'service proxy (iptables mode): time to sync the rules for N services, and request latency through a ClusterIP against the same pod by pod IP',
-    rules: {
-      how: 'the proxy\'s applier in a fresh network namespace: a full sync (iptables-save of nat and filter, render, one iptables-restore --noflush per table rewriting every chain: the first, and every 5 minutes) and incremental syncs (the built-in chains read with iptables -S, render, one restore of only the chains that changed); addOneService is the median of adding one service at a time',
-      peer: 'kube-proxy iptables mode: about 1.3 s at 1,000 and 6.5 s at 5,000 services to add one rule (published figures)',
-      results: rules,
-    },
-    latency: requests,
-    machine: { cores: cpus().length, cpu: cpus()[0]?.model, iptables: spawnSync(findExecutable('iptables')!, ['--version'], { encoding: 'utf8' }).stdout.trim() },
-  }, null, 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify(
+      {
+        benchmark: 'proxy',
+        what: 'service proxy (iptables mode): time to sync the rules for N services, and request latency through a ClusterIP against the same pod by pod IP',
+        rules: {
+          how: "the proxy's applier in a fresh network namespace: a full sync (iptables-save of nat and filter, render, one iptables-restore --noflush per table rewriting every chain: the first, and every 5 minutes) and incremental syncs (the built-in chains read with iptables -S, render, one restore of only the chains that changed); addOneService is the median of adding one service at a time",
+          peer: 'kube-proxy iptables mode: about 1.3 s at 1,000 and 6.5 s at 5,000 services to add one rule (published figures)',
+          results: rules,
+        },
+        latency: requests,
+        machine: {
+          cores: cpus().length,
+          cpu: cpus()[0]?.model,
+          iptables: spawnSync(findExecutable('iptables')!, ['--version'], { encoding: 'utf8' }).stdout.trim(),
+        },
+      },
+      null,
+      2,
+    )}\n`,
+  );
 }
 
 await main().catch((err) => {

@@ -175,18 +175,29 @@ function pidFromFile(path: string): number | undefined {
 /** Where the CPU went during a phase: the master, its etcd, the fake-node worker, this process. */
 function cpuMeter(pids: { master?: number; etcd?: number; worker?: number }) {
   const sample = () => ({
-    wall: performance.now(), master: cpuSeconds(pids.master), etcd: cpuSeconds(pids.etcd), worker: cpuSeconds(pids.worker),
-    bench: (process.cpuUsage().user + process.cpuUsage().system) / 1e6, machine: machineBusySeconds(),
+    wall: performance.now(),
+    master: cpuSeconds(pids.master),
+    etcd: cpuSeconds(pids.etcd),
+    worker: cpuSeconds(pids.worker),
+    bench: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
+    machine: machineBusySeconds(),
   });
   const before = sample();
   return () => {
     const after = sample();
-    const d = (k: 'master' | 'etcd' | 'worker' | 'bench' | 'machine') => (before[k] !== undefined && after[k] !== undefined ? round2(after[k]! - before[k]!) : null);
+    const d = (k: 'master' | 'etcd' | 'worker' | 'bench' | 'machine') =>
+      before[k] !== undefined && after[k] !== undefined ? round2(after[k]! - before[k]!) : null;
     const ours = ['master', 'etcd', 'worker', 'bench'].map((k) => d(k as 'master') ?? 0).reduce((a, b) => a + b, 0);
     const machine = d('machine');
     return {
-      wallS: round2((after.wall - before.wall) / 1000), cores: cpus().length, masterS: d('master'), etcdS: d('etcd'), workerS: d('worker'), benchS: d('bench'),
-      machineBusyS: machine, otherProcessesS: machine === null ? null : round2(Math.max(0, machine - ours)),
+      wallS: round2((after.wall - before.wall) / 1000),
+      cores: cpus().length,
+      masterS: d('master'),
+      etcdS: d('etcd'),
+      workerS: d('worker'),
+      benchS: d('bench'),
+      machineBusyS: machine,
+      otherProcessesS: machine === null ? null : round2(Math.max(0, machine - ours)),
     };
   };
 }
@@ -198,15 +209,22 @@ const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY * 2 });
 function call(base: URL, token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: string }> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = request({
-      host: base.hostname, port: base.port, method, path, agent,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(payload ? { 'content-length': Buffer.byteLength(payload) } : {}) },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = request(
+      {
+        host: base.hostname,
+        port: base.port,
+        method,
+        path,
+        agent,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(payload ? { 'content-length': Buffer.byteLength(payload) } : {}) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -232,15 +250,17 @@ async function drive(total: number, concurrency: number, job: (i: number) => Pro
   const latencies: number[] = [];
   let next = 0;
   const start = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    for (;;) {
-      const i = next++;
-      if (i >= total) return;
-      const t0 = performance.now();
-      await job(i);
-      latencies.push(performance.now() - t0);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (;;) {
+        const i = next++;
+        if (i >= total) return;
+        const t0 = performance.now();
+        await job(i);
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
   return { latencies, elapsedMs: performance.now() - start };
 }
 
@@ -250,31 +270,45 @@ interface PodSeen {
 }
 
 /** One watch over a namespace's pods from `resourceVersion`; calls back with each event's pod and when it arrived. */
-function openWatch(base: URL, token: string, namespace: string, resourceVersion: string, onEvent: (name: string, pod: PodSeen, at: number) => void): Promise<() => void> {
+function openWatch(
+  base: URL,
+  token: string,
+  namespace: string,
+  resourceVersion: string,
+  onEvent: (name: string, pod: PodSeen, at: number) => void,
+): Promise<() => void> {
   return new Promise((resolve, reject) => {
-    const req = request({
-      host: base.hostname, port: base.port, path: `/api/v1/namespaces/${namespace}/pods?watch=1&resourceVersion=${resourceVersion}`,
-      headers: { authorization: `Bearer ${token}` },
-    }, (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`watch answered ${res.statusCode}`));
-      let buffer = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        const at = performance.now();
-        buffer += chunk;
-        for (let i = buffer.indexOf('\n'); i >= 0; i = buffer.indexOf('\n')) {
-          const line = buffer.slice(0, i);
-          buffer = buffer.slice(i + 1);
-          if (!line.trim()) continue;
-          const event = JSON.parse(line) as { type: string; object: { metadata: { name: string }; spec?: { nodeName?: string }; status?: { phase?: string } } };
-          if (event.type === 'ADDED' || event.type === 'MODIFIED') {
-            onEvent(event.object.metadata.name, { nodeName: event.object.spec?.nodeName, phase: event.object.status?.phase }, at);
+    const req = request(
+      {
+        host: base.hostname,
+        port: base.port,
+        path: `/api/v1/namespaces/${namespace}/pods?watch=1&resourceVersion=${resourceVersion}`,
+        headers: { authorization: `Bearer ${token}` },
+      },
+      (res) => {
+        if (res.statusCode !== 200) return reject(new Error(`watch answered ${res.statusCode}`));
+        let buffer = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          const at = performance.now();
+          buffer += chunk;
+          for (let i = buffer.indexOf('\n'); i >= 0; i = buffer.indexOf('\n')) {
+            const line = buffer.slice(0, i);
+            buffer = buffer.slice(i + 1);
+            if (!line.trim()) continue;
+            const event = JSON.parse(line) as {
+              type: string;
+              object: { metadata: { name: string }; spec?: { nodeName?: string }; status?: { phase?: string } };
+            };
+            if (event.type === 'ADDED' || event.type === 'MODIFIED') {
+              onEvent(event.object.metadata.name, { nodeName: event.object.spec?.nodeName, phase: event.object.status?.phase }, at);
+            }
           }
-        }
-      });
-      res.on('error', () => {});
-      resolve(() => req.destroy());
-    });
+        });
+        res.on('error', () => {});
+        resolve(() => req.destroy());
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -302,8 +336,21 @@ async function main(): Promise<void> {
     const port = await freePort();
     const clientPort = await etcdPort([port]);
     const base = new URL(`http://127.0.0.1:${port}`);
-    const masterArgs = ['--role=master', '--no-registry', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port),
-      '--etcd-port', String(clientPort), '--cluster-cidr', CLUSTER_CIDR, ...(POLICY ? ['--scheduler-policy', POLICY] : [])];
+    const masterArgs = [
+      '--role=master',
+      '--no-registry',
+      '--data-dir',
+      dataDir,
+      '--address',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--etcd-port',
+      String(clientPort),
+      '--cluster-cidr',
+      CLUSTER_CIDR,
+      ...(POLICY ? ['--scheduler-policy', POLICY] : []),
+    ];
     master = launch(masterArgs, { ...process.env, HOME: home }, (process.env.BENCH_MASTER_NODE_ARGS ?? '').split(' ').filter(Boolean));
     const masterReadyBy = Date.now() + 60_000;
     while (!master.output().includes('master ready')) {
@@ -316,9 +363,29 @@ async function main(): Promise<void> {
     log(`master ready on ${base.href} (cluster CIDR ${CLUSTER_CIDR}${POLICY ? `, policy ${POLICY}` : ''}); starting ${NODES} fake nodes`);
 
     const nodesStart = performance.now();
-    worker = launch(['--role=worker', '--server', base.href.replace(/\/$/, ''), '--token', joinToken, '--fake-nodes', String(NODES), '--name', PREFIX,
-      '--node-ip', '127.0.0.1', '--data-dir', workerDir, '--kubelet-port', String(await freePort()), '--fake-node-heartbeat', String(HEARTBEAT_S)],
-    process.env, (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean));
+    worker = launch(
+      [
+        '--role=worker',
+        '--server',
+        base.href.replace(/\/$/, ''),
+        '--token',
+        joinToken,
+        '--fake-nodes',
+        String(NODES),
+        '--name',
+        PREFIX,
+        '--node-ip',
+        '127.0.0.1',
+        '--data-dir',
+        workerDir,
+        '--kubelet-port',
+        String(await freePort()),
+        '--fake-node-heartbeat',
+        String(HEARTBEAT_S),
+      ],
+      process.env,
+      (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    );
     const nodesBy = Date.now() + Math.max(120_000, NODES * 200);
     let ready = 0;
     let lastLog = 0;
@@ -344,10 +411,14 @@ async function main(): Promise<void> {
     }
 
     // Warm up the whole path (connections, JIT, the scheduler's caches) with a few pods, scheduled and run.
-    await drive(WARMUP, CONCURRENCY, async (i) => { await call(base, token, 'POST', '/api/v1/namespaces/bench-warm/pods', podBody(`warm-${i}`)); });
+    await drive(WARMUP, CONCURRENCY, async (i) => {
+      await call(base, token, 'POST', '/api/v1/namespaces/bench-warm/pods', podBody(`warm-${i}`));
+    });
     const warmBy = Date.now() + 120_000;
     for (;;) {
-      const res = JSON.parse((await call(base, token, 'GET', '/api/v1/namespaces/bench-warm/pods')).body) as { items: { spec: { nodeName?: string }; status?: { phase?: string } }[] };
+      const res = JSON.parse((await call(base, token, 'GET', '/api/v1/namespaces/bench-warm/pods')).body) as {
+        items: { spec: { nodeName?: string }; status?: { phase?: string } }[];
+      };
       if (res.items.every((p) => p.spec.nodeName && p.status?.phase === 'Running')) break;
       if (Date.now() > warmBy) {
         const bound = res.items.filter((p) => p.spec.nodeName).length;
@@ -360,7 +431,8 @@ async function main(): Promise<void> {
     const pids = { master: master.child.pid, etcd: pidFromFile(join(dataDir, 'etcd.pid')), worker: worker.child.pid };
 
     // The measured run.
-    const rv = (JSON.parse((await call(base, token, 'GET', '/api/v1/namespaces/bench/pods')).body) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    const rv = (JSON.parse((await call(base, token, 'GET', '/api/v1/namespaces/bench/pods')).body) as { metadata: { resourceVersion: string } }).metadata
+      .resourceVersion;
     const sentAt = new Float64Array(PODS).fill(NaN);
     const createdAt = new Float64Array(PODS).fill(NaN);
     const boundAt = new Float64Array(PODS).fill(NaN);
@@ -401,7 +473,8 @@ async function main(): Promise<void> {
     const deadline = Date.now() + Math.max(300_000, PODS * 60);
     let lastProgress = 0;
     while ((bound < PODS || running < PODS) && Date.now() < deadline) {
-      if (exited(master.child) || exited(worker.child)) throw new Error(`a process died during the run:\n${master.output().slice(-2000)}\n${worker.output().slice(-2000)}`);
+      if (exited(master.child) || exited(worker.child))
+        throw new Error(`a process died during the run:\n${master.output().slice(-2000)}\n${worker.output().slice(-2000)}`);
       if (performance.now() - lastProgress > 5000) {
         lastProgress = performance.now();
         log(`${bound} bound, ${running} Running`);
@@ -414,7 +487,13 @@ async function main(): Promise<void> {
 
     // The floor, after the measured run so that its writes do not weigh on etcd during it: the same pods, asking
     // for a scheduler that does not exist, so nothing binds or runs them; then plain etcd puts of the same bodies.
-    let floor: { apiCreates: ReturnType<typeof latency> & { perSecond: number; failures: number; elapsedMs: number }; etcdPuts: ReturnType<typeof latency> & { perSecond: number; elapsedMs: number }; cpu: ReturnType<ReturnType<typeof cpuMeter>> } | undefined;
+    let floor:
+      | {
+          apiCreates: ReturnType<typeof latency> & { perSecond: number; failures: number; elapsedMs: number };
+          etcdPuts: ReturnType<typeof latency> & { perSecond: number; elapsedMs: number };
+          cpu: ReturnType<ReturnType<typeof cpuMeter>>;
+        }
+      | undefined;
     if (FLOOR) {
       const floorMeter = cpuMeter(pids);
       let failures = 0;
@@ -426,10 +505,17 @@ async function main(): Promise<void> {
       log(`floor: ${PODS} API creates in ${Math.round(floorCreates.elapsedMs)} ms`);
       etcd = new Etcd3({ hosts: `127.0.0.1:${clientPort}` });
       const bodies = JSON.stringify(podBody('floor-x'));
-      const puts = await drive(PODS, CONCURRENCY, async (i) => { await etcd!.put(`/bench-floor/pod-${i}`).value(bodies); });
+      const puts = await drive(PODS, CONCURRENCY, async (i) => {
+        await etcd!.put(`/bench-floor/pod-${i}`).value(bodies);
+      });
       await etcd.delete().prefix('/bench-floor/');
       floor = {
-        apiCreates: { ...latency(floorCreates.latencies), perSecond: Math.round((PODS / floorCreates.elapsedMs) * 1000), failures, elapsedMs: Math.round(floorCreates.elapsedMs) },
+        apiCreates: {
+          ...latency(floorCreates.latencies),
+          perSecond: Math.round((PODS / floorCreates.elapsedMs) * 1000),
+          failures,
+          elapsedMs: Math.round(floorCreates.elapsedMs),
+        },
         etcdPuts: { ...latency(puts.latencies), perSecond: Math.round((PODS / puts.elapsedMs) * 1000), elapsedMs: Math.round(puts.elapsedMs) },
         cpu: floorCpu,
       };
@@ -477,10 +563,12 @@ async function main(): Promise<void> {
         createToRunningMs: latency(runLatencies),
       },
       floor: floor ?? null,
-      ratio: floor ? {
-        podsBoundVsApiCreates: round2(podsPerSecond / floor.apiCreates.perSecond),
-        podsBoundVsEtcdPuts: round2(podsPerSecond / floor.etcdPuts.perSecond),
-      } : null,
+      ratio: floor
+        ? {
+            podsBoundVsApiCreates: round2(podsPerSecond / floor.apiCreates.perSecond),
+            podsBoundVsEtcdPuts: round2(podsPerSecond / floor.etcdPuts.perSecond),
+          }
+        : null,
       cpu,
       notes: [
         'podsPerSecond: pods bound / (last bind seen - first create sent); bindLatencyMs: create sent -> bind seen on the watch, queueing behind earlier pods included (creates outpace binds, so the backlog dominates p50 and p99)',
@@ -488,8 +576,16 @@ async function main(): Promise<void> {
         'cpu.otherProcessesS: CPU the rest of the machine used meanwhile; figures taken while it is high are not comparable',
       ],
       bars: {
-        schedulerPerf: { want: `>= ${SCHEDULER_PERF_BAR} pods/s (kube-scheduler scheduler_perf SchedulingBasic, 5,000 nodes)`, got: podsPerSecond, ok: podsPerSecond >= SCHEDULER_PERF_BAR },
-        kwok: { want: `${KWOK_PODS} pods Running within ${KWOK_SECONDS} s (kwok CI)`, gotSeconds: kwokSeconds, ok: kwokSeconds !== null && kwokSeconds <= KWOK_SECONDS },
+        schedulerPerf: {
+          want: `>= ${SCHEDULER_PERF_BAR} pods/s (kube-scheduler scheduler_perf SchedulingBasic, 5,000 nodes)`,
+          got: podsPerSecond,
+          ok: podsPerSecond >= SCHEDULER_PERF_BAR,
+        },
+        kwok: {
+          want: `${KWOK_PODS} pods Running within ${KWOK_SECONDS} s (kwok CI)`,
+          gotSeconds: kwokSeconds,
+          ok: kwokSeconds !== null && kwokSeconds <= KWOK_SECONDS,
+        },
         target: { want: `>= ${TARGET_PODS_PER_SECOND} pods/s bound`, got: podsPerSecond, ok: podsPerSecond >= TARGET_PODS_PER_SECOND },
       },
     };

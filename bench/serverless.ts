@@ -72,17 +72,25 @@ const stats = (ms: number[]) => ({ n: ms.length, p50Ms: round2(quantile(ms, 0.5)
 
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
-interface Answer { status: number; headers: Record<string, string | string[] | undefined>; body: string }
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
 
 function call(url: string, body: unknown, timeoutMs = 120_000): Promise<Answer> {
   const data = Buffer.from(JSON.stringify(body));
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': data.length }, timeout: timeoutMs }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }));
-      res.on('error', reject);
-    });
+    const req = request(
+      url,
+      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': data.length }, timeout: timeoutMs },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`no answer from ${url} in ${timeoutMs} ms`)));
     req.on('error', reject);
     req.end(data);
@@ -94,7 +102,10 @@ async function pollHealthz(url: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const okay = await new Promise<boolean>((resolve) => {
-      const req = request(url, { timeout: 1000 }, (res) => { res.resume(); resolve(res.statusCode === 200); });
+      const req = request(url, { timeout: 1000 }, (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      });
       req.on('timeout', () => req.destroy());
       req.on('error', () => resolve(false));
       req.end();
@@ -111,19 +122,21 @@ let master: MasterProcess | undefined;
 let worker: WorkerProcess | undefined;
 const dir = mkdtempSync(join(tmpdir(), 'minik8s-bench-srv-'));
 
-const cli = (...args: string[]) => new Promise<string>((resolve, reject) => {
-  execFile(process.execPath, [BINARY, ...args], { env: master!.env, encoding: 'utf8', timeout: 600_000 }, (err, stdout, stderr) => {
-    if (err) reject(new Error(`minik8s ${args.join(' ')}: ${stderr.trim() || err.message}`));
-    else resolve(stdout);
+const cli = (...args: string[]) =>
+  new Promise<string>((resolve, reject) => {
+    execFile(process.execPath, [BINARY, ...args], { env: master!.env, encoding: 'utf8', timeout: 600_000 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`minik8s ${args.join(' ')}: ${stderr.trim() || err.message}`));
+      else resolve(stdout);
+    });
   });
-});
 
 async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
   const res = await fetch(`${master!.url}${path}`, {
-    method, headers: { authorization: `Bearer ${master!.token}`, 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' },
+    method,
+    headers: { authorization: `Bearer ${master!.token}`, 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  const json = await res.json() as { message?: string } | null;
+  const json = (await res.json()) as { message?: string } | null;
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${json?.message}`);
   return json as T;
 }
@@ -152,7 +165,13 @@ async function floor(image: string): Promise<number[]> {
   return times;
 }
 
-interface ColdRun { totalMs: number; createdMs?: number; boundMs?: number; podIPMs?: number; readyMs?: number }
+interface ColdRun {
+  totalMs: number;
+  createdMs?: number;
+  boundMs?: number;
+  podIPMs?: number;
+  readyMs?: number;
+}
 
 /** Ends with no pod of the function: a hard update to a new version on the same image. */
 async function toZero(run: number): Promise<void> {
@@ -168,9 +187,13 @@ async function coldRun(url: string): Promise<ColdRun> {
   const t0 = performance.now();
   if (process.env.BENCH_TRACE) log(`cold call sent at ${new Date().toISOString()}`);
   const watching = (async () => {
-    const res = await fetch(`${master!.url}/api/v1/namespaces/default/pods?watch=true&resourceVersion=${list.metadata.resourceVersion}&labelSelector=minik8s.io/function=${FN}`, {
-      headers: { authorization: `Bearer ${master!.token}` }, signal: stop.signal,
-    });
+    const res = await fetch(
+      `${master!.url}/api/v1/namespaces/default/pods?watch=true&resourceVersion=${list.metadata.resourceVersion}&labelSelector=minik8s.io/function=${FN}`,
+      {
+        headers: { authorization: `Bearer ${master!.token}` },
+        signal: stop.signal,
+      },
+    );
     let buffer = '';
     for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
       buffer += Buffer.from(chunk).toString();
@@ -204,7 +227,10 @@ async function warm(activatorUrl: string): Promise<{ activator: number[]; direct
   const direct = `http://${pods[0].status.podIP}:8080/`;
   const a: number[] = [];
   const d: number[] = [];
-  for (let i = 0; i < 50; i++) { await call(activatorUrl, {}); await call(direct, {}); }
+  for (let i = 0; i < 50; i++) {
+    await call(activatorUrl, {});
+    await call(direct, {});
+  }
   for (let i = 0; i < WARM; i++) {
     let t = performance.now();
     const viaActivator = await call(activatorUrl, { i });
@@ -281,20 +307,28 @@ async function main(): Promise<void> {
   const expected = Math.min(10, Math.ceil(CONCURRENCY / TARGET));
   const stepDeadline = stepStart + 120_000;
   let stableSince = 0;
-  const step = await drive(url, { sleep: 0.1 }, () => {
-    const now = performance.now();
-    if (now > stepDeadline) return true;
-    // Done when the expected pods all answered and nothing new came for 5 s.
-    if (firstAnswer.size >= expected) {
-      stableSince ||= now;
-      return now - stableSince > 5000;
-    }
-    return false;
-  }, (a, at) => {
-    const pod = (JSON.parse(a.body) as { pod: string }).pod;
-    if (!firstAnswer.has(pod)) firstAnswer.set(pod, at - stepStart);
-  });
-  const newPods = [...firstAnswer.entries()].filter(([pod]) => !basePod.includes(pod)).map(([, ms]) => ms).sort((a, b) => a - b);
+  const step = await drive(
+    url,
+    { sleep: 0.1 },
+    () => {
+      const now = performance.now();
+      if (now > stepDeadline) return true;
+      // Done when the expected pods all answered and nothing new came for 5 s.
+      if (firstAnswer.size >= expected) {
+        stableSince ||= now;
+        return now - stableSince > 5000;
+      }
+      return false;
+    },
+    (a, at) => {
+      const pod = (JSON.parse(a.body) as { pod: string }).pod;
+      if (!firstAnswer.has(pod)) firstAnswer.set(pod, at - stepStart);
+    },
+  );
+  const newPods = [...firstAnswer.entries()]
+    .filter(([pod]) => !basePod.includes(pod))
+    .map(([, ms]) => ms)
+    .sort((a, b) => a - b);
 
   log(`throughput: ${CONCURRENCY} clients for ${LOAD_S} s`);
   const loadStart = performance.now();
@@ -320,7 +354,13 @@ async function main(): Promise<void> {
       ratioP50: round2(coldP50 / floorP50),
       ratioP99: round2(quantile(coldTotals, 0.99) / quantile(floorMs, 0.99)),
       // When each step was first seen on a watch, from the call sent (p50 over the runs).
-      breakdownP50Ms: { podCreated: stage('createdMs'), podBound: stage('boundMs'), podIPReported: stage('podIPMs'), answered: round2(coldP50), podReadyOnApi: stage('readyMs') },
+      breakdownP50Ms: {
+        podCreated: stage('createdMs'),
+        podBound: stage('boundMs'),
+        podIPReported: stage('podIPMs'),
+        answered: round2(coldP50),
+        podReadyOnApi: stage('readyMs'),
+      },
     },
     warm: {
       activator: warmA,
@@ -330,15 +370,23 @@ async function main(): Promise<void> {
       ratioP50: round2(warmA.p50Ms / warmD.p50Ms),
     },
     loadStep: {
-      from: { pods: basePod.length, clients: 0 }, to: { clients: CONCURRENCY, callMs: 100 },
+      from: { pods: basePod.length, clients: 0 },
+      to: { clients: CONCURRENCY, callMs: 100 },
       podsServing: firstAnswer.size,
       firstNewPodServingS: newPods.length ? round2(newPods[0]! / 1000) : null,
       allNewPodsServingS: newPods.length ? round2(newPods.at(-1)! / 1000) : null,
-      calls: step.ok, errors: step.errors.length, errorSamples: step.errors.slice(0, 5),
+      calls: step.ok,
+      errors: step.errors.length,
+      errorSamples: step.errors.slice(0, 5),
     },
     throughput: {
-      seconds: round2(loadS), podsReadyAtStart: podsAtLoad, requests: load.ok, requestsPerSecond: Math.round(load.ok / loadS),
-      latency: stats(load.latencies), errors: load.errors.length, errorSamples: load.errors.slice(0, 5),
+      seconds: round2(loadS),
+      podsReadyAtStart: podsAtLoad,
+      requests: load.ok,
+      requestsPerSecond: Math.round(load.ok / loadS),
+      latency: stats(load.latencies),
+      errors: load.errors.length,
+      errorSamples: load.errors.slice(0, 5),
     },
     targets: {
       coldP50Under1s: coldP50 < 1000,
@@ -356,12 +404,19 @@ async function cleanup(): Promise<void> {
   await master?.stop().catch(() => {});
   rmSync(dir, { recursive: true, force: true });
   for (const c of await docker.listContainers({ all: true, filters: { label: ['minik8s.io/bench=serverless'] } }).catch(() => [])) {
-    await docker.getContainer(c.Id).remove({ force: true }).catch(() => {});
+    await docker
+      .getContainer(c.Id)
+      .remove({ force: true })
+      .catch(() => {});
   }
   if (registryPort !== undefined) {
     for (const image of await docker.listImages().catch(() => [])) {
       const refs = [...(image.RepoTags ?? []), ...(image.RepoDigests ?? [])];
-      if (refs.some((r) => r.includes(`/functions/default-${FN}:`) || r.includes(`/functions/default-${FN}@`))) await docker.getImage(image.Id).remove({ force: true }).catch(() => {});
+      if (refs.some((r) => r.includes(`/functions/default-${FN}:`) || r.includes(`/functions/default-${FN}@`)))
+        await docker
+          .getImage(image.Id)
+          .remove({ force: true })
+          .catch(() => {});
     }
   }
 }

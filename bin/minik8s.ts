@@ -28,7 +28,9 @@ async function main(): Promise<number> {
 }
 
 main().then(
-  (code) => { process.exitCode = code; },
+  (code) => {
+    process.exitCode = code;
+  },
   (err: unknown) => {
     // Last resort (runCli never throws; a daemon import might): still no stack trace unless asked for.
     process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -56,45 +56,54 @@ describe('checkImports', () => {
   const edge = (from: string, to: string): ImportEdge => ({ from, to, typeOnly: false });
 
   it('lets each layer import its own and the floors below', () => {
-    assert.deepEqual(checkImports([
-      edge('src/core/api/pod.ts', 'src/core/api/meta.ts'),
-      edge('src/net/dns/dns-server.ts', 'src/core/api/service.ts'),
-      edge('src/control-plane/master.ts', 'src/net/pod-routes.ts'),
-      edge('src/node/worker.ts', 'src/runtime/provider.ts'),
-      edge('src/cli/get.ts', 'src/core/client/api-client.ts'),
-      edge('src/daemon/daemon.ts', 'src/node/worker.ts'),
-      edge('bin/minik8s.ts', 'src/cli/main.ts'),
-    ]), []);
+    assert.deepEqual(
+      checkImports([
+        edge('src/core/api/pod.ts', 'src/core/api/meta.ts'),
+        edge('src/net/dns/dns-server.ts', 'src/core/api/service.ts'),
+        edge('src/control-plane/master.ts', 'src/net/pod-routes.ts'),
+        edge('src/node/worker.ts', 'src/runtime/provider.ts'),
+        edge('src/cli/get.ts', 'src/core/client/api-client.ts'),
+        edge('src/daemon/daemon.ts', 'src/node/worker.ts'),
+        edge('bin/minik8s.ts', 'src/cli/main.ts'),
+      ]),
+      [],
+    );
   });
 
   it('refuses upward and sideways edges, type imports too', () => {
-    assert.deepEqual(checkImports([
-      edge('src/core/api/pod.ts', 'src/cli/printers.ts'),
-      { from: 'src/net/proxy/proxy-iptables.ts', to: 'src/node/proxy/proxy.ts', typeOnly: true },
-      edge('src/runtime/docker-provider.ts', 'src/net/pod-routes.ts'),
-      edge('src/control-plane/master.ts', 'src/node/worker.ts'),
-      edge('src/node/kubelet/kubelet.ts', 'src/control-plane/api-server/auth.ts'),
-      edge('src/cli/rollout.ts', 'src/control-plane/reconcilers/deployment.ts'),
-      edge('src/daemon/daemon.ts', 'src/cli/main.ts'),
-      edge('src/core/store/store.ts', 'test/helpers/etcd.ts'),
-    ]), [
-      'src/core/api/pod.ts imports src/cli/printers.ts: core may import only core',
-      'src/net/proxy/proxy-iptables.ts imports src/node/proxy/proxy.ts: net may import only core, net',
-      'src/runtime/docker-provider.ts imports src/net/pod-routes.ts: runtime may import only core, runtime',
-      'src/control-plane/master.ts imports src/node/worker.ts: control-plane may import only core, net, runtime, control-plane',
-      'src/node/kubelet/kubelet.ts imports src/control-plane/api-server/auth.ts: node may import only core, net, runtime, node',
-      'src/cli/rollout.ts imports src/control-plane/reconcilers/deployment.ts: cli may import only core, net, runtime, cli',
-      'src/daemon/daemon.ts imports src/cli/main.ts: daemon may import only core, net, runtime, control-plane, node, daemon',
-      'src/core/store/store.ts imports test/helpers/etcd.ts: core may import only core',
-    ]);
+    assert.deepEqual(
+      checkImports([
+        edge('src/core/api/pod.ts', 'src/cli/printers.ts'),
+        { from: 'src/net/proxy/proxy-iptables.ts', to: 'src/node/proxy/proxy.ts', typeOnly: true },
+        edge('src/runtime/docker-provider.ts', 'src/net/pod-routes.ts'),
+        edge('src/control-plane/master.ts', 'src/node/worker.ts'),
+        edge('src/node/kubelet/kubelet.ts', 'src/control-plane/api-server/auth.ts'),
+        edge('src/cli/rollout.ts', 'src/control-plane/reconcilers/deployment.ts'),
+        edge('src/daemon/daemon.ts', 'src/cli/main.ts'),
+        edge('src/core/store/store.ts', 'test/helpers/etcd.ts'),
+      ]),
+      [
+        'src/core/api/pod.ts imports src/cli/printers.ts: core may import only core',
+        'src/net/proxy/proxy-iptables.ts imports src/node/proxy/proxy.ts: net may import only core, net',
+        'src/runtime/docker-provider.ts imports src/net/pod-routes.ts: runtime may import only core, runtime',
+        'src/control-plane/master.ts imports src/node/worker.ts: control-plane may import only core, net, runtime, control-plane',
+        'src/node/kubelet/kubelet.ts imports src/control-plane/api-server/auth.ts: node may import only core, net, runtime, node',
+        'src/cli/rollout.ts imports src/control-plane/reconcilers/deployment.ts: cli may import only core, net, runtime, cli',
+        'src/daemon/daemon.ts imports src/cli/main.ts: daemon may import only core, net, runtime, control-plane, node, daemon',
+        'src/core/store/store.ts imports test/helpers/etcd.ts: core may import only core',
+      ],
+    );
   });
 
   it('lets a test beside the source start the other component side and use the test helpers', () => {
-    assert.deepEqual(checkImports([
-      edge('src/node/kubelet/kubelet.test.ts', 'src/control-plane/api-server/server.ts'),
-      edge('src/control-plane/api-server/node-proxy.test.ts', 'src/node/kubelet/kubelet-server.ts'),
-      edge('src/runtime/image-factory/code-archive.test.ts', 'test/helpers/zip.ts'),
-    ]), []);
+    assert.deepEqual(
+      checkImports([
+        edge('src/node/kubelet/kubelet.test.ts', 'src/control-plane/api-server/server.ts'),
+        edge('src/control-plane/api-server/node-proxy.test.ts', 'src/node/kubelet/kubelet-server.ts'),
+        edge('src/runtime/image-factory/code-archive.test.ts', 'test/helpers/zip.ts'),
+      ]),
+      [],
+    );
     assert.deepEqual(checkImports([edge('src/core/client/api-client.test.ts', 'src/cli/resolve-kind.ts')]), [
       'src/core/client/api-client.test.ts imports src/cli/resolve-kind.ts: core may import only core',
     ]);
@@ -113,7 +122,7 @@ describe('parseImports', () => {
       "import './side-effect.js';",
       "const m = await import('./lazy.js');",
       "// import { x } from './commented.js';",
-      "const s = \"import { y } from './in-a-string.js'\";",
+      'const s = "import { y } from \'./in-a-string.js\'";',
       "import yargs from 'yargs';",
     ].join('\n');
     assert.deepEqual(parseImports(text), [
@@ -134,8 +143,13 @@ describe('findCycles', () => {
   const edge = (from: string, to: string, typeOnly = false): ImportEdge => ({ from, to, typeOnly });
 
   it('finds each circle once, and ignores type-only edges (erased before Node loads anything)', () => {
-    assert.deepEqual(findCycles([edge('a', 'b'), edge('b', 'c'), edge('c', 'a'), edge('c', 'd'), edge('d', 'e'), edge('e', 'd', true)]), [['a', 'b', 'c', 'a']]);
-    assert.deepEqual(findCycles([edge('x', 'y'), edge('y', 'x'), edge('z', 'z')]), [['x', 'y', 'x'], ['z', 'z']]);
+    assert.deepEqual(findCycles([edge('a', 'b'), edge('b', 'c'), edge('c', 'a'), edge('c', 'd'), edge('d', 'e'), edge('e', 'd', true)]), [
+      ['a', 'b', 'c', 'a'],
+    ]);
+    assert.deepEqual(findCycles([edge('x', 'y'), edge('y', 'x'), edge('z', 'z')]), [
+      ['x', 'y', 'x'],
+      ['z', 'z'],
+    ]);
     assert.deepEqual(findCycles([edge('a', 'b'), edge('b', 'c')]), []);
   });
 });

@@ -67,7 +67,12 @@ export function parseImports(text: string): { specifier: string; typeOnly: boole
   for (const m of code.matchAll(statement)) {
     const names = m[3] ?? '';
     const braced = /^\{([\s\S]*)\}$/.exec(names.trim());
-    const specifiers = braced ? braced[1]!.split(',').map((s) => s.trim()).filter(Boolean) : [];
+    const specifiers = braced
+      ? braced[1]!
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : [];
     const allTyped = specifiers.length > 0 && specifiers.every((s) => s.startsWith('type '));
     found.push({ at: m.index!, specifier: m[5]!, typeOnly: m[2] !== undefined || allTyped });
   }

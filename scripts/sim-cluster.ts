@@ -32,13 +32,24 @@ interface ClusterState {
   config: string;
   master: { url: string; registry: string; clusterCIDR: string; dataDir: string; pid: number; startTime: string; log: string };
   nodes: {
-    name: string; ip: string; netns: string; veth: string; dir: string; dockerHost: string;
-    dockerdPid: number; dockerdStartTime: string; workerPid: number; workerStartTime: string;
+    name: string;
+    ip: string;
+    netns: string;
+    veth: string;
+    dir: string;
+    dockerHost: string;
+    dockerdPid: number;
+    dockerdStartTime: string;
+    workerPid: number;
+    workerStartTime: string;
   }[];
 }
 
 class SimFailure extends Error {
-  constructor(message: string, readonly exitCode = 1) {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
     super(message);
   }
 }
@@ -92,7 +103,12 @@ function readyOf(node: Node | undefined): string {
 
 function table(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]! + 2))).join('').trimEnd());
+  return rows.map((r) =>
+    r
+      .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]! + 2)))
+      .join('')
+      .trimEnd(),
+  );
 }
 
 async function up(cmd: Extract<SimCommand, { command: 'up' }>): Promise<void> {
@@ -109,19 +125,26 @@ async function up(cmd: Extract<SimCommand, { command: 'up' }>): Promise<void> {
     if (busy !== undefined) throw new SimFailure(`cluster "${cmd.name}" is being made by another up (pid ${busy})`);
     const state = readState(cmd.name);
     const running = state && isRunning(state.master.pid, { startTime: state.master.startTime });
-    throw new SimFailure(running
-      ? `cluster "${cmd.name}" is already up (${state.nodes.length} nodes, master ${state.master.url}); take it down first: sudo ${SCRIPT} down${nameFlag(cmd.name)}`
-      : `cluster "${cmd.name}" left state in ${p.root} (an earlier up that failed, or a reboot); remove it first: sudo ${SCRIPT} down${nameFlag(cmd.name)}`);
+    throw new SimFailure(
+      running
+        ? `cluster "${cmd.name}" is already up (${state.nodes.length} nodes, master ${state.master.url}); take it down first: sudo ${SCRIPT} down${nameFlag(cmd.name)}`
+        : `cluster "${cmd.name}" left state in ${p.root} (an earlier up that failed, or a reboot); remove it first: sudo ${SCRIPT} down${nameFlag(cmd.name)}`,
+    );
   }
   writeFileSync(p.upPid, JSON.stringify({ pid: process.pid, startTime: procStat(process.pid)?.startTime }));
 
   const names = simClusterNames(cmd.name, cmd.count);
   // Names are ours to make: something of another's with the same name is never touched, let alone removed.
   const taken = [
-    ...(await linkExists(names.bridge) ? [`link ${names.bridge}`] : []),
-    ...(await Promise.all(names.machines.map(async (m) => [
-      ...(await netnsExists(m.netns) ? [`netns ${m.netns}`] : []), ...(await linkExists(m.veth) ? [`link ${m.veth}`] : []),
-    ]))).flat(),
+    ...((await linkExists(names.bridge)) ? [`link ${names.bridge}`] : []),
+    ...(
+      await Promise.all(
+        names.machines.map(async (m) => [
+          ...((await netnsExists(m.netns)) ? [`netns ${m.netns}`] : []),
+          ...((await linkExists(m.veth)) ? [`link ${m.veth}`] : []),
+        ]),
+      )
+    ).flat(),
   ];
   if (taken.length > 0) {
     rmSync(p.root, { recursive: true, force: true });
@@ -149,26 +172,44 @@ async function up(cmd: Extract<SimCommand, { command: 'up' }>): Promise<void> {
   let cluster: NetnsCluster;
   try {
     cluster = await startNetnsCluster({
-      root: p.root, bridge: names.bridge, machines: names.machines, undo: journal, seedImages: cmd.seedImages,
-      detached: true, masterArgs: cmd.masterArgs, workerArgs: cmd.workerArgs, signal: interrupt.signal,
+      root: p.root,
+      bridge: names.bridge,
+      machines: names.machines,
+      undo: journal,
+      seedImages: cmd.seedImages,
+      detached: true,
+      masterArgs: cmd.masterArgs,
+      workerArgs: cmd.workerArgs,
+      signal: interrupt.signal,
       log: (line) => say(`sim-cluster: ${line}`),
     });
     const token = cluster.master.token;
-    await Promise.all(cluster.workers.map(async (w) => {
-      await waitFor(async () => {
-        const res = await fetch(`${cluster.master.url}/api/v1/nodes/${w.nodeName}`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(3000) });
-        return res.status === 200 && readyOf(await res.json()) === 'Ready';
-      }, { timeoutMs: 60_000, intervalMs: 250, description: `node ${w.nodeName} to be Ready (see ${w.logFile})`, signal: interrupt.signal });
-      say(`sim-cluster: node ${w.nodeName} Ready (${((Date.now() - started) / 1000).toFixed(1)} s)`);
-    }));
+    await Promise.all(
+      cluster.workers.map(async (w) => {
+        await waitFor(
+          async () => {
+            const res = await fetch(`${cluster.master.url}/api/v1/nodes/${w.nodeName}`, {
+              headers: { authorization: `Bearer ${token}` },
+              signal: AbortSignal.timeout(3000),
+            });
+            return res.status === 200 && readyOf(await res.json()) === 'Ready';
+          },
+          { timeoutMs: 60_000, intervalMs: 250, description: `node ${w.nodeName} to be Ready (see ${w.logFile})`, signal: interrupt.signal },
+        );
+        say(`sim-cluster: node ${w.nodeName} Ready (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+      }),
+    );
   } catch (err) {
     say(`sim-cluster: failed: ${err instanceof Error ? err.message : String(err)}`);
     if (!journal.ran) say('sim-cluster: undoing what was made');
     // The engine has undone what it made if it failed; run() is once only, so this waits for that or does it now.
-    const cleaned = await journal.run().then(() => true, (cleanupErr: Error) => {
-      process.stderr.write(`sim-cluster: ${cleanupErr.message}\nsim-cluster: try again with: sudo ${SCRIPT} down${nameFlag(cmd.name)}\n`);
-      return false;
-    });
+    const cleaned = await journal.run().then(
+      () => true,
+      (cleanupErr: Error) => {
+        process.stderr.write(`sim-cluster: ${cleanupErr.message}\nsim-cluster: try again with: sudo ${SCRIPT} down${nameFlag(cmd.name)}\n`);
+        return false;
+      },
+    );
     if (cleaned) removeStateDir(p.root);
     if (interrupt.signal.aborted) throw new SimFailure(`interrupted${cleaned ? '; everything made was removed' : ''}`, 130);
     throw new SimFailure(`cluster "${cmd.name}" was not made${cleaned ? '; everything made was removed' : ''}`);
@@ -176,15 +217,34 @@ async function up(cmd: Extract<SimCommand, { command: 'up' }>): Promise<void> {
 
   writeClientConfig({ server: cluster.master.url, token: cluster.master.token }, p.config);
   const state: ClusterState = {
-    name: cmd.name, createdAt: new Date().toISOString(), root: p.root, bridge: cluster.bridge, subnet: cluster.subnet, hostIP: cluster.hostIP,
-    forwardRule: cluster.forwardRule, config: p.config,
+    name: cmd.name,
+    createdAt: new Date().toISOString(),
+    root: p.root,
+    bridge: cluster.bridge,
+    subnet: cluster.subnet,
+    hostIP: cluster.hostIP,
+    forwardRule: cluster.forwardRule,
+    config: p.config,
     master: {
-      url: cluster.master.url, registry: `${cluster.hostIP}:${cluster.master.registryPort}`, clusterCIDR: cluster.master.clusterCIDR,
-      dataDir: cluster.master.dataDir, pid: cluster.master.pid, startTime: cluster.master.startTime, log: cluster.master.logFile,
+      url: cluster.master.url,
+      registry: `${cluster.hostIP}:${cluster.master.registryPort}`,
+      clusterCIDR: cluster.master.clusterCIDR,
+      dataDir: cluster.master.dataDir,
+      pid: cluster.master.pid,
+      startTime: cluster.master.startTime,
+      log: cluster.master.logFile,
     },
     nodes: cluster.workers.map((w) => ({
-      name: w.nodeName, ip: w.machine.ip, netns: w.machine.netns, veth: w.machine.veth, dir: w.machine.dir, dockerHost: w.machine.dockerHost,
-      dockerdPid: w.machine.dockerdPid, dockerdStartTime: w.machine.dockerdStartTime, workerPid: w.pid, workerStartTime: w.startTime,
+      name: w.nodeName,
+      ip: w.machine.ip,
+      netns: w.machine.netns,
+      veth: w.machine.veth,
+      dir: w.machine.dir,
+      dockerHost: w.machine.dockerHost,
+      dockerdPid: w.machine.dockerdPid,
+      dockerdStartTime: w.machine.dockerdStartTime,
+      workerPid: w.pid,
+      workerStartTime: w.startTime,
     })),
   };
   writeFileSync(p.state, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
@@ -213,7 +273,9 @@ function removeStateDir(root: string): Promise<void> {
   return undo({ kind: 'remove-dir', path: root }).then(() => {
     try {
       if (readdirSync(BASE_DIR).length === 0) rmdirSync(BASE_DIR);
-    } catch { /* another cluster's, or gone */ }
+    } catch {
+      /* another cluster's, or gone */
+    }
   });
 }
 
@@ -224,7 +286,8 @@ async function down(name: string): Promise<void> {
     return;
   }
   const busy = upInProgress(name);
-  if (busy !== undefined) throw new SimFailure(`an up of cluster "${name}" is still running (pid ${busy}): Ctrl-C there (it undoes what it made), or wait for it to end`);
+  if (busy !== undefined)
+    throw new SimFailure(`an up of cluster "${name}" is still running (pid ${busy}): Ctrl-C there (it undoes what it made), or wait for it to end`);
   const actions = readUndoJournal(p.journal);
   say(`sim-cluster: taking down cluster "${name}": ${actions.length} steps`);
   const failures = await undoAll(actions, (line) => say(`  ${line}`));
@@ -244,9 +307,11 @@ async function status(name: string): Promise<boolean> {
   const state = readState(name);
   if (!state) {
     const busy = upInProgress(name);
-    say(busy !== undefined
-      ? `sim-cluster: cluster "${name}" is being made (up, pid ${busy})`
-      : `sim-cluster: cluster "${name}" is not up (an earlier up failed or was killed); remove what is left with: sudo ${SCRIPT} down${nameFlag(name)}`);
+    say(
+      busy !== undefined
+        ? `sim-cluster: cluster "${name}" is being made (up, pid ${busy})`
+        : `sim-cluster: cluster "${name}" is not up (an earlier up failed or was killed); remove what is left with: sudo ${SCRIPT} down${nameFlag(name)}`,
+    );
     return false;
   }
   const alive = (pid: number, startTime: string) => (isRunning(pid, { startTime }) ? `running (pid ${pid})` : `gone (pid ${pid})`);
@@ -260,10 +325,16 @@ async function status(name: string): Promise<boolean> {
   const masterUp = isRunning(state.master.pid, { startTime: state.master.startTime });
   say(`cluster "${name}", made ${state.createdAt}, state in ${state.root}`);
   say(`master ${state.master.url}: ${alive(state.master.pid, state.master.startTime)}${apiError}, registry ${state.master.registry}`);
-  const rows = await Promise.all(state.nodes.map(async (x) => [
-    x.name, x.ip, (await netnsExists(x.netns)) ? x.netns : `${x.netns} (gone)`,
-    alive(x.dockerdPid, x.dockerdStartTime), alive(x.workerPid, x.workerStartTime), apiError ? '?' : nodes.has(x.name) ? readyOf(nodes.get(x.name)) : 'not registered',
-  ]));
+  const rows = await Promise.all(
+    state.nodes.map(async (x) => [
+      x.name,
+      x.ip,
+      (await netnsExists(x.netns)) ? x.netns : `${x.netns} (gone)`,
+      alive(x.dockerdPid, x.dockerdStartTime),
+      alive(x.workerPid, x.workerStartTime),
+      apiError ? '?' : nodes.has(x.name) ? readyOf(nodes.get(x.name)) : 'not registered',
+    ]),
+  );
   for (const line of table([['NODE', 'ADDRESS', 'NETNS', 'DOCKERD', 'WORKER', 'STATUS'], ...rows])) say(line);
   const extra = [...nodes.keys()].filter((k) => !state.nodes.some((x) => x.name === k));
   if (extra.length > 0) say(`other nodes of this master: ${extra.join(', ')}`);
@@ -291,11 +362,20 @@ async function main(argv: string[]): Promise<number> {
   }
   try {
     switch (cmd.command) {
-      case 'help': process.stdout.write(USAGE); return 0;
-      case 'up': await up(cmd); return 0;
-      case 'down': await down(cmd.name); return 0;
-      case 'status': return (await status(cmd.name)) ? 0 : 1;
-      case 'env': env(cmd.name); return 0;
+      case 'help':
+        process.stdout.write(USAGE);
+        return 0;
+      case 'up':
+        await up(cmd);
+        return 0;
+      case 'down':
+        await down(cmd.name);
+        return 0;
+      case 'status':
+        return (await status(cmd.name)) ? 0 : 1;
+      case 'env':
+        env(cmd.name);
+        return 0;
     }
   } catch (err) {
     if (!(err instanceof SimFailure) && process.env.MINIK8S_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);

@@ -11,14 +11,10 @@ const run = promisify(execFile);
 export const LOCAL_REGISTRY = '127.0.0.1:5000';
 
 /** Every base image, as `NAME:TAG` in the registry (scripts/build-images.sh makes them). */
-export const BASE_IMAGES = [
-  'minik8s/pause:1.0', 'busybox:1.35', 'busybox:latest', 'python:3.11', 'python:latest', 'nginx:1.22', 'nginx:latest',
-] as const;
+export const BASE_IMAGES = ['minik8s/pause:1.0', 'busybox:1.35', 'busybox:latest', 'python:3.11', 'python:latest', 'nginx:1.22', 'nginx:latest'] as const;
 
 /** The script, from dist/scripts/sim/base-images.js (or scripts/sim/base-images.ts under a loader). */
-const BUILD_SCRIPT = fileURLToPath(new URL(
-  import.meta.url.includes('/dist/') ? '../../../scripts/build-images.sh' : '../build-images.sh', import.meta.url,
-));
+const BUILD_SCRIPT = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../../scripts/build-images.sh' : '../build-images.sh', import.meta.url));
 
 /** Where build-images.sh keeps the prebuilt registry store (the default master's own store). */
 export function prebuiltRegistryStore(env: NodeJS.ProcessEnv = process.env): string {
@@ -67,7 +63,9 @@ export function ensureBaseImages(): Promise<{ registryStore: string }> {
     }
     return { registryStore };
   })();
-  ensured.catch(() => { ensured = undefined; });
+  ensured.catch(() => {
+    ensured = undefined;
+  });
   return ensured;
 }
 

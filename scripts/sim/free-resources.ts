@@ -72,10 +72,12 @@ export async function freeClusterCIDR(): Promise<string> {
 /** Every IPv4 address and range this host's interfaces and routes (all tables) mention. */
 async function hostRanges(): Promise<string[]> {
   const text = `${await sh('ip', ['-4', '-o', 'addr', 'show'])}\n${await sh('ip', ['-4', 'route', 'show', 'table', 'all'])}`;
-  return [...text.matchAll(/\b(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})(\/\d{1,2})?\b/g)]
-    .map((m) => `${m[1]}${m[2] ?? '/32'}`)
-    // A default route written out (0.0.0.0/0) overlaps everything: it says nothing about which ranges are taken.
-    .filter((c) => !c.endsWith('/0'));
+  return (
+    [...text.matchAll(/\b(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})(\/\d{1,2})?\b/g)]
+      .map((m) => `${m[1]}${m[2] ?? '/32'}`)
+      // A default route written out (0.0.0.0/0) overlaps everything: it says nothing about which ranges are taken.
+      .filter((c) => !c.endsWith('/0'))
+  );
 }
 
 /** `count` distinct 10.123.X.0/24 (as `10.123.X`) that no interface or route of this host uses, picked at random. */

@@ -15,7 +15,9 @@ export function findExecutable(name: string): string | undefined {
     try {
       accessSync(join(dir, name), constants.X_OK);
       return join(dir, name);
-    } catch { /* not there */ }
+    } catch {
+      /* not there */
+    }
   }
   return undefined;
 }
@@ -47,7 +49,10 @@ export async function sh(command: string, args: string[], timeoutMs = 30_000): P
 }
 
 export async function linkExists(name: string): Promise<boolean> {
-  return sh('ip', ['link', 'show', name]).then(() => true, () => false);
+  return sh('ip', ['link', 'show', name]).then(
+    () => true,
+    () => false,
+  );
 }
 
 export async function netnsExists(name: string): Promise<boolean> {
@@ -56,5 +61,8 @@ export async function netnsExists(name: string): Promise<boolean> {
 
 /** Is this exact rule in the host's iptables (filter table)? */
 export async function iptablesRuleExists(rule: string[]): Promise<boolean> {
-  return sh('iptables', ['-C', ...rule]).then(() => true, () => false);
+  return sh('iptables', ['-C', ...rule]).then(
+    () => true,
+    () => false,
+  );
 }

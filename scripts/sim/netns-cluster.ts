@@ -167,18 +167,48 @@ export async function startNetnsCluster(spec: NetnsClusterSpec): Promise<NetnsCl
     // The master and the machines start side by side: the dockerds only need the registry's port.
     const registryPort = await freePort();
     const [master, ...machines] = await settled<NetnsMaster | NetnsMachine>([
-      startMaster({ spec, address: hostIP, registryPort, lap }).then((m) => { lap(`master ready at ${m.url}, registry ${hostIP}:${registryPort}`); return m; }),
-      ...spec.machines.map((m, i) => startMachine({
-        spec, machine: m, ip: `${subnet}.${11 + i}`, gateway: hostIP, bip: `${bips[i]}.1/24`, insecureRegistry: `${hostIP}:${registryPort}`,
-      }).then((machine) => { lap(`machine ${m.name} up at ${machine.ip}, netns ${m.netns}, its dockerd at ${machine.dockerHost}`); return machine; })),
+      startMaster({ spec, address: hostIP, registryPort, lap }).then((m) => {
+        lap(`master ready at ${m.url}, registry ${hostIP}:${registryPort}`);
+        return m;
+      }),
+      ...spec.machines.map((m, i) =>
+        startMachine({
+          spec,
+          machine: m,
+          ip: `${subnet}.${11 + i}`,
+          gateway: hostIP,
+          bip: `${bips[i]}.1/24`,
+          insecureRegistry: `${hostIP}:${registryPort}`,
+        }).then((machine) => {
+          lap(`machine ${m.name} up at ${machine.ip}, netns ${m.netns}, its dockerd at ${machine.dockerHost}`);
+          return machine;
+        }),
+      ),
     ]);
     checkpoint();
 
-    const workers = await settled((machines as NetnsMachine[]).map((machine, i) => startNetnsWorker({
-      spec, machine, nodeName: spec.machines[i]!.nodeName, server: (master as NetnsMaster).url, joinToken: (master as NetnsMaster).joinToken,
-    }).then((w) => { lap(`worker ${w.nodeName} started`); return w; })));
+    const workers = await settled(
+      (machines as NetnsMachine[]).map((machine, i) =>
+        startNetnsWorker({
+          spec,
+          machine,
+          nodeName: spec.machines[i]!.nodeName,
+          server: (master as NetnsMaster).url,
+          joinToken: (master as NetnsMaster).joinToken,
+        }).then((w) => {
+          lap(`worker ${w.nodeName} started`);
+          return w;
+        }),
+      ),
+    );
     return {
-      bridge, subnet: `${subnet}.0/24`, hostIP, forwardRule, master: master as NetnsMaster, machines: machines as NetnsMachine[], workers,
+      bridge,
+      subnet: `${subnet}.0/24`,
+      hostIP,
+      forwardRule,
+      master: master as NetnsMaster,
+      machines: machines as NetnsMachine[],
+      workers,
     };
   } catch (err) {
     log(`failed (${(err instanceof Error ? err.message : String(err)).split('\n')[0]}): undoing what was made`);
@@ -203,39 +233,74 @@ async function startMaster(o: { spec: NetnsClusterSpec; address: string; registr
   if (o.spec.seedImages ?? true) {
     await ensureBaseImages();
     await seedRegistryStore(dataDir);
-    o.lap('base images in the master\'s registry');
+    o.lap("base images in the master's registry");
   }
   if (o.spec.signal?.aborted) throw new Error('interrupted');
   const url = `http://${o.address}:${port}`;
   const logFile = join(root, 'master.log');
   const args = [
-    MINIK8S_BINARY, '--role=master', '--data-dir', dataDir, '--address', o.address, '--port', String(port), '--etcd-port', String(etcdPort),
-    '--registry-port', String(o.registryPort), '--cluster-cidr', clusterCIDR, '--activator-port', String(activatorPort), ...(o.spec.masterArgs ?? []),
+    MINIK8S_BINARY,
+    '--role=master',
+    '--data-dir',
+    dataDir,
+    '--address',
+    o.address,
+    '--port',
+    String(port),
+    '--etcd-port',
+    String(etcdPort),
+    '--registry-port',
+    String(o.registryPort),
+    '--cluster-cidr',
+    clusterCIDR,
+    '--activator-port',
+    String(activatorPort),
+    ...(o.spec.masterArgs ?? []),
   ];
   const p = await launchMaster(o.spec, { args, logFile, home, dataDir, url });
   const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
   return {
-    url, token, joinToken: readFileSync(join(dataDir, 'join-token'), 'utf8').trim(), registryPort: o.registryPort, activatorUrl: `http://${o.address}:${activatorPort}`, clusterCIDR, dataDir, home, logFile,
+    url,
+    token,
+    joinToken: readFileSync(join(dataDir, 'join-token'), 'utf8').trim(),
+    registryPort: o.registryPort,
+    activatorUrl: `http://${o.address}:${activatorPort}`,
+    clusterCIDR,
+    dataDir,
+    home,
+    logFile,
     env: { ...process.env, HOME: home, MINIK8S_SERVER: url, MINIK8S_TOKEN: token },
-    pid: p.pid, startTime: p.startTime, output: p.output, args,
+    pid: p.pid,
+    startTime: p.startTime,
+    output: p.output,
+    args,
   };
 }
 
 /** Starts the master process, tells the undo log, and resolves once it serves. */
-async function launchMaster(
-  spec: NetnsClusterSpec, m: { args: string[]; logFile: string; home: string; dataDir: string; url: string },
-): Promise<Started> {
+async function launchMaster(spec: NetnsClusterSpec, m: { args: string[]; logFile: string; home: string; dataDir: string; url: string }): Promise<Started> {
   const p = startProcess({ command: process.execPath, args: m.args, logFile: m.logFile, env: { ...process.env, HOME: m.home }, detached: spec.detached });
   // Should the master need SIGKILL, its etcd and registry end through their parent-death signal: wait for them by their pidfiles.
   spec.undo.push({
-    kind: 'stop-process', what: 'the master', pid: p.pid, startTime: p.startTime, termMs: 15_000,
-    pidFiles: [join(m.dataDir, 'etcd.pid'), join(m.dataDir, 'registry.pid')], guard: spec.root,
+    kind: 'stop-process',
+    what: 'the master',
+    pid: p.pid,
+    startTime: p.startTime,
+    termMs: 15_000,
+    pidFiles: [join(m.dataDir, 'etcd.pid'), join(m.dataDir, 'registry.pid')],
+    guard: spec.root,
   });
   // The banner comes after the admin token and the join token are written.
-  await untilReady(p, `the master at ${m.url} to be ready`, async () => {
-    if (!p.output().includes('master ready')) return false;
-    return (await fetch(`${m.url}/readyz`)).status === 200;
-  }, 30_000, spec.signal);
+  await untilReady(
+    p,
+    `the master at ${m.url} to be ready`,
+    async () => {
+      if (!p.output().includes('master ready')) return false;
+      return (await fetch(`${m.url}/readyz`)).status === 200;
+    },
+    30_000,
+    spec.signal,
+  );
   return p;
 }
 
@@ -243,14 +308,17 @@ async function launchMaster(
 export async function relaunchMaster(spec: NetnsClusterSpec, master: NetnsMaster): Promise<NetnsMaster> {
   // etcd and the registry end with their parent (parent-death signal); the new master must find their ports free.
   for (const name of ['etcd', 'registry']) {
-    await waitFor(() => {
-      try {
-        process.kill(Number(readFileSync(join(master.dataDir, `${name}.pid`), 'utf8')), 0);
-        return false;
-      } catch {
-        return true;
-      }
-    }, { timeoutMs: 15_000, description: `the old master's ${name} to exit` });
+    await waitFor(
+      () => {
+        try {
+          process.kill(Number(readFileSync(join(master.dataDir, `${name}.pid`), 'utf8')), 0);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      { timeoutMs: 15_000, description: `the old master's ${name} to exit` },
+    );
   }
   const p = await launchMaster(spec, master);
   return { ...master, pid: p.pid, startTime: p.startTime, output: p.output };
@@ -258,7 +326,12 @@ export async function relaunchMaster(spec: NetnsClusterSpec, master: NetnsMaster
 
 /** A network namespace joined to the bridge, with its own dockerd. */
 async function startMachine(o: {
-  spec: NetnsClusterSpec; machine: MachineSpec; ip: string; gateway: string; bip: string; insecureRegistry: string;
+  spec: NetnsClusterSpec;
+  machine: MachineSpec;
+  ip: string;
+  gateway: string;
+  bip: string;
+  insecureRegistry: string;
 }): Promise<NetnsMachine> {
   const { undo } = o.spec;
   const { netns, veth } = o.machine;
@@ -279,15 +352,13 @@ async function startMachine(o: {
   // Removed after its dockerd stops: the data root holds the engine's mounts until then.
   undo.push({ kind: 'remove-dir', path: dir });
   const machine = { name: o.machine.name, netns, veth, ip: o.ip, dir, bip: o.bip, insecureRegistry: o.insecureRegistry };
-  return { ...machine, ...await launchDockerd(o.spec, machine) };
+  return { ...machine, ...(await launchDockerd(o.spec, machine)) };
 }
 
 type DockerdParts = Pick<NetnsMachine, 'dockerHost' | 'docker' | 'dockerdPid' | 'dockerdStartTime' | 'dockerdOutput'>;
 
 /** The machine's own dockerd, in its namespace, told to the undo log; resolves once it answers. */
-async function launchDockerd(
-  spec: NetnsClusterSpec, m: Pick<NetnsMachine, 'name' | 'netns' | 'dir' | 'bip' | 'insecureRegistry'>,
-): Promise<DockerdParts> {
+async function launchDockerd(spec: NetnsClusterSpec, m: Pick<NetnsMachine, 'name' | 'netns' | 'dir' | 'bip' | 'insecureRegistry'>): Promise<DockerdParts> {
   const { undo } = spec;
   const { netns, dir } = m;
   const socket = join(dir, 'docker.sock');
@@ -299,17 +370,40 @@ async function launchDockerd(
   const p = startProcess({
     command: tool('nsenter'),
     args: [
-      `--net=/var/run/netns/${netns}`, '--', tool('dockerd'),
-      '--config-file', configFile, '--data-root', join(dir, 'data'), '--exec-root', execRoot, '-H', `unix://${socket}`,
-      '--pidfile', join(dir, 'docker.pid'), '--bip', m.bip, '--insecure-registry', m.insecureRegistry,
+      `--net=/var/run/netns/${netns}`,
+      '--',
+      tool('dockerd'),
+      '--config-file',
+      configFile,
+      '--data-root',
+      join(dir, 'data'),
+      '--exec-root',
+      execRoot,
+      '-H',
+      `unix://${socket}`,
+      '--pidfile',
+      join(dir, 'docker.pid'),
+      '--bip',
+      m.bip,
+      '--insecure-registry',
+      m.insecureRegistry,
       // Should a system containerd be running, keep this engine's containers apart from the host engine's.
-      '--containerd-namespace', netns, '--containerd-plugins-namespace', `${netns}-plugins`,
+      '--containerd-namespace',
+      netns,
+      '--containerd-plugins-namespace',
+      `${netns}-plugins`,
     ],
-    logFile: join(dir, 'dockerd.log'), detached: spec.detached,
+    logFile: join(dir, 'dockerd.log'),
+    detached: spec.detached,
   });
   undo.push({
-    kind: 'stop-dockerd', what: `dockerd of ${m.name}`, pid: p.pid, startTime: p.startTime, socket,
-    containerdPidFile: join(execRoot, 'containerd', 'containerd.pid'), guard: spec.root,
+    kind: 'stop-dockerd',
+    what: `dockerd of ${m.name}`,
+    pid: p.pid,
+    startTime: p.startTime,
+    socket,
+    containerdPidFile: join(execRoot, 'containerd', 'containerd.pid'),
+    guard: spec.root,
   });
   const docker = new Docker({ socketPath: socket });
   await untilReady(p, `dockerd in ${netns} to answer`, async () => (await docker.ping()).toString() === 'OK', 60_000, spec.signal);
@@ -318,7 +412,7 @@ async function launchDockerd(
 
 /** Starts a machine's dockerd again (after a test killed it): same data root and socket; returns the machine with the new process. */
 export async function relaunchDockerd(spec: NetnsClusterSpec, machine: NetnsMachine): Promise<NetnsMachine> {
-  return { ...machine, ...await launchDockerd(spec, machine) };
+  return { ...machine, ...(await launchDockerd(spec, machine)) };
 }
 
 /** Starts a machine's worker again (after a test killed it): same node name and data dir, so it keeps its credential. */
@@ -328,7 +422,11 @@ export async function relaunchWorker(spec: NetnsClusterSpec, worker: NetnsWorker
 
 /** `minik8s --role=worker` inside the machine's namespace, on the machine's engine, joined through the bridge. */
 async function startNetnsWorker(o: {
-  spec: NetnsClusterSpec; machine: NetnsMachine; nodeName: string; server: string; joinToken: string;
+  spec: NetnsClusterSpec;
+  machine: NetnsMachine;
+  nodeName: string;
+  server: string;
+  joinToken: string;
 }): Promise<NetnsWorker> {
   const kubeletPort = o.spec.kubeletPort ?? 10250;
   const dataDir = join(o.machine.dir, 'worker');
@@ -337,18 +435,49 @@ async function startNetnsWorker(o: {
   const p: Started = startProcess({
     command: tool('nsenter'),
     args: [
-      `--net=/var/run/netns/${o.machine.netns}`, '--', process.execPath,
-      MINIK8S_BINARY, '--role=worker', '--server', o.server, '--token', o.joinToken, '--name', o.nodeName, '--node-ip', o.machine.ip,
-      '--data-dir', dataDir, '--kubelet-port', String(kubeletPort), '--bridge', 'minik8s0', '--docker-host', o.machine.dockerHost,
-      ...(typeof o.spec.workerArgs === 'function' ? o.spec.workerArgs({ hostIP: new URL(o.server).hostname }) : o.spec.workerArgs ?? []),
+      `--net=/var/run/netns/${o.machine.netns}`,
+      '--',
+      process.execPath,
+      MINIK8S_BINARY,
+      '--role=worker',
+      '--server',
+      o.server,
+      '--token',
+      o.joinToken,
+      '--name',
+      o.nodeName,
+      '--node-ip',
+      o.machine.ip,
+      '--data-dir',
+      dataDir,
+      '--kubelet-port',
+      String(kubeletPort),
+      '--bridge',
+      'minik8s0',
+      '--docker-host',
+      o.machine.dockerHost,
+      ...(typeof o.spec.workerArgs === 'function' ? o.spec.workerArgs({ hostIP: new URL(o.server).hostname }) : (o.spec.workerArgs ?? [])),
     ],
-    logFile, detached: o.spec.detached,
+    logFile,
+    detached: o.spec.detached,
   });
   o.spec.undo.push({ kind: 'stop-process', what: `worker ${o.nodeName}`, pid: p.pid, startTime: p.startTime, termMs: 15_000 });
-  await untilReady(p, `worker ${o.nodeName} to start its kubelet`,
-    () => p.output().includes('kubelet: node') && p.output().includes('syncing pods'), 30_000, o.spec.signal);
+  await untilReady(
+    p,
+    `worker ${o.nodeName} to start its kubelet`,
+    () => p.output().includes('kubelet: node') && p.output().includes('syncing pods'),
+    30_000,
+    o.spec.signal,
+  );
   return {
-    nodeName: o.nodeName, machine: o.machine, dataDir, kubeletPort, pid: p.pid, startTime: p.startTime, logFile, output: p.output,
+    nodeName: o.nodeName,
+    machine: o.machine,
+    dataDir,
+    kubeletPort,
+    pid: p.pid,
+    startTime: p.startTime,
+    logFile,
+    output: p.output,
     credential: () => JSON.parse(readFileSync(join(dataDir, 'kubelet', 'node-credential.json'), 'utf8')),
   };
 }

@@ -34,7 +34,9 @@ export function withDescendants(roots: readonly number[]): number[] {
       const list = children.get(ppid) ?? [];
       list.push(Number(entry));
       children.set(ppid, list);
-    } catch { /* gone meanwhile */ }
+    } catch {
+      /* gone meanwhile */
+    }
   }
   const out = new Set<number>();
   const visit = (pid: number) => {
@@ -116,7 +118,9 @@ export function startProcess(o: StartProcessOptions): Started {
   }
   let spawnError = '';
   // A spawn failure (ENOENT) shows up as an exit, not as an unhandled error.
-  child.on('error', (err) => { spawnError = `\nspawn failed: ${err.message}`; });
+  child.on('error', (err) => {
+    spawnError = `\nspawn failed: ${err.message}`;
+  });
   if (child.pid === undefined) throw new Error(`could not start ${o.command}`);
   if (o.detached) child.unref();
   const pid = child.pid;
@@ -124,7 +128,10 @@ export function startProcess(o: StartProcessOptions): Started {
   const startTime = procStat(pid)?.startTime;
   if (startTime === undefined) throw new Error(`${o.command} (pid ${pid}) is not in /proc`);
   return {
-    child, pid, startTime, logFile: o.logFile,
+    child,
+    pid,
+    startTime,
+    logFile: o.logFile,
     output: () => {
       try {
         return readFileSync(o.logFile).subarray(from).toString('utf8').slice(-65_536) + spawnError;

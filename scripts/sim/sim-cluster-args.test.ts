@@ -7,8 +7,10 @@ describe('parseSimArgs', () => {
   const ok: [string[], ReturnType<typeof parseSimArgs>][] = [
     [['up', '3'], { command: 'up', name: 'sim', count: 3, seedImages: true, masterArgs: [], workerArgs: [] }],
     [['up', '1', '--name', 't1a2'], { command: 'up', name: 't1a2', count: 1, seedImages: true, masterArgs: [], workerArgs: [] }],
-    [['up', '20', '--no-images', '--worker-arg=--overlay=vxlan', '--worker-arg=--labels=a=b', '--master-arg=--x'],
-      { command: 'up', name: 'sim', count: 20, seedImages: false, masterArgs: ['--x'], workerArgs: ['--overlay=vxlan', '--labels=a=b'] }],
+    [
+      ['up', '20', '--no-images', '--worker-arg=--overlay=vxlan', '--worker-arg=--labels=a=b', '--master-arg=--x'],
+      { command: 'up', name: 'sim', count: 20, seedImages: false, masterArgs: ['--x'], workerArgs: ['--overlay=vxlan', '--labels=a=b'] },
+    ],
     [['down'], { command: 'down', name: 'sim' }],
     [['down', '--name=abc'], { command: 'down', name: 'abc' }],
     [['status', '--name', 'abc'], { command: 'status', name: 'abc' }],
@@ -36,12 +38,16 @@ describe('parseSimArgs', () => {
     [['up', '2', '--nmae', 'x'], /Unknown option '--nmae'/],
   ];
   for (const [argv, message] of bad) {
-    it(`refuses ${JSON.stringify(argv)}`, () => assert.throws(() => parseSimArgs(argv), (err: Error) => err instanceof SimUsageError && message.test(err.message)));
+    it(`refuses ${JSON.stringify(argv)}`, () =>
+      assert.throws(
+        () => parseSimArgs(argv),
+        (err: Error) => err instanceof SimUsageError && message.test(err.message),
+      ));
   }
 });
 
 describe('simClusterNames', () => {
-  it('names the bridge, and each machine\'s node, netns and veth after the cluster', () => {
+  it("names the bridge, and each machine's node, netns and veth after the cluster", () => {
     assert.deepEqual(simClusterNames('sim', 2), {
       bridge: 'mk8s-sim',
       machines: [

@@ -66,10 +66,17 @@ export function parseSimArgs(argv: string[]): SimCommand {
         throw new SimUsageError(`the number of machines must be 1 to ${MAX_SIM_MACHINES}, not "${rest[0]}"`);
       }
       return {
-        command, name, count, seedImages: !values['no-images'], masterArgs: values['master-arg'] ?? [], workerArgs: values['worker-arg'] ?? [],
+        command,
+        name,
+        count,
+        seedImages: !values['no-images'],
+        masterArgs: values['master-arg'] ?? [],
+        workerArgs: values['worker-arg'] ?? [],
       };
     }
-    case 'down': case 'status': case 'env':
+    case 'down':
+    case 'status':
+    case 'env':
       if (rest.length > 0) throw new SimUsageError(`${command} takes no arguments but flags (got "${rest.join(' ')}")`);
       return { command, name };
     default:

@@ -29,7 +29,9 @@ export interface UndoLog {
 /** Mount points at or under `dir`, deepest first (from this process's mount table). */
 export function mountsUnder(dir: string): string[] {
   const table = readFileSync('/proc/self/mountinfo', 'utf8');
-  const points = table.split('\n').filter(Boolean)
+  const points = table
+    .split('\n')
+    .filter(Boolean)
     .map((line) => line.split(' ')[4]!.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))))
     .filter((p) => p === dir || p.startsWith(`${dir}/`));
   return [...new Set(points)].sort((a, b) => b.length - a.length);
@@ -71,14 +73,25 @@ export async function undo(action: UndoAction): Promise<void> {
         // (and under them the containers) behind. All of it was started inside this namespace we made.
         const pids = withDescendants((await sh('ip', ['netns', 'pids', action.name])).split('\n').filter(Boolean).map(Number));
         for (const pid of pids) {
-          try { process.kill(pid, 'SIGKILL'); } catch { /* gone already */ }
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            /* gone already */
+          }
         }
-        await waitFor(() => pids.every((pid) => procStat(pid) === undefined || procStat(pid)!.state === 'Z'),
-          { timeoutMs: 10_000, intervalMs: 50, description: `the processes left in ${action.name} to end` });
+        await waitFor(() => pids.every((pid) => procStat(pid) === undefined || procStat(pid)!.state === 'Z'), {
+          timeoutMs: 10_000,
+          intervalMs: 50,
+          description: `the processes left in ${action.name} to end`,
+        });
         await sh('ip', ['netns', 'del', action.name]);
       }
       // The kernel dismantles a deleted namespace's devices (a veth end there takes ours with it) in the background.
-      await waitFor(async () => !(await linkExists(action.veth)), { timeoutMs: 10_000, intervalMs: 50, description: `veth ${action.veth} to go with ${action.name}` });
+      await waitFor(async () => !(await linkExists(action.veth)), {
+        timeoutMs: 10_000,
+        intervalMs: 50,
+        description: `veth ${action.veth} to go with ${action.name}`,
+      });
       return;
     case 'delete-iptables-rule':
       // -C fails once the rule is gone: delete only while it is there.
@@ -102,12 +115,19 @@ export async function undo(action: UndoAction): Promise<void> {
 
 export function describeAction(a: UndoAction): string {
   switch (a.kind) {
-    case 'stop-process': case 'stop-dockerd': return `stop ${a.what} (pid ${a.pid})`;
-    case 'delete-link': return `delete link ${a.name}`;
-    case 'delete-netns': return `delete netns ${a.name}`;
-    case 'delete-iptables-rule': return `delete iptables rule ${a.rule.join(' ')}`;
-    case 'remove-dir': return `remove ${a.path}`;
-    case 'unmount-netns-dir': return `unmount ${a.path}`;
+    case 'stop-process':
+    case 'stop-dockerd':
+      return `stop ${a.what} (pid ${a.pid})`;
+    case 'delete-link':
+      return `delete link ${a.name}`;
+    case 'delete-netns':
+      return `delete netns ${a.name}`;
+    case 'delete-iptables-rule':
+      return `delete iptables rule ${a.rule.join(' ')}`;
+    case 'remove-dir':
+      return `remove ${a.path}`;
+    case 'unmount-netns-dir':
+      return `unmount ${a.path}`;
   }
 }
 

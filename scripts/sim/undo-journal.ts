@@ -10,7 +10,9 @@ export function parseUndoJournal(text: string): UndoAction[] {
     try {
       const action = JSON.parse(line) as UndoAction;
       if (action && typeof action === 'object' && typeof action.kind === 'string') actions.push(action);
-    } catch { /* torn */ }
+    } catch {
+      /* torn */
+    }
   }
   return actions;
 }

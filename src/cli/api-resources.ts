@@ -16,20 +16,18 @@ export function sortKinds(list: readonly KindDefinition[]): KindDefinition[] {
 }
 
 export function apiResourcesTable(list: readonly KindDefinition[]): string {
-  const rows = sortKinds(list).map((k) => [
-    k.resource,
-    k.shortNames.join(','),
-    apiVersionOf(k),
-    String(k.namespaced),
-    k.kind,
-  ]);
+  const rows = sortKinds(list).map((k) => [k.resource, k.shortNames.join(','), apiVersionOf(k), String(k.namespaced), k.kind]);
   return alignColumns([['NAME', 'SHORTNAMES', 'APIVERSION', 'NAMESPACED', 'KIND'], ...rows]);
 }
 
 export async function runApiResources(ctx: CliContext, args: ApiResourcesArgs): Promise<number> {
   const list = kinds.filter((k) => args.namespaced === undefined || k.namespaced === args.namespaced);
   if (args.output === 'name') {
-    ctx.out(sortKinds(list).map((k) => `${k.resource}${k.group ? `.${k.group}` : ''}\n`).join(''));
+    ctx.out(
+      sortKinds(list)
+        .map((k) => `${k.resource}${k.group ? `.${k.group}` : ''}\n`)
+        .join(''),
+    );
   } else if (args.output !== undefined && args.output !== 'wide') {
     ctx.err(`error: --output ${args.output} is not available in api-resources\n`);
     return 1;

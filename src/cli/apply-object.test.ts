@@ -51,7 +51,7 @@ describe('applyOne', () => {
     assert.deepEqual(lastPatch()!.spec, { containers: [{ name: 'c', image: 'b' }] });
   });
 
-  it('keeps a Function\'s code out of the annotation and replaces it whole when it changes', async () => {
+  it("keeps a Function's code out of the annotation and replaces it whole when it changes", async () => {
     const fn = (files: Json, target = 10) => manifest(functionKind, { runtime: 'python3.11', code: { files }, scaling: { target } });
     assert.equal(await applyOne(client, fn({ 'a.py': '1', 'b.py': '2' }), 'default'), 'created');
     assert.deepEqual((stored().spec as Json).code, { files: { 'a.py': '1', 'b.py': '2' } });
@@ -64,7 +64,7 @@ describe('applyOne', () => {
     assert.deepEqual((stored().spec as Json).code, { files: { 'a.py': '3' } });
   });
 
-  it('keeps a GpuJob\'s program out of the annotation and sends a changed one whole', async () => {
+  it("keeps a GpuJob's program out of the annotation and sends a changed one whole", async () => {
     const job = (files: Json) => manifest(gpuJobKind, { cluster: 'hpc', program: { files } });
     assert.equal(await applyOne(client, job({ 'k.cu': '1' }), 'default'), 'created');
     assert.match(String((annotation().spec.program as Json).sha256), /^[0-9a-f]{64}$/);

@@ -16,7 +16,8 @@ export type ApplyOutcome = 'created' | 'configured' | 'unchanged';
 /** The manifest's object's name; apply cannot go on without one. */
 export function manifestName(manifest: Manifest): string {
   const name = manifest.object.metadata.name;
-  if (!name) throw new CliError(`error when retrieving current configuration of ${manifest.def.kind} from "${manifest.source}": resource name may not be empty`);
+  if (!name)
+    throw new CliError(`error when retrieving current configuration of ${manifest.def.kind} from "${manifest.source}": resource name may not be empty`);
   return name;
 }
 
@@ -79,22 +80,34 @@ function withoutSpecField(obj: unknown, field: string): Json | undefined {
  * the annotation remembers the field by its digest, the three-way patch leaves it out, and a
  * changed field is patched on its own terms.
  */
-export async function applyWithBulkyField(client: ApiClient, manifest: Manifest, namespace: string | undefined, options: BulkyFieldOptions): Promise<ApplyOutcome> {
+export async function applyWithBulkyField(
+  client: ApiClient,
+  manifest: Manifest,
+  namespace: string | undefined,
+  options: BulkyFieldOptions,
+): Promise<ApplyOutcome> {
   const { field } = options;
   const name = manifestName(manifest);
   const spec = isPlainObject(manifest.object.spec) ? manifest.object.spec : {};
   const value = spec[field];
   const keptOut = options.keptOut(value);
   // The annotation remembers the field by its digest: enough to know the value is ours, small enough to fit.
-  const remembered = keptOut ? { ...manifest.object, spec: { ...spec, [field]: { sha256: createHash('sha256').update(canonicalJson(value)).digest('hex') } } } : manifest.object;
+  const remembered = keptOut
+    ? { ...manifest.object, spec: { ...spec, [field]: { sha256: createHash('sha256').update(canonicalJson(value)).digest('hex') } } }
+    : manifest.object;
   const annotated = withLastApplied(remembered as Json);
   const sent: Json = value === undefined ? annotated : { ...annotated, spec: { ...(annotated.spec as Json), [field]: value } };
   return createOrPatch({
-    client, def: manifest.def, namespace, name, sent,
+    client,
+    def: manifest.def,
+    namespace,
+    name,
+    sent,
     compared: (obj) => withoutSpecField(obj, field),
     amend: (patch, live) => {
       const liveValue = specField(live, field);
-      if (keptOut && !deepEqual(liveValue, value)) patch.spec = { ...(isPlainObject(patch.spec) ? patch.spec : {}), [field]: options.replacement(liveValue, value) };
+      if (keptOut && !deepEqual(liveValue, value))
+        patch.spec = { ...(isPlainObject(patch.spec) ? patch.spec : {}), [field]: options.replacement(liveValue, value) };
     },
   });
 }

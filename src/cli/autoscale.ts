@@ -16,12 +16,17 @@ export interface AutoscaleArgs {
 
 function wholeNumber(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^-?\d+$/.test(value.trim()) || !Number.isSafeInteger(Number(value))) throw new CliError(`invalid argument "${value}" for "--${flag}" flag: must be a whole number`);
+  if (!/^-?\d+$/.test(value.trim()) || !Number.isSafeInteger(Number(value)))
+    throw new CliError(`invalid argument "${value}" for "--${flag}" flag: must be a whole number`);
   return Number(value);
 }
 
 /** The HPA `autoscale` creates for one target: kubectl's flags and checks, an autoscaling/v2 object. */
-export function autoscalerFor(target: { apiVersion: string; kind: string; name: string }, args: Omit<AutoscaleArgs, 'resources'>, namespace: string): Record<string, unknown> {
+export function autoscalerFor(
+  target: { apiVersion: string; kind: string; name: string },
+  args: Omit<AutoscaleArgs, 'resources'>,
+  namespace: string,
+): Record<string, unknown> {
   const max = wholeNumber(args.max, 'max');
   const min = wholeNumber(args.min, 'min');
   const cpu = wholeNumber(args.cpuPercent, 'cpu-percent');
@@ -38,7 +43,9 @@ export function autoscalerFor(target: { apiVersion: string; kind: string; name: 
       ...(min !== undefined && min !== -1 ? { minReplicas: min } : {}),
       maxReplicas: max,
       // Without --cpu-percent the server's default applies (80% of the pods' cpu requests).
-      ...(cpu !== undefined && cpu !== -1 ? { metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: cpu } } }] } : {}),
+      ...(cpu !== undefined && cpu !== -1
+        ? { metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: cpu } } }] }
+        : {}),
     },
   };
 }
@@ -47,7 +54,11 @@ export async function runAutoscale(ctx: CliContext, args: AutoscaleArgs): Promis
   const targets = scaleTargets(args.resources);
   if (args.name !== undefined && targets.length > 1) throw new CliError('--name can only be used with a single resource');
   // Checked for every target before anything is created.
-  const bodies = targets.map(({ def, name }) => ({ def, name, body: autoscalerFor({ apiVersion: apiVersionOf(def), kind: def.kind, name }, args, ctx.namespace) }));
+  const bodies = targets.map(({ def, name }) => ({
+    def,
+    name,
+    body: autoscalerFor({ apiVersion: apiVersionOf(def), kind: def.kind, name }, args, ctx.namespace),
+  }));
   const client = ctx.client();
   for (const { def, name, body } of bodies) {
     // As kubectl: the target must exist (its NotFound is the error shown).

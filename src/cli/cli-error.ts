@@ -12,15 +12,13 @@ export class CliError extends Error {
   }
 }
 
-
 /** Renders an error as one or more stderr lines, without a stack (set MINIK8S_DEBUG to get one). */
 export function formatError(err: unknown, env: NodeJS.ProcessEnv = process.env): string {
   let text: string;
   if (err instanceof ApiError) {
     // kubectl special-cases a missing or rejected credential.
-    text = err.code === 401
-      ? `error: You must be logged in to the server (${err.message || 'Unauthorized'})`
-      : `Error from server (${err.reason}): ${err.message}`;
+    text =
+      err.code === 401 ? `error: You must be logged in to the server (${err.message || 'Unauthorized'})` : `Error from server (${err.reason}): ${err.message}`;
   } else if (err instanceof ConnectionError) {
     text = err.message;
   } else if (err instanceof Error) {

@@ -22,7 +22,7 @@ interface NodeLike {
  * Clearing removes the field, as kubectl's patch to `false` does (it is omitted when false).
  */
 export async function setUnschedulable(client: ApiClient, name: string, unschedulable: boolean): Promise<boolean> {
-  const node = await client.request('GET', kindObjectPath(NODES, name)) as NodeLike;
+  const node = (await client.request('GET', kindObjectPath(NODES, name))) as NodeLike;
   if (Boolean(node.spec?.unschedulable) === unschedulable) return false;
   await client.request('PATCH', kindObjectPath(NODES, name), {
     body: { spec: { unschedulable: unschedulable ? true : null } },
@@ -35,7 +35,7 @@ export async function setUnschedulable(client: ApiClient, name: string, unschedu
 export async function selectNodes(ctx: CliContext, args: CordonArgs, command: string): Promise<string[]> {
   if (args.nodes.length > 0 && args.selector) throw new CliError('cannot specify both a node name and a --selector option');
   if (args.selector !== undefined) {
-    const list = await ctx.client().request('GET', kindCollectionPath(NODES), { query: { labelSelector: args.selector } }) as { items?: NodeLike[] };
+    const list = (await ctx.client().request('GET', kindCollectionPath(NODES), { query: { labelSelector: args.selector } })) as { items?: NodeLike[] };
     const names = (list.items ?? []).map((n) => n.metadata.name ?? '');
     if (names.length === 0) throw new CliError('No resources found');
     return names;

@@ -22,7 +22,11 @@ describe('gracePeriodOf', () => {
     [{ force: true }, /--force needs --grace-period=0/],
     [{ gracePeriod: 'soon' }, /invalid --grace-period "soon"/],
   ] as const) {
-    it(`refuses ${JSON.stringify(flags)}`, () => assert.throws(() => gracePeriodOf(flags), (err: Error) => err instanceof CliError && message.test(err.message)));
+    it(`refuses ${JSON.stringify(flags)}`, () =>
+      assert.throws(
+        () => gracePeriodOf(flags),
+        (err: Error) => err instanceof CliError && message.test(err.message),
+      ));
   }
 });
 

@@ -54,11 +54,18 @@ export function parseTimeout(text: string | undefined): number | undefined {
 /** `--cascade`: kubectl's words, plus its older true/false. */
 export function propagationPolicyOf(cascade: string | undefined): PropagationPolicy | undefined {
   switch ((cascade ?? '').toLowerCase()) {
-    case '': return undefined;
-    case 'background': case 'true': return 'Background';
-    case 'foreground': return 'Foreground';
-    case 'orphan': case 'false': return 'Orphan';
-    default: throw new CliError(`invalid cascade value (${cascade}). Must be "background", "foreground", or "orphan"`);
+    case '':
+      return undefined;
+    case 'background':
+    case 'true':
+      return 'Background';
+    case 'foreground':
+      return 'Foreground';
+    case 'orphan':
+    case 'false':
+      return 'Orphan';
+    default:
+      throw new CliError(`invalid cascade value (${cascade}). Must be "background", "foreground", or "orphan"`);
   }
 }
 
@@ -123,7 +130,7 @@ export async function runDelete(ctx: CliContext, args: DeleteArgs): Promise<numb
   if (args.wait !== false && deleted.length > 0) {
     const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
     for (const { victim, uid } of deleted) {
-      if (!await waitGone(ctx, victim, uid, deadline)) {
+      if (!(await waitGone(ctx, victim, uid, deadline))) {
         ctx.err(`error: timed out waiting for ${kindRef(victim.def)} "${victim.name}" to be deleted\n`);
         return 1;
       }

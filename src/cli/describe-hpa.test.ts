@@ -8,10 +8,13 @@ import { CliError } from './cli-error.js';
 import { renderObject } from './describe.js';
 
 const hpa = validateObject(horizontalPodAutoscalerKind, {
-  apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler',
+  apiVersion: 'autoscaling/v2',
+  kind: 'HorizontalPodAutoscaler',
   metadata: { name: 'web', namespace: 'default', creationTimestamp: '2026-01-01T00:00:00Z' },
   spec: {
-    scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, minReplicas: 2, maxReplicas: 8,
+    scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+    minReplicas: 2,
+    maxReplicas: 8,
     metrics: [
       { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 50 } } },
       { type: 'Resource', resource: { name: 'memory', target: { type: 'AverageValue', averageValue: '100Mi' } } },
@@ -19,49 +22,58 @@ const hpa = validateObject(horizontalPodAutoscalerKind, {
     behavior: { scaleDown: { stabilizationWindowSeconds: 10, policies: [{ type: 'Pods', value: 1, periodSeconds: 15 }] } },
   },
   status: {
-    currentReplicas: 3, desiredReplicas: 4,
+    currentReplicas: 3,
+    desiredReplicas: 4,
     currentMetrics: [{ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: 75, averageValue: '750m' } } }],
     conditions: [
       { type: 'AbleToScale', status: 'True', reason: 'SucceededRescale', message: 'the HPA controller was able to update the target scale to 4' },
-      { type: 'ScalingActive', status: 'True', reason: 'ValidMetricFound', message: 'the HPA was able to successfully calculate a replica count from cpu resource utilization (percentage of request)' },
+      {
+        type: 'ScalingActive',
+        status: 'True',
+        reason: 'ValidMetricFound',
+        message: 'the HPA was able to successfully calculate a replica count from cpu resource utilization (percentage of request)',
+      },
     ],
   },
 });
 
 describe('describe hpa', () => {
   it('prints metrics current / target, limits, behavior, pods and conditions', () => {
-    assert.equal(renderObject(horizontalPodAutoscalerKind, hpa), [
-      'Name:               web',
-      'Namespace:          default',
-      'Labels:             <none>',
-      'Annotations:        <none>',
-      'CreationTimestamp:  Thu, 01 Jan 2026 00:00:00 +0000',
-      'Reference:          Deployment/web',
-      'Metrics:            ( current / target )',
-      '  resource cpu on pods  (as a percentage of request):  75% (750m) / 50%',
-      '  resource memory on pods:                             <unknown> / 100Mi',
-      'Min replicas:  2',
-      'Max replicas:  8',
-      'Behavior:',
-      '  Scale Up:',
-      '    Stabilization Window:  0 seconds',
-      '    Select Policy:         Max',
-      '    Policies:',
-      '      - Type: Pods      Value: 4     Period: 15 seconds',
-      '      - Type: Percent   Value: 100   Period: 15 seconds',
-      '  Scale Down:',
-      '    Stabilization Window:  10 seconds',
-      '    Select Policy:         Max',
-      '    Policies:',
-      '      - Type: Pods   Value: 1   Period: 15 seconds',
-      'Deployment pods:  3 current / 4 desired',
-      'Conditions:',
-      '  Type            Status   Reason             Message',
-      '  ----            ------   ------             -------',
-      '  AbleToScale     True     SucceededRescale   the HPA controller was able to update the target scale to 4',
-      '  ScalingActive   True     ValidMetricFound   the HPA was able to successfully calculate a replica count from cpu resource utilization (percentage of request)',
-      '',
-    ].join('\n'));
+    assert.equal(
+      renderObject(horizontalPodAutoscalerKind, hpa),
+      [
+        'Name:               web',
+        'Namespace:          default',
+        'Labels:             <none>',
+        'Annotations:        <none>',
+        'CreationTimestamp:  Thu, 01 Jan 2026 00:00:00 +0000',
+        'Reference:          Deployment/web',
+        'Metrics:            ( current / target )',
+        '  resource cpu on pods  (as a percentage of request):  75% (750m) / 50%',
+        '  resource memory on pods:                             <unknown> / 100Mi',
+        'Min replicas:  2',
+        'Max replicas:  8',
+        'Behavior:',
+        '  Scale Up:',
+        '    Stabilization Window:  0 seconds',
+        '    Select Policy:         Max',
+        '    Policies:',
+        '      - Type: Pods      Value: 4     Period: 15 seconds',
+        '      - Type: Percent   Value: 100   Period: 15 seconds',
+        '  Scale Down:',
+        '    Stabilization Window:  10 seconds',
+        '    Select Policy:         Max',
+        '    Policies:',
+        '      - Type: Pods   Value: 1   Period: 15 seconds',
+        'Deployment pods:  3 current / 4 desired',
+        'Conditions:',
+        '  Type            Status   Reason             Message',
+        '  ----            ------   ------             -------',
+        '  AbleToScale     True     SucceededRescale   the HPA controller was able to update the target scale to 4',
+        '  ScalingActive   True     ValidMetricFound   the HPA was able to successfully calculate a replica count from cpu resource utilization (percentage of request)',
+        '',
+      ].join('\n'),
+    );
   });
 });
 
@@ -69,8 +81,15 @@ describe('autoscale', () => {
   const target = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' };
   it("makes kubectl's HPA: min, max and a cpu target", () => {
     assert.deepEqual(autoscalerFor(target, { min: '2', max: '10', cpuPercent: '80' }, 'ns'), {
-      apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'web', namespace: 'ns' },
-      spec: { scaleTargetRef: target, minReplicas: 2, maxReplicas: 10, metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }] },
+      apiVersion: 'autoscaling/v2',
+      kind: 'HorizontalPodAutoscaler',
+      metadata: { name: 'web', namespace: 'ns' },
+      spec: {
+        scaleTargetRef: target,
+        minReplicas: 2,
+        maxReplicas: 10,
+        metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }],
+      },
     });
     const bare = autoscalerFor(target, { max: '3', name: 'other' }, 'ns') as { metadata: { name: string }; spec: Record<string, unknown> };
     assert.equal(bare.metadata.name, 'other');
@@ -86,6 +105,10 @@ describe('autoscale', () => {
     [{ max: 'x' }, /invalid argument "x" for "--max" flag/],
   ];
   for (const [flags, message] of bad) {
-    it(`refuses ${JSON.stringify(flags)}`, () => assert.throws(() => autoscalerFor(target, flags, 'ns'), (e: unknown) => e instanceof CliError && message.test(e.message)));
+    it(`refuses ${JSON.stringify(flags)}`, () =>
+      assert.throws(
+        () => autoscalerFor(target, flags, 'ns'),
+        (e: unknown) => e instanceof CliError && message.test(e.message),
+      ));
   }
 });

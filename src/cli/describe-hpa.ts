@@ -29,9 +29,10 @@ export function describeMetric(spec: MetricSpec, current: Current | undefined): 
   else label = `"${spec.external?.metric.name ?? ''}" (external metric)`;
   if (!target) return [label, '<unknown>'];
   if (target.type === 'Utilization') {
-    const now = current?.averageUtilization !== undefined
-      ? `${current.averageUtilization}%${current.averageValue !== undefined ? ` (${current.averageValue})` : ''}`
-      : '<unknown>';
+    const now =
+      current?.averageUtilization !== undefined
+        ? `${current.averageUtilization}%${current.averageValue !== undefined ? ` (${current.averageValue})` : ''}`
+        : '<unknown>';
     return [`${label}  (as a percentage of request)`, `${now} / ${target.averageUtilization}%`];
   }
   if (target.type === 'AverageValue') return [label, `${current?.averageValue ?? '<unknown>'} / ${target.averageValue}`];
@@ -69,10 +70,13 @@ export function describeHpa(w: DescribeWriter, hpa: HorizontalPodAutoscaler): vo
   const conditions = status.conditions ?? [];
   if (conditions.length) {
     w.section(0, 'Conditions');
-    w.raw(1, alignColumns([
-      ['Type', 'Status', 'Reason', 'Message'],
-      ['----', '------', '------', '-------'],
-      ...conditions.map((c) => [c.type, c.status, c.reason ?? '', c.message ?? '']),
-    ]));
+    w.raw(
+      1,
+      alignColumns([
+        ['Type', 'Status', 'Reason', 'Message'],
+        ['----', '------', '------', '-------'],
+        ...conditions.map((c) => [c.type, c.status, c.reason ?? '', c.message ?? '']),
+      ]),
+    );
   }
 }

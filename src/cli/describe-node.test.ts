@@ -8,31 +8,52 @@ import { podResources } from './describe-node.js';
 
 const now = new Date('2026-11-23T12:00:00Z');
 
-const pod = (name: string, resources: Record<string, Record<string, string>>[], phase = 'Running') => ({
-  apiVersion: 'v1', kind: 'Pod',
-  metadata: { name, namespace: 'default', creationTimestamp: '2026-11-23T11:55:00Z' },
-  spec: { nodeName: 'n1', containers: resources.map((r, i) => ({ name: `c${i}`, image: 'busybox', resources: r })) },
-  status: { phase },
-}) as unknown as Pod;
+const pod = (name: string, resources: Record<string, Record<string, string>>[], phase = 'Running') =>
+  ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', creationTimestamp: '2026-11-23T11:55:00Z' },
+    spec: { nodeName: 'n1', containers: resources.map((r, i) => ({ name: `c${i}`, image: 'busybox', resources: r })) },
+    status: { phase },
+  }) as unknown as Pod;
 
 const node = {
-  apiVersion: 'v1', kind: 'Node',
+  apiVersion: 'v1',
+  kind: 'Node',
   metadata: { name: 'n1', labels: { 'node-role.kubernetes.io/control-plane': '' }, creationTimestamp: '2026-11-23T10:00:00Z' },
   spec: { podCIDR: '10.244.1.0/24', podCIDRs: ['10.244.1.0/24'], taints: [{ key: 'gpu', value: 'yes', effect: 'NoSchedule' }] },
   status: {
     capacity: { cpu: '2', memory: '4Gi', pods: '110' },
     allocatable: { cpu: '2', memory: '4Gi', pods: '110' },
-    conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastHeartbeatTime: '2026-11-23T11:59:50Z', lastTransitionTime: '2026-11-23T10:00:00Z' }],
-    addresses: [{ type: 'InternalIP', address: '10.0.0.5' }, { type: 'Hostname', address: 'n1' }],
+    conditions: [
+      {
+        type: 'Ready',
+        status: 'True',
+        reason: 'KubeletReady',
+        message: 'kubelet is posting ready status',
+        lastHeartbeatTime: '2026-11-23T11:59:50Z',
+        lastTransitionTime: '2026-11-23T10:00:00Z',
+      },
+    ],
+    addresses: [
+      { type: 'InternalIP', address: '10.0.0.5' },
+      { type: 'Hostname', address: 'n1' },
+    ],
     nodeInfo: { kernelVersion: '6.1.0', containerRuntimeVersion: 'docker://20.10.24' },
   },
 } as unknown as Node;
 
 describe('podResources', () => {
   it('sums containers, and takes a limit as the request where none is given', () => {
-    assert.deepEqual(podResources(pod('p', [{ requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '250m', memory: '64Mi' } }, { limits: { cpu: '1', memory: '1Gi' } }])), {
-      cpuRequests: 1100, cpuLimits: 1250, memoryRequests: 32 * 2 ** 20 + 2 ** 30, memoryLimits: 64 * 2 ** 20 + 2 ** 30,
-    });
+    assert.deepEqual(
+      podResources(pod('p', [{ requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '250m', memory: '64Mi' } }, { limits: { cpu: '1', memory: '1Gi' } }])),
+      {
+        cpuRequests: 1100,
+        cpuLimits: 1250,
+        memoryRequests: 32 * 2 ** 20 + 2 ** 30,
+        memoryLimits: 64 * 2 ** 20 + 2 ** 30,
+      },
+    );
     assert.deepEqual(podResources(pod('p', [{}])), { cpuRequests: 0, cpuLimits: 0, memoryRequests: 0, memoryLimits: 0 });
   });
 });
@@ -47,7 +68,10 @@ describe('describe node', () => {
     assert.match(text, /^Name:\s+n1\n/);
     assert.match(text, /\nRoles:\s+control-plane\n/);
     assert.match(text, /\nTaints:\s+gpu=yes:NoSchedule\n/);
-    assert.match(text, /\n {2}Ready\s+True\s+Mon, 23 Nov 2026 11:59:50 \+0000\s+Mon, 23 Nov 2026 10:00:00 \+0000\s+KubeletReady\s+kubelet is posting ready status\n/);
+    assert.match(
+      text,
+      /\n {2}Ready\s+True\s+Mon, 23 Nov 2026 11:59:50 \+0000\s+Mon, 23 Nov 2026 10:00:00 \+0000\s+KubeletReady\s+kubelet is posting ready status\n/,
+    );
     assert.match(text, /\n {2}InternalIP:\s+10\.0\.0\.5\n/);
     assert.match(text, /\nCapacity:\n {2}cpu:\s+2\n {2}memory:\s+4Gi\n {2}pods:\s+110\n/);
     assert.match(text, /\n {2}Container Runtime Version:\s+docker:\/\/20\.10\.24\n/);

@@ -45,18 +45,31 @@ export function describeNode(w: DescribeWriter, node: Node, pods: readonly Pod[]
   const conditions = status.conditions ?? [];
   if (conditions.length) {
     w.section(0, 'Conditions');
-    w.raw(1, alignColumns([
-      ['Type', 'Status', 'LastHeartbeatTime', 'LastTransitionTime', 'Reason', 'Message'],
-      ['----', '------', '-----------------', '------------------', '------', '-------'],
-      ...conditions.map((c) => [String(c.type), String(c.status), describeTime(c.lastHeartbeatTime) ?? '', describeTime(c.lastTransitionTime) ?? '', String(c.reason ?? ''), String(c.message ?? '')]),
-    ]));
+    w.raw(
+      1,
+      alignColumns([
+        ['Type', 'Status', 'LastHeartbeatTime', 'LastTransitionTime', 'Reason', 'Message'],
+        ['----', '------', '-----------------', '------------------', '------', '-------'],
+        ...conditions.map((c) => [
+          String(c.type),
+          String(c.status),
+          describeTime(c.lastHeartbeatTime) ?? '',
+          describeTime(c.lastTransitionTime) ?? '',
+          String(c.reason ?? ''),
+          String(c.message ?? ''),
+        ]),
+      ]),
+    );
   } else {
     w.field(0, 'Conditions', '<none>');
   }
   const addresses = status.addresses ?? [];
   w.section(0, 'Addresses');
   for (const a of addresses) w.field(1, a.type, a.address);
-  for (const [label, list] of [['Capacity', status.capacity], ['Allocatable', status.allocatable]] as const) {
+  for (const [label, list] of [
+    ['Capacity', status.capacity],
+    ['Allocatable', status.allocatable],
+  ] as const) {
     w.section(0, label);
     const resources = list ?? {};
     for (const k of Object.keys(resources).sort()) w.field(1, k, String(resources[k]));
@@ -64,9 +77,16 @@ export function describeNode(w: DescribeWriter, node: Node, pods: readonly Pod[]
   const info: NonNullable<NodeStatus['nodeInfo']> = status.nodeInfo ?? {};
   w.section(0, 'System Info');
   for (const [label, key] of [
-    ['Machine ID', 'machineID'], ['System UUID', 'systemUUID'], ['Boot ID', 'bootID'], ['Kernel Version', 'kernelVersion'],
-    ['OS Image', 'osImage'], ['Operating System', 'operatingSystem'], ['Architecture', 'architecture'],
-    ['Container Runtime Version', 'containerRuntimeVersion'], ['Kubelet Version', 'kubeletVersion'], ['Kube-Proxy Version', 'kubeProxyVersion'],
+    ['Machine ID', 'machineID'],
+    ['System UUID', 'systemUUID'],
+    ['Boot ID', 'bootID'],
+    ['Kernel Version', 'kernelVersion'],
+    ['OS Image', 'osImage'],
+    ['Operating System', 'operatingSystem'],
+    ['Architecture', 'architecture'],
+    ['Container Runtime Version', 'containerRuntimeVersion'],
+    ['Kubelet Version', 'kubeletVersion'],
+    ['Kube-Proxy Version', 'kubeProxyVersion'],
   ] as const) {
     w.field(1, label, info[key] ?? '');
   }
@@ -83,23 +103,36 @@ export function describeNode(w: DescribeWriter, node: Node, pods: readonly Pod[]
       const r = podResources(p);
       for (const k of Object.keys(totals) as (keyof typeof totals)[]) totals[k] += r[k];
       return [
-        p.metadata.namespace ?? '', p.metadata.name ?? '',
-        share(cpuText(r.cpuRequests), r.cpuRequests, allocatableCpu), share(cpuText(r.cpuLimits), r.cpuLimits, allocatableCpu),
-        share(memoryText(r.memoryRequests), r.memoryRequests, allocatableMemory), share(memoryText(r.memoryLimits), r.memoryLimits, allocatableMemory),
+        p.metadata.namespace ?? '',
+        p.metadata.name ?? '',
+        share(cpuText(r.cpuRequests), r.cpuRequests, allocatableCpu),
+        share(cpuText(r.cpuLimits), r.cpuLimits, allocatableCpu),
+        share(memoryText(r.memoryRequests), r.memoryRequests, allocatableMemory),
+        share(memoryText(r.memoryLimits), r.memoryLimits, allocatableMemory),
         ageSince(p.metadata.creationTimestamp, now),
       ];
     });
-    w.raw(1, alignColumns([
-      ['Namespace', 'Name', 'CPU Requests', 'CPU Limits', 'Memory Requests', 'Memory Limits', 'Age'],
-      ['---------', '----', '------------', '----------', '---------------', '-------------', '---'],
-      ...rows,
-    ]));
+    w.raw(
+      1,
+      alignColumns([
+        ['Namespace', 'Name', 'CPU Requests', 'CPU Limits', 'Memory Requests', 'Memory Limits', 'Age'],
+        ['---------', '----', '------------', '----------', '---------------', '-------------', '---'],
+        ...rows,
+      ]),
+    );
   }
   w.section(0, 'Allocated resources');
-  w.raw(1, `(Total limits may be over 100 percent, i.e., overcommitted.)\n${alignColumns([
-    ['Resource', 'Requests', 'Limits'],
-    ['--------', '--------', '------'],
-    ['cpu', share(cpuText(totals.cpuRequests), totals.cpuRequests, allocatableCpu), share(cpuText(totals.cpuLimits), totals.cpuLimits, allocatableCpu)],
-    ['memory', share(memoryText(totals.memoryRequests), totals.memoryRequests, allocatableMemory), share(memoryText(totals.memoryLimits), totals.memoryLimits, allocatableMemory)],
-  ])}`);
+  w.raw(
+    1,
+    `(Total limits may be over 100 percent, i.e., overcommitted.)\n${alignColumns([
+      ['Resource', 'Requests', 'Limits'],
+      ['--------', '--------', '------'],
+      ['cpu', share(cpuText(totals.cpuRequests), totals.cpuRequests, allocatableCpu), share(cpuText(totals.cpuLimits), totals.cpuLimits, allocatableCpu)],
+      [
+        'memory',
+        share(memoryText(totals.memoryRequests), totals.memoryRequests, allocatableMemory),
+        share(memoryText(totals.memoryLimits), totals.memoryLimits, allocatableMemory),
+      ],
+    ])}`,
+  );
 }

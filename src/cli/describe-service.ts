@@ -22,7 +22,10 @@ export function endpointsForPort(subsets: readonly EndpointSubset[] | undefined,
 
 export function describeService(w: DescribeWriter, service: Service, endpoints: Endpoints | undefined): void {
   const spec = service.spec;
-  const selector = Object.keys(spec.selector ?? {}).sort().map((k) => `${k}=${spec.selector![k]}`).join(',');
+  const selector = Object.keys(spec.selector ?? {})
+    .sort()
+    .map((k) => `${k}=${spec.selector![k]}`)
+    .join(',');
   w.field(0, 'Selector', selector);
   w.field(0, 'Type', spec.type);
   if (spec.ipFamilyPolicy) w.field(0, 'IP Family Policy', spec.ipFamilyPolicy);

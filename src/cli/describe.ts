@@ -36,7 +36,10 @@ export interface DescribeArgs {
 }
 
 function keyValues(map: Record<string, string> | undefined, skip: readonly string[] = []): string[] {
-  return Object.keys(map ?? {}).filter((k) => !skip.includes(k)).sort().map((k) => `${k}=${map![k]}`);
+  return Object.keys(map ?? {})
+    .filter((k) => !skip.includes(k))
+    .sort()
+    .map((k) => `${k}=${map![k]}`);
 }
 
 function scalar(v: unknown): string {
@@ -91,10 +94,22 @@ function containerState(state: ContainerState | undefined): { text: string; deta
     const t = state.terminated;
     return {
       text: 'Terminated',
-      details: [['Reason', t.reason], ['Exit Code', t.exitCode === undefined ? undefined : String(t.exitCode)], ['Started', describeTime(t.startedAt)], ['Finished', describeTime(t.finishedAt)]],
+      details: [
+        ['Reason', t.reason],
+        ['Exit Code', t.exitCode === undefined ? undefined : String(t.exitCode)],
+        ['Started', describeTime(t.startedAt)],
+        ['Finished', describeTime(t.finishedAt)],
+      ],
     };
   }
-  if (state.waiting) return { text: 'Waiting', details: [['Reason', state.waiting.reason], ['Message', state.waiting.message]] };
+  if (state.waiting)
+    return {
+      text: 'Waiting',
+      details: [
+        ['Reason', state.waiting.reason],
+        ['Message', state.waiting.message],
+      ],
+    };
   return { text: 'Waiting', details: [] };
 }
 
@@ -134,13 +149,20 @@ function describePod(w: DescribeWriter, obj: KubeObject): void {
     }
     w.field(2, 'Ready', cs.ready === undefined ? 'False' : capitalize(String(cs.ready)));
     w.field(2, 'Restart Count', String(cs.restartCount ?? 0));
-    for (const [label, list] of [['Limits', c.resources?.limits], ['Requests', c.resources?.requests]] as const) {
+    for (const [label, list] of [
+      ['Limits', c.resources?.limits],
+      ['Requests', c.resources?.requests],
+    ] as const) {
       if (list && Object.keys(list).length) {
         w.section(2, label);
         for (const k of Object.keys(list).sort()) w.field(3, k, String(list[k]));
       }
     }
-    for (const [label, key] of [['Liveness', 'livenessProbe'], ['Readiness', 'readinessProbe'], ['Startup', 'startupProbe']] as const) {
+    for (const [label, key] of [
+      ['Liveness', 'livenessProbe'],
+      ['Readiness', 'readinessProbe'],
+      ['Startup', 'startupProbe'],
+    ] as const) {
       if (c[key]) w.field(2, label, describeProbe(c[key]));
     }
     if (c.env?.length) {
@@ -167,11 +189,18 @@ function describePod(w: DescribeWriter, obj: KubeObject): void {
     w.section(0, 'Volumes');
     for (const v of volumes) {
       w.section(1, v.name);
-      if (v.emptyDir) w.field(2, 'Type', 'EmptyDir (a temporary directory that shares a pod\'s lifetime)');
+      if (v.emptyDir) w.field(2, 'Type', "EmptyDir (a temporary directory that shares a pod's lifetime)");
       else if (v.hostPath) {
         w.field(2, 'Type', 'HostPath (bare host directory volume)');
         w.field(2, 'Path', v.hostPath.path);
-      } else w.field(2, 'Type', Object.keys(v).filter((k) => k !== 'name').join(', '));
+      } else
+        w.field(
+          2,
+          'Type',
+          Object.keys(v)
+            .filter((k) => k !== 'name')
+            .join(', '),
+        );
     }
   }
   w.field(0, 'QoS Class', status.qosClass);
@@ -183,7 +212,7 @@ function describeMetaPod(w: DescribeWriter, pod: Pod, spec: Partial<PodSpec>, st
   // kubectl's order puts Node and Start Time before Labels; ours keeps metadata together for all kinds.
   w.field(0, 'Node', node);
   w.field(0, 'Start Time', describeTime(status.startTime));
-  w.field(0, 'Status', pod.metadata?.deletionTimestamp ? 'Terminating' : status.phase ?? 'Pending');
+  w.field(0, 'Status', pod.metadata?.deletionTimestamp ? 'Terminating' : (status.phase ?? 'Pending'));
   if (status.reason) w.field(0, 'Reason', status.reason);
   if (status.message) w.field(0, 'Message', status.message);
   w.field(0, 'IP', status.podIP);
@@ -226,7 +255,11 @@ export function renderEvents(events: readonly Event[], now: Date): string {
       String(e.message ?? '').trim(),
     ]),
   ];
-  return `Events:\n${alignColumns(rows).split('\n').filter(Boolean).map((l) => `  ${l}`).join('\n')}\n`;
+  return `Events:\n${alignColumns(rows)
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => `  ${l}`)
+    .join('\n')}\n`;
 }
 
 async function fetchEvents(client: ApiClient, def: KindDefinition, obj: KubeObject): Promise<Event[]> {
@@ -300,7 +333,9 @@ async function endpointsOf(client: ApiClient, service: KubeObject): Promise<Endp
 /** A Workflow's executions, newest first; undefined when the server does not serve them. */
 async function executionsOf(client: ApiClient, wf: KubeObject): Promise<WorkflowExecutionSummary[] | undefined> {
   try {
-    const list = await client.request('GET', `${kindObjectPath(workflowKind, wf.metadata.name ?? '', wf.metadata.namespace)}/executions`) as { items?: WorkflowExecutionSummary[] };
+    const list = (await client.request('GET', `${kindObjectPath(workflowKind, wf.metadata.name ?? '', wf.metadata.namespace)}/executions`)) as {
+      items?: WorkflowExecutionSummary[];
+    };
     return list.items ?? [];
   } catch (err) {
     if (err instanceof ApiError) return undefined;
@@ -355,7 +390,9 @@ export async function runDescribe(ctx: CliContext, args: DescribeArgs): Promise<
       const endpoints = def.kind === 'Service' ? await endpointsOf(client, obj) : undefined;
       const functionVersions = def.kind === 'Function' ? await versionsOf(client, obj) : undefined;
       const workflowExecutions = def.kind === 'Workflow' ? await executionsOf(client, obj) : undefined;
-      const text = renderObject(def, obj, { pods, endpoints, functionVersions, workflowExecutions, now: ctx.now() }) + renderEvents(await fetchEvents(client, def, obj), ctx.now());
+      const text =
+        renderObject(def, obj, { pods, endpoints, functionVersions, workflowExecutions, now: ctx.now() }) +
+        renderEvents(await fetchEvents(client, def, obj), ctx.now());
       blocks.push(text);
     }
   }

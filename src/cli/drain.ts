@@ -86,7 +86,9 @@ export function planDrain(pods: readonly Pod[], flags: Pick<DrainArgs, 'force' |
   }
   // In the filters' order, whatever order the pods came in.
   const lines = (m: Map<string, string[]>, order: Record<string, string>) =>
-    Object.values(order).filter((reason) => m.has(reason)).map((reason) => `${reason}: ${m.get(reason)!.join(', ')}`);
+    Object.values(order)
+      .filter((reason) => m.has(reason))
+      .map((reason) => `${reason}: ${m.get(reason)!.join(', ')}`);
   return { evict, errors: lines(errors, FATAL), warnings: lines(warnings, WARNING) };
 }
 
@@ -151,7 +153,7 @@ async function waitGone(client: ApiClient, pod: Pod, deadline: number): Promise<
   const path = `${kindCollectionPath(PODS, pod.metadata.namespace)}/${encodeURIComponent(pod.metadata.name!)}`;
   for (let delay = 50; ; delay = Math.min(delay * 2, 500)) {
     try {
-      const current = await client.request('GET', path) as Pod;
+      const current = (await client.request('GET', path)) as Pod;
       if (current.metadata.uid !== pod.metadata.uid) return true;
     } catch (err) {
       if (err instanceof NotFoundError) return true;
@@ -172,7 +174,7 @@ export async function runDrain(ctx: CliContext, args: DrainArgs): Promise<number
   const changed = await setUnschedulable(client, node, true);
   ctx.out(`node/${node} ${changed ? '' : 'already '}cordoned\n`);
 
-  const list = await client.request('GET', kindCollectionPath(PODS), { query: { fieldSelector: `spec.nodeName=${node}` } }) as { items?: Pod[] };
+  const list = (await client.request('GET', kindCollectionPath(PODS), { query: { fieldSelector: `spec.nodeName=${node}` } })) as { items?: Pod[] };
   const plan = planDrain(list.items ?? [], args);
   if (plan.errors.length > 0) {
     ctx.err(drainFailure(node, plan.errors));
@@ -193,13 +195,17 @@ export async function runDrain(ctx: CliContext, args: DrainArgs): Promise<number
       failures.push(`error when evicting pods/"${pod.metadata.name}" -n "${pod.metadata.namespace}": ${err instanceof Error ? err.message : String(err)}`);
     }
   }
-  await Promise.all(evicted.map(async (pod) => {
-    if (await waitGone(client, pod, deadline)) {
-      ctx.out(`pod/${pod.metadata.name} evicted\n`);
-    } else {
-      failures.push(`error when waiting for pod "${pod.metadata.name}" in namespace "${pod.metadata.namespace}" to terminate: global timeout reached: ${args.timeout}`);
-    }
-  }));
+  await Promise.all(
+    evicted.map(async (pod) => {
+      if (await waitGone(client, pod, deadline)) {
+        ctx.out(`pod/${pod.metadata.name} evicted\n`);
+      } else {
+        failures.push(
+          `error when waiting for pod "${pod.metadata.name}" in namespace "${pod.metadata.namespace}" to terminate: global timeout reached: ${args.timeout}`,
+        );
+      }
+    }),
+  );
   if (failures.length > 0) {
     ctx.err(drainFailure(node, failures));
     return 1;

@@ -17,7 +17,9 @@ describe('minik8s exec', () => {
     server = http.createServer((req, res) => {
       let text = '';
       req.setEncoding('utf8');
-      req.on('data', (c: string) => { text += c; });
+      req.on('data', (c: string) => {
+        text += c;
+      });
       req.on('end', () => {
         const u = new URL(req.url ?? '/', 'http://x');
         const send = (code: number, body: unknown) => {
@@ -43,14 +45,20 @@ describe('minik8s exec', () => {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
-  beforeEach(() => { calls.length = 0; });
+  beforeEach(() => {
+    calls.length = 0;
+  });
 
   const cli = async (args: string[], stdin = '') => {
     let out = '';
     let err = '';
     const code = await runCli(['--server', url, ...args], {
-      stdout: (s) => { out += s; },
-      stderr: (s) => { err += s; },
+      stdout: (s) => {
+        out += s;
+      },
+      stderr: (s) => {
+        err += s;
+      },
       stdin: Readable.from([Buffer.from(stdin)]),
       env: {},
     });
@@ -63,7 +71,7 @@ describe('minik8s exec', () => {
     assert.deepEqual(calls, [{ path: `${POD_PATH}/web/exec`, container: 'main', body: { command: ['ls', '-l', '--all', '/tmp'] } }]);
   });
 
-  it('exits with the command\'s exit code, as kubectl does', async () => {
+  it("exits with the command's exit code, as kubectl does", async () => {
     const r = await cli(['exec', 'web', '-c', 'main', '--', 'exit', '3']);
     assert.deepEqual(r, { code: 3, out: 'out:exit 3\n', err: 'failing\ncommand terminated with exit code 3\n' });
   });

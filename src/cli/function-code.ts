@@ -46,8 +46,13 @@ async function walk(root: string, dir: string, out: { path: string; data: Buffer
 async function tarGz(files: readonly { path: string; data: Buffer; mode: number }[]): Promise<Buffer> {
   const archive = pack();
   const chunks: Buffer[] = [];
-  archive.on('data', (c: unknown) => { chunks.push(c as Buffer); });
-  const ended = new Promise<void>((res, rej) => { archive.on('end', () => res()); archive.on('error', rej); });
+  archive.on('data', (c: unknown) => {
+    chunks.push(c as Buffer);
+  });
+  const ended = new Promise<void>((res, rej) => {
+    archive.on('end', () => res());
+    archive.on('error', rej);
+  });
   for (const f of files) archive.entry({ name: f.path, size: f.data.length, mode: f.mode, mtime: new Date(0) }, f.data);
   archive.finalize();
   await ended;
@@ -56,7 +61,10 @@ async function tarGz(files: readonly { path: string; data: Buffer; mode: number 
 
 function checkSize(code: FunctionCode, what: string): void {
   const size = JSON.stringify(code).length;
-  if (size > MAX_CODE_BYTES) throw new CliError(`${what} is ${(size / 1024 / 1024).toFixed(2)} MiB as sent; a function's code may be at most 1 MiB (leave out data files, or let requirements install packages)`);
+  if (size > MAX_CODE_BYTES)
+    throw new CliError(
+      `${what} is ${(size / 1024 / 1024).toFixed(2)} MiB as sent; a function's code may be at most 1 MiB (leave out data files, or let requirements install packages)`,
+    );
 }
 
 /** Reads `-f PATH`: one file (the handler's module), a directory (text files, or a .tar.gz of it when some are binary), or an archive as is. */

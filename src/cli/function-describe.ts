@@ -22,15 +22,35 @@ export function describeFunction(w: DescribeWriter, fn: FunctionObject, versions
   w.field(0, 'Runtime', s.runtime);
   w.field(0, 'Handler', s.handler);
   w.field(0, 'Code', codeSummary(fn));
-  const requirements = (s.requirements ?? '').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const requirements = (s.requirements ?? '')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   w.field(0, 'Requirements', requirements.length ? requirements : '<none>');
-  w.field(0, 'Environment', (s.env ?? []).map((e) => `${e.name}=${e.value}`));
-  const limits = s.resources?.limits ? Object.entries(s.resources.limits).map(([k, v]) => `${k}=${String(v)}`).join(',') : '';
+  w.field(
+    0,
+    'Environment',
+    (s.env ?? []).map((e) => `${e.name}=${e.value}`),
+  );
+  const limits = s.resources?.limits
+    ? Object.entries(s.resources.limits)
+        .map(([k, v]) => `${k}=${String(v)}`)
+        .join(',')
+    : '';
   if (limits) w.field(0, 'Limits', limits);
-  w.field(0, 'Scaling', `${s.scaling.minScale} to ${s.scaling.maxScale} pods, target ${s.scaling.target} requests in flight per pod, to zero after ${s.scaling.idleGraceSeconds}s idle`);
+  w.field(
+    0,
+    'Scaling',
+    `${s.scaling.minScale} to ${s.scaling.maxScale} pods, target ${s.scaling.target} requests in flight per pod, to zero after ${s.scaling.idleGraceSeconds}s idle`,
+  );
   w.field(0, 'Timeout', `${s.timeoutSeconds}s`);
   w.field(0, 'Update Strategy', s.updateStrategy);
-  if (s.triggers?.length) w.field(0, 'Triggers', s.triggers.map((t) => `schedule "${t.schedule}"${t.data !== undefined ? ` data ${JSON.stringify(t.data)}` : ''}`));
+  if (s.triggers?.length)
+    w.field(
+      0,
+      'Triggers',
+      s.triggers.map((t) => `schedule "${t.schedule}"${t.data !== undefined ? ` data ${JSON.stringify(t.data)}` : ''}`),
+    );
   w.field(0, 'URL', status.url);
   w.field(0, 'Version', status.version === undefined ? '<none>' : String(status.version));
   w.field(0, 'Image', status.image);
@@ -46,17 +66,22 @@ export function describeFunction(w: DescribeWriter, fn: FunctionObject, versions
   const conditions = status.conditions ?? [];
   if (conditions.length) {
     w.section(0, 'Conditions');
-    w.raw(1, alignColumns([['Type', 'Status', 'Reason', 'Message'], ...conditions.map((c) => [c.type, c.status, c.reason ?? '', (c.message ?? '').split('\n')[0]!])]));
+    w.raw(
+      1,
+      alignColumns([['Type', 'Status', 'Reason', 'Message'], ...conditions.map((c) => [c.type, c.status, c.reason ?? '', (c.message ?? '').split('\n')[0]!])]),
+    );
   }
   if (versions.length) {
     w.section(0, 'Versions');
-    const rows = [...versions].sort((a, b2) => a.spec.version - b2.spec.version).map((v) => [
-      `${v.spec.version}${v.spec.version === status.version ? ' *' : ''}`,
-      v.status?.phase ?? '<none>',
-      v.status?.tag ?? '<none>',
-      ageSince(v.metadata.creationTimestamp ?? undefined, now),
-      v.status?.reusedFrom ? `image of version ${v.status.reusedFrom}` : (v.status?.message ?? '').split('\n')[0]!,
-    ]);
+    const rows = [...versions]
+      .sort((a, b2) => a.spec.version - b2.spec.version)
+      .map((v) => [
+        `${v.spec.version}${v.spec.version === status.version ? ' *' : ''}`,
+        v.status?.phase ?? '<none>',
+        v.status?.tag ?? '<none>',
+        ageSince(v.metadata.creationTimestamp ?? undefined, now),
+        v.status?.reusedFrom ? `image of version ${v.status.reusedFrom}` : (v.status?.message ?? '').split('\n')[0]!,
+      ]);
     w.raw(1, alignColumns([['Version', 'Phase', 'Image', 'Age', 'Note'], ...rows]));
   }
 }

@@ -27,7 +27,13 @@ export function formatDurationMs(ms: number): string {
 export function invocationsTable(records: readonly InvocationRecord[], now: Date, options: { wide?: boolean; noHeaders?: boolean } = {}): string {
   const header = ['ID', 'VERSION', 'TRIGGER', 'STATUS', 'COLD', 'DURATION', 'AGE', ...(options.wide ? ['POD', 'ERROR'] : [])];
   const rows = records.map((r) => [
-    r.id, r.version === undefined ? '<none>' : `v${r.version}`, r.trigger, String(r.status), r.coldStart ? 'yes' : 'no', formatDurationMs(r.durationMs), ageSince(r.start, now),
+    r.id,
+    r.version === undefined ? '<none>' : `v${r.version}`,
+    r.trigger,
+    String(r.status),
+    r.coldStart ? 'yes' : 'no',
+    formatDurationMs(r.durationMs),
+    ageSince(r.start, now),
     ...(options.wide ? [r.pod ?? '<none>', (r.error ?? '').split('\n')[0]!.slice(0, 80) || '<none>'] : []),
   ]);
   return alignColumns(options.noHeaders ? rows : [header, ...rows]);

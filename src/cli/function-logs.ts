@@ -18,7 +18,10 @@ export interface FunctionLogsArgs {
 export class LinePrefixer {
   #partial = '';
   readonly #decoder = new TextDecoder();
-  constructor(readonly prefix: string, readonly write: (text: string) => void) {}
+  constructor(
+    readonly prefix: string,
+    readonly write: (text: string) => void,
+  ) {}
 
   push(chunk: Buffer): void {
     const text = this.#partial + this.#decoder.decode(chunk, { stream: true });
@@ -83,7 +86,10 @@ export async function runFunctionLogs(ctx: CliContext, args: FunctionLogsArgs): 
   const start = (pod: Pod) => {
     const podName = pod.metadata.name!;
     if (following.has(podName) || !started(pod) || pod.metadata.deletionTimestamp) return;
-    following.set(podName, stream(podName, true).finally(() => following.delete(podName)));
+    following.set(
+      podName,
+      stream(podName, true).finally(() => following.delete(podName)),
+    );
   };
   for (const pod of pods) start(pod);
   if (pods.length === 0) ctx.err(`function ${name} has no pods now; waiting for some (Ctrl-C to stop)\n`);

@@ -62,7 +62,10 @@ export async function waitForFunction(ctx: CliContext, target: WaitTarget): Prom
     if (first) return first;
     try {
       for await (const event of client.watch(functionKind, {
-        namespace: target.namespace, fieldSelector: `metadata.name=${target.name}`, resourceVersion: fn.metadata.resourceVersion, signal: ctx.signal,
+        namespace: target.namespace,
+        fieldSelector: `metadata.name=${target.name}`,
+        resourceVersion: fn.metadata.resourceVersion,
+        signal: ctx.signal,
       })) {
         if (event.type === 'BOOKMARK') continue;
         if (event.type === 'DELETED') throw gone();

@@ -27,13 +27,16 @@ const put = (path: string, data: string | Buffer) => {
 };
 
 describe('readCodeSource', () => {
-  it('reads one file; a name other than handler.py implies its module as the handler\'s', async () => {
-    assert.deepEqual(await readCodeSource(put('one/handler.py', 'def handler(e, c): pass\n')), { code: { files: { 'handler.py': 'def handler(e, c): pass\n' } }, description: join(dir, 'one/handler.py') });
+  it("reads one file; a name other than handler.py implies its module as the handler's", async () => {
+    assert.deepEqual(await readCodeSource(put('one/handler.py', 'def handler(e, c): pass\n')), {
+      code: { files: { 'handler.py': 'def handler(e, c): pass\n' } },
+      description: join(dir, 'one/handler.py'),
+    });
     const hello = await readCodeSource(put('one/hello.py', 'x'));
     assert.equal(hello.impliedHandler, 'hello.handler');
   });
 
-  it('reads a directory\'s text files (skipping caches and hidden files) and its requirements.txt', async () => {
+  it("reads a directory's text files (skipping caches and hidden files) and its requirements.txt", async () => {
     put('d/handler.py', 'h');
     put('d/lib/util.py', 'u');
     put('d/requirements.txt', 'requests\n');
@@ -59,7 +62,14 @@ describe('readCodeSource', () => {
 
   const refused: [string, () => Promise<unknown>, RegExp][] = [
     ['a path that does not exist', () => readCodeSource(join(dir, 'nope.py')), /does not exist/],
-    ['an empty directory', async () => { mkdirSync(join(dir, 'empty'), { recursive: true }); return readCodeSource(join(dir, 'empty')); }, /holds no files/],
+    [
+      'an empty directory',
+      async () => {
+        mkdirSync(join(dir, 'empty'), { recursive: true });
+        return readCodeSource(join(dir, 'empty'));
+      },
+      /holds no files/,
+    ],
     ['a binary file that is no archive', () => readCodeSource(put('x.bin', Buffer.from([0, 1]))), /not a text file/],
     ['code over 1 MiB', () => readCodeSource(put('big/handler.py', 'x'.repeat(1_100_000))), /at most 1 MiB/],
   ];
@@ -96,7 +106,10 @@ describe('resolveFunctionManifest', () => {
   it('refuses code given twice and a missing path, naming the manifest', async () => {
     const source = put('twice/fn.yaml', '');
     await assert.rejects(resolveFunctionManifest(manifest({ codePath: '.', code: {} }), source), /give spec\.code or spec\.codePath, not both/);
-    await assert.rejects(resolveFunctionManifest(manifest({ codePath: './missing' }), source), (e: unknown) => e instanceof CliError && e.message.includes(`${source}: spec.codePath:`) && /does not exist/.test(e.message));
+    await assert.rejects(
+      resolveFunctionManifest(manifest({ codePath: './missing' }), source),
+      (e: unknown) => e instanceof CliError && e.message.includes(`${source}: spec.codePath:`) && /does not exist/.test(e.message),
+    );
   });
 });
 
@@ -104,8 +117,20 @@ describe('specFromFlags', () => {
   const args = (over: Partial<FunctionWriteArgs>): FunctionWriteArgs => ({ env: [], wait: true, ...over });
 
   it('turns flags into spec fields, merging scaling over the old spec', async () => {
-    const spec = await specFromFlags(args({ minScale: '1', idleGrace: '45s', timeout: '10', env: ['A=1', 'B=x=y', 'A=2'], hard: true }), { scaling: { maxScale: 4, target: 3 }, handler: 'h.f' });
-    assert.deepEqual(spec, { handler: 'h.f', env: [{ name: 'A', value: '2' }, { name: 'B', value: 'x=y' }], scaling: { maxScale: 4, target: 3, minScale: 1, idleGraceSeconds: 45 }, timeoutSeconds: 10, updateStrategy: 'Hard' });
+    const spec = await specFromFlags(args({ minScale: '1', idleGrace: '45s', timeout: '10', env: ['A=1', 'B=x=y', 'A=2'], hard: true }), {
+      scaling: { maxScale: 4, target: 3 },
+      handler: 'h.f',
+    });
+    assert.deepEqual(spec, {
+      handler: 'h.f',
+      env: [
+        { name: 'A', value: '2' },
+        { name: 'B', value: 'x=y' },
+      ],
+      scaling: { maxScale: 4, target: 3, minScale: 1, idleGraceSeconds: 45 },
+      timeoutSeconds: 10,
+      updateStrategy: 'Hard',
+    });
   });
 
   it('refuses bad numbers, bad env and both strategies', async () => {
@@ -116,7 +141,12 @@ describe('specFromFlags', () => {
 });
 
 function fnWith(status: Record<string, unknown>, generation = 2): FunctionObject {
-  const fn = validateObject(functionKind, { apiVersion: 'minik8s.io/v1', kind: 'Function', metadata: { name: 'f', namespace: 'default', generation }, spec: { code: { files: { 'handler.py': 'x' } } } }) as FunctionObject;
+  const fn = validateObject(functionKind, {
+    apiVersion: 'minik8s.io/v1',
+    kind: 'Function',
+    metadata: { name: 'f', namespace: 'default', generation },
+    spec: { code: { files: { 'handler.py': 'x' } } },
+  }) as FunctionObject;
   return { ...fn, status };
 }
 
@@ -124,16 +154,35 @@ describe('waitOutcome', () => {
   const target = { name: 'f', namespace: 'default', request: 'r2', generation: 2 };
   const cases: [string, Record<string, unknown>, unknown][] = [
     ['the controller has not seen the write', { observedGeneration: 1, build: { version: 1, phase: 'Succeeded', request: 'r1' } }, { done: false }],
-    ['another request\'s status', { observedGeneration: 2, build: { version: 1, phase: 'Failed', request: 'r1' } }, { done: false }],
-    ['building', { observedGeneration: 2, build: { version: 2, phase: 'Building', step: '3/7 RUN pip', request: 'r2' } }, { done: false, progress: 'building version 2: 3/7 RUN pip' }],
-    ['built but not yet serving', { observedGeneration: 2, version: 1, build: { version: 2, phase: 'Succeeded', request: 'r2' } }, { done: false, progress: 'rolling to version 2' }],
-    ['serving', { observedGeneration: 2, version: 2, url: 'http://m:8090/function/f', build: { version: 2, phase: 'Succeeded', request: 'r2', message: 'built in 3 s' } }, { done: true, ok: true, version: 2, url: 'http://m:8090/function/f', note: 'built in 3 s' }],
-    ['failed', { observedGeneration: 2, version: 1, build: { version: 2, phase: 'Failed', message: 'no index', request: 'r2' } }, { done: true, ok: false, version: 2, message: 'no index' }],
+    ["another request's status", { observedGeneration: 2, build: { version: 1, phase: 'Failed', request: 'r1' } }, { done: false }],
+    [
+      'building',
+      { observedGeneration: 2, build: { version: 2, phase: 'Building', step: '3/7 RUN pip', request: 'r2' } },
+      { done: false, progress: 'building version 2: 3/7 RUN pip' },
+    ],
+    [
+      'built but not yet serving',
+      { observedGeneration: 2, version: 1, build: { version: 2, phase: 'Succeeded', request: 'r2' } },
+      { done: false, progress: 'rolling to version 2' },
+    ],
+    [
+      'serving',
+      { observedGeneration: 2, version: 2, url: 'http://m:8090/function/f', build: { version: 2, phase: 'Succeeded', request: 'r2', message: 'built in 3 s' } },
+      { done: true, ok: true, version: 2, url: 'http://m:8090/function/f', note: 'built in 3 s' },
+    ],
+    [
+      'failed',
+      { observedGeneration: 2, version: 1, build: { version: 2, phase: 'Failed', message: 'no index', request: 'r2' } },
+      { done: true, ok: false, version: 2, message: 'no index' },
+    ],
   ];
   for (const [name, status, want] of cases) it(name, () => assert.deepEqual(waitOutcome(fnWith(status), target), want));
 
   it('a rollback waits for its version to serve', () => {
-    assert.deepEqual(waitOutcome(fnWith({ observedGeneration: 2, version: 3, build: { version: 1, phase: 'Succeeded', request: 'r2' } }), { ...target, version: 1 }), { done: false, progress: 'rolling to version 1' });
+    assert.deepEqual(
+      waitOutcome(fnWith({ observedGeneration: 2, version: 3, build: { version: 1, phase: 'Succeeded', request: 'r2' } }), { ...target, version: 1 }),
+      { done: false, progress: 'rolling to version 1' },
+    );
   });
 });
 
@@ -163,7 +212,9 @@ describe('codeReplacementPatch', () => {
 describe('LinePrefixer', () => {
   it('prefixes whole lines, holding a partial one until it ends', () => {
     let out = '';
-    const p = new LinePrefixer('[pod-1] ', (t) => { out += t; });
+    const p = new LinePrefixer('[pod-1] ', (t) => {
+      out += t;
+    });
     p.push(Buffer.from('one\ntw'));
     assert.equal(out, '[pod-1] one\n');
     p.push(Buffer.from('o\n'));

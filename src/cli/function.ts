@@ -31,7 +31,10 @@ export interface FunctionWriteArgs {
 type Spec = Record<string, unknown>;
 
 function requireName(name: string | undefined, command: string): string {
-  if (!name) throw new CliError(`function ${command} needs a name: minik8s function ${command} NAME${command === 'create' || command === 'update' ? ' -f handler.py' : ''}`);
+  if (!name)
+    throw new CliError(
+      `function ${command} needs a name: minik8s function ${command} NAME${command === 'create' || command === 'update' ? ' -f handler.py' : ''}`,
+    );
   return name;
 }
 
@@ -67,7 +70,9 @@ export async function specFromFlags(args: FunctionWriteArgs, base: Spec = {}): P
   if (args.handler) spec.handler = args.handler;
   if (args.env.length) spec.env = parseEnv(args.env);
   const scaling: Spec = { ...((base.scaling as Spec | undefined) ?? {}) };
-  const set = (key: string, value: number | undefined) => { if (value !== undefined) scaling[key] = value; };
+  const set = (key: string, value: number | undefined) => {
+    if (value !== undefined) scaling[key] = value;
+  };
   set('minScale', parseCount('min-scale', args.minScale, 0, 1000));
   set('maxScale', parseCount('max-scale', args.maxScale, 1, 1000));
   set('target', parseCount('target', args.target, 1, 1000));
@@ -88,8 +93,16 @@ export function newBuildRequest(now: Date): string {
 
 async function follow(ctx: CliContext, fn: FunctionObject, request: string, verb: string, version?: number): Promise<number> {
   const name = fn.metadata.name!;
-  const done = await waitForFunction(ctx, { name, namespace: ctx.namespace, request, generation: fn.metadata.generation ?? 1, ...(version !== undefined ? { version } : {}) });
-  ctx.out(`function/${name} ${verb}: version ${done.version} serving${done.url ? ` at ${done.url}` : ''}${done.note && /reused|no build/.test(done.note) ? ` (${done.note})` : ''}\n`);
+  const done = await waitForFunction(ctx, {
+    name,
+    namespace: ctx.namespace,
+    request,
+    generation: fn.metadata.generation ?? 1,
+    ...(version !== undefined ? { version } : {}),
+  });
+  ctx.out(
+    `function/${name} ${verb}: version ${done.version} serving${done.url ? ` at ${done.url}` : ''}${done.note && /reused|no build/.test(done.note) ? ` (${done.note})` : ''}\n`,
+  );
   return 0;
 }
 
@@ -123,7 +136,10 @@ async function rewrite(ctx: CliContext, name: string, change: (fn: FunctionObjec
     try {
       live = (await client.get(functionKind, { namespace: ctx.namespace, name })) as FunctionObject;
     } catch (err) {
-      if (err instanceof NotFoundError) throw new CliError(`function "${name}" not found${ctx.namespace !== 'default' ? ` in namespace ${ctx.namespace}` : ''}: create it with minik8s function create ${name} -f ...`);
+      if (err instanceof NotFoundError)
+        throw new CliError(
+          `function "${name}" not found${ctx.namespace !== 'default' ? ` in namespace ${ctx.namespace}` : ''}: create it with minik8s function create ${name} -f ...`,
+        );
       throw err;
     }
     const next = await change(live);
@@ -147,7 +163,7 @@ export async function runFunctionUpdate(ctx: CliContext, args: FunctionWriteArgs
     const spec = await specFromFlags(args, live.spec as unknown as Spec);
     return { ...live, metadata: withRequest(live, request), spec: spec as unknown as FunctionObject['spec'] };
   });
-  const strategy = updated.spec.updateStrategy === 'Hard' ? ' (hard: the old version\'s pods stop once the new one is built)' : '';
+  const strategy = updated.spec.updateStrategy === 'Hard' ? " (hard: the old version's pods stop once the new one is built)" : '';
   ctx.out(`function/${name} updated${strategy}\n`);
   if (!args.wait) return 0;
   return follow(ctx, updated, request, 'updated');
@@ -167,8 +183,17 @@ export function rollbackTarget(versions: readonly FunctionVersion[], serving: nu
   const built = versions.filter((v) => v.status?.phase === 'Succeeded').sort((a, b) => b.spec.version - a.spec.version);
   if (to !== undefined) {
     const v = versions.find((x) => x.spec.version === to);
-    if (!v) throw new CliError(`version ${to} does not exist (kept: ${versions.map((x) => x.spec.version).sort((a, b) => a - b).join(', ') || 'none'})`);
-    if (v.status?.phase !== 'Succeeded') throw new CliError(`version ${to} has no image (its build ${v.status?.phase === 'Failed' ? 'failed' : 'has not finished'}): it cannot serve`);
+    if (!v)
+      throw new CliError(
+        `version ${to} does not exist (kept: ${
+          versions
+            .map((x) => x.spec.version)
+            .sort((a, b) => a - b)
+            .join(', ') || 'none'
+        })`,
+      );
+    if (v.status?.phase !== 'Succeeded')
+      throw new CliError(`version ${to} has no image (its build ${v.status?.phase === 'Failed' ? 'failed' : 'has not finished'}): it cannot serve`);
     return v;
   }
   const older = built.find((v) => serving === undefined || v.spec.version < serving);
@@ -183,7 +208,8 @@ export async function runFunctionRollback(ctx: CliContext, args: FunctionRollbac
   const request = newBuildRequest(ctx.now());
   let target: FunctionVersion | undefined;
   const updated = await rewrite(ctx, name, async (live) => {
-    const versions = (await ctx.client().list(functionVersionKind, { namespace: ctx.namespace, labelSelector: `minik8s.io/function=${name}` })).items as FunctionVersion[];
+    const versions = (await ctx.client().list(functionVersionKind, { namespace: ctx.namespace, labelSelector: `minik8s.io/function=${name}` }))
+      .items as FunctionVersion[];
     const mine = versions.filter((v) => v.metadata.ownerReferences?.some((r) => r.uid === live.metadata.uid));
     target = rollbackTarget(mine, live.status?.version, to);
     // The version's code and settings come back whole; scaling, triggers and the update strategy stay the function's own.

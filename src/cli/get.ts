@@ -5,8 +5,19 @@ import { GoneError } from '../core/errors.js';
 import { CliError, ConnectionError, formatError } from './cli-error.js';
 import type { CliContext } from './context.js';
 import {
-  alignColumns, asList, columnWidths, formatRow, objectRef, parseOutputFormat, printJson, printYaml,
-  tableHeader, tableRow, withTypeMeta, type OutputFormat, type TableOptions,
+  alignColumns,
+  asList,
+  columnWidths,
+  formatRow,
+  objectRef,
+  parseOutputFormat,
+  printJson,
+  printYaml,
+  tableHeader,
+  tableRow,
+  withTypeMeta,
+  type OutputFormat,
+  type TableOptions,
 } from './printers.js';
 import { parseResourceArgs, type ResourceTarget } from './resolve-kind.js';
 
@@ -153,7 +164,11 @@ async function watchTarget(ctx: CliContext, args: GetArgs, state: WatchState): P
         resourceVersion = list.metadata.resourceVersion;
       }
       for await (const event of client.watch(def, {
-        namespace, labelSelector: args.selector, fieldSelector: args.fieldSelector, resourceVersion, signal: ctx.signal,
+        namespace,
+        labelSelector: args.selector,
+        fieldSelector: args.fieldSelector,
+        resourceVersion,
+        signal: ctx.signal,
       })) {
         resourceVersion = event.object?.metadata?.resourceVersion ?? resourceVersion;
         if (event.type === 'BOOKMARK') continue;

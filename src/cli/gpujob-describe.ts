@@ -17,7 +17,7 @@ function bytes(n: number | undefined): string {
 export function describeGpuJob(w: DescribeWriter, job: GpuJob): void {
   const st = job.status ?? {};
   w.field(0, 'Cluster', job.spec.cluster);
-  w.field(0, 'Phase', job.metadata.deletionTimestamp ? `Terminating (${st.phase ?? 'Pending'})` : st.phase ?? 'Pending');
+  w.field(0, 'Phase', job.metadata.deletionTimestamp ? `Terminating (${st.phase ?? 'Pending'})` : (st.phase ?? 'Pending'));
   if (st.reason) w.field(0, 'Reason', st.reason);
   if (st.message) w.field(0, 'Message', st.message);
   w.field(0, 'Slurm Job', st.jobId ? `${st.jobId}${st.jobName ? ` (${st.jobName})` : ''}` : undefined);
@@ -34,8 +34,9 @@ export function describeGpuJob(w: DescribeWriter, job: GpuJob): void {
 
   const files = Object.keys(job.spec.program.files ?? {});
   const binary = Object.keys(job.spec.program.binaryFiles ?? {});
-  const size = Object.values(job.spec.program.files ?? {}).reduce((n, t) => n + Buffer.byteLength(t), 0)
-    + Object.values(job.spec.program.binaryFiles ?? {}).reduce((n, b) => n + Buffer.byteLength(b, 'base64'), 0);
+  const size =
+    Object.values(job.spec.program.files ?? {}).reduce((n, t) => n + Buffer.byteLength(t), 0) +
+    Object.values(job.spec.program.binaryFiles ?? {}).reduce((n, b) => n + Buffer.byteLength(b, 'base64'), 0);
   w.field(0, 'Program', `${files.length + binary.length} files, ${bytes(size)}: ${[...files, ...binary].sort().join(', ')}`);
   const slurm = Object.entries(job.spec.slurm ?? {}).filter(([, v]) => v !== undefined);
   if (slurm.length) {

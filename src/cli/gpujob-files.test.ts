@@ -37,13 +37,24 @@ describe('program.path', () => {
   });
 
   it('reads a single source file under its own name', async () => {
-    const out = await resolveGpuJobManifest({ apiVersion: 'minik8s.io/v1', kind: 'GpuJob', metadata: { name: 'j' }, spec: { cluster: 'hpc', program: { path: 'one.cu' } } }, join(dir, 'x.yaml'));
+    const out = await resolveGpuJobManifest(
+      { apiVersion: 'minik8s.io/v1', kind: 'GpuJob', metadata: { name: 'j' }, spec: { cluster: 'hpc', program: { path: 'one.cu' } } },
+      join(dir, 'x.yaml'),
+    );
     assert.deepEqual((out as GpuJob).spec.program, { files: { 'one.cu': '__global__ void k() {}\n' } });
   });
 
   const refusals: [string, () => Promise<unknown>, RegExp][] = [
     ['a path that does not exist', () => readProgram(join(dir, 'nope')), /the program path ".*nope" does not exist/],
-    ['both path and files', () => resolveGpuJobManifest({ apiVersion: 'minik8s.io/v1', kind: 'GpuJob', metadata: { name: 'j' }, spec: { program: { path: 'prog', files: { a: 'b' } } } }, join(dir, 'x.yaml')), /spec\.program has both path and files/],
+    [
+      'both path and files',
+      () =>
+        resolveGpuJobManifest(
+          { apiVersion: 'minik8s.io/v1', kind: 'GpuJob', metadata: { name: 'j' }, spec: { program: { path: 'prog', files: { a: 'b' } } } },
+          join(dir, 'x.yaml'),
+        ),
+      /spec\.program has both path and files/,
+    ],
   ];
   for (const [name, fn, message] of refusals) {
     it(`refuses ${name}`, async () => {
@@ -61,7 +72,9 @@ describe('program.path', () => {
 
 describe('examples/gpu', () => {
   const root = join(process.cwd(), 'examples', 'gpu');
-  const files = readdirSync(root).filter((f) => f.endsWith('.yaml')).sort();
+  const files = readdirSync(root)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort();
 
   it('has the CUDA job, the C job and both kinds of cluster', () => {
     assert.deepEqual(files, ['hello-c.yaml', 'matmul.yaml', 'slurmcluster-local.yaml', 'slurmcluster-ssh.yaml']);

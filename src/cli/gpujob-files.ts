@@ -22,7 +22,10 @@ export async function readProgram(root: string): Promise<ProgramFiles> {
   const add = async (full: string, path: string) => {
     const size = (await stat(full)).size;
     total += size;
-    if (total > MAX_PROGRAM_BYTES) throw new CliError(`the program in ${root} is more than ${MAX_PROGRAM_BYTES / 1024 / 1024} MiB: a GpuJob carries sources, not data sets (put those on the cluster's storage and read them from the script)`);
+    if (total > MAX_PROGRAM_BYTES)
+      throw new CliError(
+        `the program in ${root} is more than ${MAX_PROGRAM_BYTES / 1024 / 1024} MiB: a GpuJob carries sources, not data sets (put those on the cluster's storage and read them from the script)`,
+      );
     if (found.length >= MAX_PROGRAM_FILES) throw new CliError(`the program in ${root} has more than ${MAX_PROGRAM_FILES} files`);
     found.push({ path, data: await readFile(full) });
   };
@@ -62,7 +65,8 @@ export async function resolveGpuJobManifest(object: KubeObject, source: string):
   const spec = object.spec as { program?: { path?: unknown; files?: unknown; binaryFiles?: unknown } } | undefined;
   const program = spec?.program;
   if (!program || program.path === undefined) return object;
-  if (typeof program.path !== 'string' || program.path === '') throw new CliError(`error validating "${source}": spec.program.path must be a file or directory name`);
+  if (typeof program.path !== 'string' || program.path === '')
+    throw new CliError(`error validating "${source}": spec.program.path must be a file or directory name`);
   if (program.files !== undefined || program.binaryFiles !== undefined) {
     throw new CliError(`error validating "${source}": spec.program has both path and files: give one`);
   }

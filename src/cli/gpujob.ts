@@ -21,14 +21,14 @@ export const OUTPUT_FILES = ['result.out', 'error.err'] as const;
 
 function jobName(arg: string | undefined): string {
   const name = arg?.replace(/^(gpujobs?|gj)(\.minik8s\.io)?\//, '');
-  if (!name) throw new CliError('minik8s gpujob output needs the job\'s name: minik8s gpujob output NAME [-o DIR]');
+  if (!name) throw new CliError("minik8s gpujob output needs the job's name: minik8s gpujob output NAME [-o DIR]");
   return name;
 }
 
 export async function runGpuJobOutput(ctx: CliContext, args: GpuJobOutputArgs): Promise<number> {
   const name = jobName(args.name);
   const client = ctx.client();
-  const job = await client.get(gpuJobKind, { namespace: ctx.namespace, name }) as GpuJob;
+  const job = (await client.get(gpuJobKind, { namespace: ctx.namespace, name })) as GpuJob;
   const phase = job.status?.phase ?? 'Pending';
   if (!isFinalPhase(phase)) {
     throw new CliError(`gpujob "${name}" is ${phase}: its result.out and error.err are stored when it ends (minik8s get gpujob ${name} -w)`);

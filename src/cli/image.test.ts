@@ -9,9 +9,7 @@ import { gzipSync } from 'node:zlib';
 import { pack, type Header } from 'tar-stream';
 import { CliError } from './cli-error.js';
 import type { CliContext } from './context.js';
-import {
-  chooseRegistry, explainPushError, imageIdFromConfigPath, parseImageName, pushProgress, runImageImport, scanTar,
-} from './image.js';
+import { chooseRegistry, explainPushError, imageIdFromConfigPath, parseImageName, pushProgress, runImageImport, scanTar } from './image.js';
 
 /** A real tar archive, written by tar-stream's pack. */
 async function tar(...entries: (Partial<Header> & { name: string; content?: string | Buffer })[]): Promise<Buffer> {
@@ -66,7 +64,11 @@ describe('parseImageName', () => {
     ['-app', /use lowercase letters/],
   ];
   for (const [text, message] of bad) {
-    it(`${JSON.stringify(text)} is refused`, () => assert.throws(() => parseImageName(text), (err: Error) => err instanceof CliError && message.test(err.message)));
+    it(`${JSON.stringify(text)} is refused`, () =>
+      assert.throws(
+        () => parseImageName(text),
+        (err: Error) => err instanceof CliError && message.test(err.message),
+      ));
   }
 });
 
@@ -84,7 +86,15 @@ describe('chooseRegistry', () => {
   for (const [name, input, want] of cases) it(name, () => assert.equal(chooseRegistry(input), want));
 
   it('does not read the client config when the registry is given', () => {
-    assert.equal(chooseRegistry({ flag: '1.2.3.4:5000', server: () => { throw new Error('read'); } }), '1.2.3.4:5000');
+    assert.equal(
+      chooseRegistry({
+        flag: '1.2.3.4:5000',
+        server: () => {
+          throw new Error('read');
+        },
+      }),
+      '1.2.3.4:5000',
+    );
   });
   it('refuses a conflict between the name and --registry', () => {
     assert.throws(() => chooseRegistry({ flag: 'a:5000', fromName: 'b:5000', server }), /names registry b:5000 but --registry says a:5000/);
@@ -99,7 +109,12 @@ describe('scanTar', () => {
   const layer = `blobs/sha256/${'b'.repeat(64)}`;
 
   it('recognises a docker save tarball by its manifest.json', async () => {
-    const archive = await tar({ name: 'blobs/' }, { name: layer, content: Buffer.alloc(3000, 1) }, { name: 'manifest.json', content: JSON.stringify(manifest) }, { name: 'repositories', content: '{}' });
+    const archive = await tar(
+      { name: 'blobs/' },
+      { name: layer, content: Buffer.alloc(3000, 1) },
+      { name: 'manifest.json', content: JSON.stringify(manifest) },
+      { name: 'repositories', content: '{}' },
+    );
     for (const chunk of [1, 100, 512, 4096, archive.length]) assert.deepEqual(await scan(archive, chunk), { entries: 4, manifest });
   });
   it('accepts ./manifest.json as written by tar -C DIR .', async () => {
@@ -111,7 +126,12 @@ describe('scanTar', () => {
     assert.deepEqual(await scan(archive), { entries: 1, manifest });
   });
   it('treats a tar without manifest.json as a root filesystem', async () => {
-    const archive = await tar({ name: 'bin/' }, { name: 'bin/sh', content: 'ELF' }, { name: 'bin/ash', type: 'symlink', linkname: 'sh' }, { name: 'etc/passwd', content: 'root:x:0:0::/root:/bin/sh\n' });
+    const archive = await tar(
+      { name: 'bin/' },
+      { name: 'bin/sh', content: 'ELF' },
+      { name: 'bin/ash', type: 'symlink', linkname: 'sh' },
+      { name: 'etc/passwd', content: 'root:x:0:0::/root:/bin/sh\n' },
+    );
     assert.deepEqual(await scan(archive), { entries: 4 });
   });
   it('ignores a manifest.json that is not at the top, not a file, or too big to be a manifest', async () => {
@@ -166,37 +186,61 @@ describe('runImageImport before Docker', () => {
     return path;
   };
   const ctx = (): CliContext => ({
-    namespace: 'default', namespaceExplicit: false, client: () => { throw new Error('no API server in this test'); },
-    out: () => {}, err: () => {}, stdin: process.stdin, now: () => new Date(),
+    namespace: 'default',
+    namespaceExplicit: false,
+    client: () => {
+      throw new Error('no API server in this test');
+    },
+    out: () => {},
+    err: () => {},
+    stdin: process.stdin,
+    now: () => new Date(),
   });
   /** A loopback port nothing listens on. */
-  const closedPort = () => new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
+  const closedPort = () =>
+    new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = s.address() as AddressInfo;
+        s.close(() => resolve(port));
+      });
     });
-  });
 
   it('refuses a file that is not a tar, naming it', async () => {
     const path = file('notes.txt', 'just some notes\n');
-    await assert.rejects(runImageImport(ctx(), { file: path, name: 'app:1', registry: '127.0.0.1:1' }),
-      cliError(new RegExp(`^${path}: not a tar archive \\(expected a docker save tarball or a root filesystem tar\\)$`)));
+    await assert.rejects(
+      runImageImport(ctx(), { file: path, name: 'app:1', registry: '127.0.0.1:1' }),
+      cliError(new RegExp(`^${path}: not a tar archive \\(expected a docker save tarball or a root filesystem tar\\)$`)),
+    );
   });
   it('reads through gzip, and refuses a gzip file that holds no tar', async () => {
-    await assert.rejects(runImageImport(ctx(), { file: file('x.tar.gz', gzipSync('not a tar at all')), name: 'app', registry: '127.0.0.1:1' }), cliError(/: not a tar archive/));
-    await assert.rejects(runImageImport(ctx(), { file: file('cut.tar.gz', gzipSync(await tar({ name: 'a', content: 'x' })).subarray(0, 20)), name: 'app', registry: '127.0.0.1:1' }),
-      cliError(/: cannot read it: unexpected end of file/));
+    await assert.rejects(
+      runImageImport(ctx(), { file: file('x.tar.gz', gzipSync('not a tar at all')), name: 'app', registry: '127.0.0.1:1' }),
+      cliError(/: not a tar archive/),
+    );
+    await assert.rejects(
+      runImageImport(ctx(), {
+        file: file('cut.tar.gz', gzipSync(await tar({ name: 'a', content: 'x' })).subarray(0, 20)),
+        name: 'app',
+        registry: '127.0.0.1:1',
+      }),
+      cliError(/: cannot read it: unexpected end of file/),
+    );
   });
   it('refuses a missing file and a directory', async () => {
-    await assert.rejects(runImageImport(ctx(), { file: '/nonexistent/image.tar', name: 'app', registry: '127.0.0.1:1' }), cliError(/^\/nonexistent\/image.tar: no such file$/));
+    await assert.rejects(
+      runImageImport(ctx(), { file: '/nonexistent/image.tar', name: 'app', registry: '127.0.0.1:1' }),
+      cliError(/^\/nonexistent\/image.tar: no such file$/),
+    );
     const dir = dirname(file('x', ''));
     await assert.rejects(runImageImport(ctx(), { file: dir, name: 'app', registry: '127.0.0.1:1' }), cliError(/is a directory; make a tar of it first/));
   });
   it('says when the registry cannot be reached, after reading a good (gzipped) tar', async () => {
     const port = await closedPort();
     const path = file('rootfs.tar.gz', gzipSync(await tar({ name: 'bin/' }, { name: 'bin/true', content: 'ELF' })));
-    await assert.rejects(runImageImport(ctx(), { file: path, name: 'app:1', registry: `127.0.0.1:${port}` }),
-      cliError(new RegExp(`^cannot reach the image registry at http://127.0.0.1:${port}/v2/ \\(ECONNREFUSED\\)`)));
+    await assert.rejects(
+      runImageImport(ctx(), { file: path, name: 'app:1', registry: `127.0.0.1:${port}` }),
+      cliError(new RegExp(`^cannot reach the image registry at http://127.0.0.1:${port}/v2/ \\(ECONNREFUSED\\)`)),
+    );
   });
 });
 
@@ -222,7 +266,10 @@ describe('pushProgress', () => {
 
 describe('explainPushError', () => {
   it('names the dockerd flag for a plain-HTTP registry', () => {
-    assert.match(explainPushError('Get "https://10.0.0.1:5000/v2/": http: server gave HTTP response to HTTPS client', '10.0.0.1:5000'), /--insecure-registry 10.0.0.1:5000/);
+    assert.match(
+      explainPushError('Get "https://10.0.0.1:5000/v2/": http: server gave HTTP response to HTTPS client', '10.0.0.1:5000'),
+      /--insecure-registry 10.0.0.1:5000/,
+    );
   });
   it('says when the registry cannot be reached', () => {
     assert.match(explainPushError('dial tcp 10.0.0.1:5000: connect: connection refused', '10.0.0.1:5000'), /cannot reach the registry at 10.0.0.1:5000/);

@@ -104,7 +104,8 @@ function parseSaveManifest(text: string): SaveManifestEntry[] {
   } catch {
     throw new CliError('a tar with a manifest.json that is not JSON (not a docker save tarball)');
   }
-  if (!Array.isArray(parsed) || parsed.some((m) => typeof m?.Config !== 'string')) throw new CliError('a tar with a manifest.json that is not a docker save manifest');
+  if (!Array.isArray(parsed) || parsed.some((m) => typeof m?.Config !== 'string'))
+    throw new CliError('a tar with a manifest.json that is not a docker save manifest');
   return parsed as SaveManifestEntry[];
 }
 
@@ -269,7 +270,9 @@ export async function runImageImport(ctx: CliContext, args: ImageImportArgs): Pr
   if (!args.name) throw new CliError('image import needs a NAME[:TAG]: minik8s image import FILE.tar NAME[:TAG]');
   const name = parseImageName(args.name);
   const registry = chooseRegistry({
-    flag: args.registry, fromName: name.registry, env: process.env.MINIK8S_REGISTRY || undefined,
+    flag: args.registry,
+    fromName: name.registry,
+    env: process.env.MINIK8S_REGISTRY || undefined,
     server: () => ctx.client().server.toString(),
   });
   const target = `${registry}/${name.repository}:${name.tag}`;
@@ -292,19 +295,25 @@ export async function runImageImport(ctx: CliContext, args: ImageImportArgs): Pr
   }
 
   const unreachable = await registryAnswers(registry);
-  if (unreachable) throw new CliError(`cannot reach the image registry at http://${registry}/v2/ (${unreachable}): is the master running? pass --registry HOST:PORT`);
+  if (unreachable)
+    throw new CliError(`cannot reach the image registry at http://${registry}/v2/ (${unreachable}): is the master running? pass --registry HOST:PORT`);
 
   const { default: Docker } = await import('dockerode');
   const docker = new Docker();
-  const follow = (stream: NodeJS.ReadableStream, onEvent: (e: ProgressEvent) => void) => new Promise<void>((resolve, reject) => {
-    docker.modem.followProgress(stream, (err: Error | null) => (err ? reject(err) : resolve()), (event: ProgressEvent) => {
-      try {
-        onEvent(event);
-      } catch (e) {
-        reject(e);
-      }
+  const follow = (stream: NodeJS.ReadableStream, onEvent: (e: ProgressEvent) => void) =>
+    new Promise<void>((resolve, reject) => {
+      docker.modem.followProgress(
+        stream,
+        (err: Error | null) => (err ? reject(err) : resolve()),
+        (event: ProgressEvent) => {
+          try {
+            onEvent(event);
+          } catch (e) {
+            reject(e);
+          }
+        },
+      );
     });
-  });
   const mb = (size / 1e6).toFixed(1);
 
   try {

@@ -43,16 +43,34 @@ describe('invoke arguments', () => {
 describe('failureMessage', () => {
   const fn = { type: 'function' as const, name: 'hello' };
   it('a handler that raised: its error, the invocation id, then its traceback', () => {
-    assert.equal(failureMessage(fn, 500, JSON.stringify({ error: 'ValueError: bad', traceback: 'Traceback (most recent call last):\nValueError: bad\n' }), 'abc123', null),
-      'error: function hello failed (HTTP 500): ValueError: bad (invocation abc123)\nTraceback (most recent call last):\nValueError: bad\n');
+    assert.equal(
+      failureMessage(fn, 500, JSON.stringify({ error: 'ValueError: bad', traceback: 'Traceback (most recent call last):\nValueError: bad\n' }), 'abc123', null),
+      'error: function hello failed (HTTP 500): ValueError: bad (invocation abc123)\nTraceback (most recent call last):\nValueError: bad\n',
+    );
   });
-  it('the activator\'s own Status: its message', () => {
-    assert.equal(failureMessage(fn, 503, JSON.stringify({ kind: 'Status', message: 'function hello has no pod ready to serve yet; try again', invocationId: 'i1' }), null, null),
-      'error: function hello failed (HTTP 503): function hello has no pod ready to serve yet; try again (invocation i1)\n');
+  it("the activator's own Status: its message", () => {
+    assert.equal(
+      failureMessage(
+        fn,
+        503,
+        JSON.stringify({ kind: 'Status', message: 'function hello has no pod ready to serve yet; try again', invocationId: 'i1' }),
+        null,
+        null,
+      ),
+      'error: function hello failed (HTTP 503): function hello has no pod ready to serve yet; try again (invocation i1)\n',
+    );
   });
   it('a failed workflow execution: error, cause and execution', () => {
-    assert.equal(failureMessage({ type: 'workflow', name: 'flow' }, 500, JSON.stringify({ error: 'States.TaskFailed', cause: 'boom', execution: 'flow-7' }), null, 'flow-7'),
-      'error: workflow flow failed (HTTP 500): States.TaskFailed: boom (execution flow-7)\n');
+    assert.equal(
+      failureMessage(
+        { type: 'workflow', name: 'flow' },
+        500,
+        JSON.stringify({ error: 'States.TaskFailed', cause: 'boom', execution: 'flow-7' }),
+        null,
+        'flow-7',
+      ),
+      'error: workflow flow failed (HTTP 500): States.TaskFailed: boom (execution flow-7)\n',
+    );
   });
   it('a body that is not JSON', () => {
     assert.equal(failureMessage(fn, 502, 'Bad Gateway', null, null), 'error: function hello failed (HTTP 502): Bad Gateway\n');

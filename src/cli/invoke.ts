@@ -74,7 +74,9 @@ async function activatorBase(ctx: CliContext, args: InvokeArgs): Promise<string>
   try {
     const info = (await client.request('GET', ACTIVATOR_INFO_PATH)) as { url?: unknown };
     if (typeof info.url === 'string' && info.url) return info.url;
-  } catch { /* an older master: guess below */ }
+  } catch {
+    /* an older master: guess below */
+  }
   return `http://${client.hostPort.replace(/:\d+$/, '')}:8090`;
 }
 
@@ -101,9 +103,12 @@ export function failureMessage(target: InvokeTarget, status: number, bodyText: s
   try {
     const parsed = JSON.parse(bodyText) as unknown;
     if (parsed && typeof parsed === 'object') body = parsed as typeof body;
-  } catch { /* not JSON */ }
+  } catch {
+    /* not JSON */
+  }
   const what = `${target.type} ${target.name}`;
-  const reason = typeof body.error === 'string' ? body.error : typeof body.message === 'string' ? body.message : bodyText.trim().slice(0, 500) || `HTTP ${status}`;
+  const reason =
+    typeof body.error === 'string' ? body.error : typeof body.message === 'string' ? body.message : bodyText.trim().slice(0, 500) || `HTTP ${status}`;
   const cause = typeof body.cause === 'string' && body.cause ? `: ${body.cause}` : '';
   const id = invocationId ?? (typeof body.invocationId === 'string' ? body.invocationId : null);
   const exec = execution ?? (typeof body.execution === 'string' ? body.execution : null);
@@ -133,7 +138,9 @@ export async function runInvoke(ctx: CliContext, args: InvokeArgs): Promise<numb
     });
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    throw new CliError(`cannot reach the activator at ${new URL(url).origin}: ${cause?.code ?? cause?.message ?? (err as Error).message} (is the master running? set --activator or $MINIK8S_ACTIVATOR)`);
+    throw new CliError(
+      `cannot reach the activator at ${new URL(url).origin}: ${cause?.code ?? cause?.message ?? (err as Error).message} (is the master running? set --activator or $MINIK8S_ACTIVATOR)`,
+    );
   }
   const text = await res.text();
   if (res.status >= 400) {

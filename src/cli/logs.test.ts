@@ -9,13 +9,22 @@ import { waitFor } from '../core/wait-for.js';
 import { defaultContainer, parseTail, podName } from './logs.js';
 import { runCli } from './main.js';
 
-
 const POD_PATH = '/api/v1/namespaces/default/pods';
 const pod = (name: string, containers: string[], annotations?: Record<string, string>) => ({
-  apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', ...(annotations ? { annotations } : {}) },
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'default', ...(annotations ? { annotations } : {}) },
   spec: { containers: containers.map((c) => ({ name: c, image: 'busybox' })) },
 });
-const status = (code: number, reason: string, message: string) => ({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code, reason, message });
+const status = (code: number, reason: string, message: string) => ({
+  kind: 'Status',
+  apiVersion: 'v1',
+  metadata: {},
+  status: 'Failure',
+  code,
+  reason,
+  message,
+});
 
 describe('minik8s logs', () => {
   let server: http.Server;
@@ -34,7 +43,8 @@ describe('minik8s logs', () => {
       };
       if (u.pathname === `${POD_PATH}/web`) return send(200, pod('web', ['main']));
       if (u.pathname === `${POD_PATH}/duo`) return send(200, pod('duo', ['a', 'b'], { 'kubectl.kubernetes.io/default-container': 'b' }));
-      if (u.pathname === `${POD_PATH}/lost/log`) return send(503, status(503, 'ServiceUnavailable', 'error dialing backend: dial tcp 10.0.0.9:10250: connect: connection refused'));
+      if (u.pathname === `${POD_PATH}/lost/log`)
+        return send(503, status(503, 'ServiceUnavailable', 'error dialing backend: dial tcp 10.0.0.9:10250: connect: connection refused'));
       const m = /^\/api\/v1\/namespaces\/default\/pods\/(\w+)\/log$/.exec(u.pathname);
       if (m && ['web', 'duo'].includes(m[1]!)) {
         res.writeHead(200, { 'content-type': 'text/plain' });
@@ -58,14 +68,21 @@ describe('minik8s logs', () => {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
-  beforeEach(() => { requests.length = 0; });
+  beforeEach(() => {
+    requests.length = 0;
+  });
 
   const cli = async (args: string[], signal?: AbortSignal, onOut?: (s: string) => void) => {
     let out = '';
     let err = '';
     const code = await runCli([...args, '--server', url], {
-      stdout: (s) => { out += s; onOut?.(out); },
-      stderr: (s) => { err += s; },
+      stdout: (s) => {
+        out += s;
+        onOut?.(out);
+      },
+      stderr: (s) => {
+        err += s;
+      },
       stdin: Readable.from([]),
       env: {},
       signal,
@@ -91,7 +108,9 @@ describe('minik8s logs', () => {
 
   it('follows until the signal aborts, then closes the connection', async () => {
     const controller = new AbortController();
-    const done = cli(['logs', '-f', 'web'], controller.signal, (out) => { if (out.includes('\n')) controller.abort(); });
+    const done = cli(['logs', '-f', 'web'], controller.signal, (out) => {
+      if (out.includes('\n')) controller.abort();
+    });
     const r = await done;
     assert.equal(r.code, 0);
     assert.equal(r.out, 'web/main caf\u00e9\n');

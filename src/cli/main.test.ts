@@ -25,8 +25,12 @@ describe('minik8s CLI', () => {
     let out = '';
     let err = '';
     const code = await runCli([...args, '--server', api.url, '--token', 't0k'], {
-      stdout: (s) => { out += s; },
-      stderr: (s) => { err += s; },
+      stdout: (s) => {
+        out += s;
+      },
+      stderr: (s) => {
+        err += s;
+      },
       stdin: Readable.from([Buffer.from(stdin)]),
       env: {},
       now: () => NOW,
@@ -58,7 +62,7 @@ describe('minik8s CLI', () => {
     assert.deepEqual(await cli(['apply', '-f', path]), { code: 0, out: 'pod/web created\n', err: '' });
     const stored = api.objects.get('/api/v1/namespaces/default/pods/web')!;
     assert.equal((stored.metadata as { namespace: string }).namespace, 'default');
-    assert.ok(((stored.metadata as { annotations: Record<string, string> }).annotations)[LAST_APPLIED_ANNOTATION]);
+    assert.ok((stored.metadata as { annotations: Record<string, string> }).annotations[LAST_APPLIED_ANNOTATION]);
 
     assert.deepEqual(await cli(['apply', '-f', path]), { code: 0, out: 'pod/web unchanged\n', err: '' });
 
@@ -77,20 +81,20 @@ describe('minik8s CLI', () => {
   it('apply reads stdin and reports per-object server errors, going on with the rest', async () => {
     const two = `${POD}---\napiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: other}\nspec: {}\n`;
     const run = await cli(['apply', '-f', '-'], two);
-    assert.equal(run.err, "");
+    assert.equal(run.err, '');
     assert.equal(run.code, 0);
     assert.equal(run.out, 'pod/web created\nservice/web created\n');
     assert.ok(api.objects.has('/api/v1/namespaces/other/services/web'));
   });
 
-  it('create refuses an existing object with the server\'s message', async () => {
+  it("create refuses an existing object with the server's message", async () => {
     const path = manifest('pod.yaml', POD);
     assert.equal((await cli(['create', '-f', path])).out, 'pod/web created\n');
     const again = await cli(['create', '-f', path]);
     assert.deepEqual(again, { code: 1, out: '', err: 'Error from server (AlreadyExists): pods "web" already exists\n' });
   });
 
-  it('get prints tables, names, json and kubectl\'s empty message', async () => {
+  it("get prints tables, names, json and kubectl's empty message", async () => {
     assert.deepEqual(await cli(['get', 'pods']), { code: 0, out: '', err: 'No resources found in default namespace.\n' });
     assert.deepEqual(await cli(['get', 'pods', '-A']), { code: 0, out: '', err: 'No resources found\n' });
     await cli(['apply', '-f', manifest('pod.yaml', POD)]);
@@ -112,7 +116,11 @@ describe('minik8s CLI', () => {
 
   it('get -w prints the list, then a row per event, until aborted', async () => {
     await cli(['apply', '-f', manifest('pod.yaml', POD)]);
-    const pod = (name: string, rv: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', resourceVersion: rv, creationTimestamp: NOW.toISOString() } });
+    const pod = (name: string, rv: string) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'default', resourceVersion: rv, creationTimestamp: NOW.toISOString() },
+    });
     api.watchEvents = [
       { type: 'ADDED', object: pod('a-much-longer-name', '10') },
       { type: 'BOOKMARK', object: { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: '11' } } },
@@ -146,7 +154,9 @@ describe('minik8s CLI', () => {
     assert.deepEqual(await cli(['get', 'pods', 'x']), { code: 1, out: '', err: 'Error from server (NotFound): pods "x" not found\n' });
     assert.deepEqual(await cli(['get', 'foo']), { code: 1, out: '', err: 'error: the server doesn\'t have a resource type "foo"\n' });
     assert.deepEqual(await cli(['get', 'pods', '-o', 'xml']), {
-      code: 1, out: '', err: 'error: unable to match a printer suitable for the output format "xml", allowed formats are: json,name,wide,yaml\n',
+      code: 1,
+      out: '',
+      err: 'error: unable to match a printer suitable for the output format "xml", allowed formats are: json,name,wide,yaml\n',
     });
   });
 
@@ -188,7 +198,13 @@ describe('minik8s CLI', () => {
 
   it('a wrong token is reported as kubectl reports it', async () => {
     let err = '';
-    const code = await runCli(['get', 'pods', '--server', api.url, '--token', 'wrong'], { stdout: () => {}, stderr: (s) => { err += s; }, env: {} });
+    const code = await runCli(['get', 'pods', '--server', api.url, '--token', 'wrong'], {
+      stdout: () => {},
+      stderr: (s) => {
+        err += s;
+      },
+      env: {},
+    });
     assert.equal(code, 1);
     assert.equal(err, 'error: You must be logged in to the server (Unauthorized)\n');
   });
@@ -196,7 +212,11 @@ describe('minik8s CLI', () => {
 
 describe('argument pre-scan', () => {
   it('finds the command after global flags, and bails on anything else', () => {
-    assert.deepEqual(scanCommand(['--server', 'http://x', '-n=prod', 'get', 'pods']), { flags: { server: 'http://x', namespace: 'prod' }, command: 'get', rest: ['pods'] });
+    assert.deepEqual(scanCommand(['--server', 'http://x', '-n=prod', 'get', 'pods']), {
+      flags: { server: 'http://x', namespace: 'prod' },
+      command: 'get',
+      rest: ['pods'],
+    });
     assert.equal(scanCommand(['--help']), undefined);
     assert.equal(scanCommand([]), undefined);
   });

@@ -36,9 +36,28 @@ export const DEFAULT_SERVER = 'http://127.0.0.1:6443';
  * of their implementation, so loading all of them costs little even for `version`.
  */
 export const COMMAND_MODULES: readonly CliCommand[] = [
-  applyCommand, createCommand, getCommand, describeCommand, deleteCommand, imageCommand, logsCommand,
-  cordonCommand, uncordonCommand, drainCommand, execCommand, functionCommand, invokeCommand, rolloutCommand,
-  scaleCommand, autoscaleCommand, topCommand, tokenCommand, workflowCommand, gpujobCommand, versionCommand, apiResourcesCommand,
+  applyCommand,
+  createCommand,
+  getCommand,
+  describeCommand,
+  deleteCommand,
+  imageCommand,
+  logsCommand,
+  cordonCommand,
+  uncordonCommand,
+  drainCommand,
+  execCommand,
+  functionCommand,
+  invokeCommand,
+  rolloutCommand,
+  scaleCommand,
+  autoscaleCommand,
+  topCommand,
+  tokenCommand,
+  workflowCommand,
+  gpujobCommand,
+  versionCommand,
+  apiResourcesCommand,
 ];
 
 /** The command words, sorted (the order "Did you mean this?" suggests them in). */
@@ -121,7 +140,7 @@ function readGlobalFlag(argv: readonly string[], i: number, flags: GlobalFlags):
  */
 export function scanCommand(argv: readonly string[]): { flags: GlobalFlags; command: string; rest: string[] } | undefined {
   const flags: GlobalFlags = {};
-  for (let i = 0; i < argv.length;) {
+  for (let i = 0; i < argv.length; ) {
     const used = readGlobalFlag(argv, i, flags);
     if (used) {
       i += used;
@@ -231,8 +250,18 @@ async function runWithYargs(argv: readonly string[], io: CliIo, clients: ApiClie
     .alias('h', 'help')
     .wrap(null)
     .parserConfiguration({ 'parse-numbers': false, 'parse-positional-numbers': false })
-    .option('server', { type: 'string', global: true, requiresArg: true, describe: 'API server URL (default: $MINIK8S_SERVER, the file $MINIK8S_CONFIG names, ~/.minik8s/config)' })
-    .option('token', { type: 'string', global: true, requiresArg: true, describe: 'bearer token (default: $MINIK8S_TOKEN, the file $MINIK8S_CONFIG names, ~/.minik8s/config)' })
+    .option('server', {
+      type: 'string',
+      global: true,
+      requiresArg: true,
+      describe: 'API server URL (default: $MINIK8S_SERVER, the file $MINIK8S_CONFIG names, ~/.minik8s/config)',
+    })
+    .option('token', {
+      type: 'string',
+      global: true,
+      requiresArg: true,
+      describe: 'bearer token (default: $MINIK8S_TOKEN, the file $MINIK8S_CONFIG names, ~/.minik8s/config)',
+    })
     .option('namespace', { alias: 'n', type: 'string', global: true, requiresArg: true, describe: 'namespace for this request' });
   for (const command of COMMAND_MODULES) {
     register(parser, command, async (leaf, flags) => {
@@ -241,7 +270,14 @@ async function runWithYargs(argv: readonly string[], io: CliIo, clients: ApiClie
     });
   }
   parser
-    .command('help', false, () => {}, () => { parser.showHelp('log'); })
+    .command(
+      'help',
+      false,
+      () => {},
+      () => {
+        parser.showHelp('log');
+      },
+    )
     .fail((message, err) => {
       // Errors from command handlers pass through untouched; yargs' own complaints are usage errors.
       if (err) throw err;

@@ -16,24 +16,38 @@ describe('readManifests', () => {
     writeFileSync(path, text);
     return path;
   };
-  before(() => { dir = mkdtempSync(join(tmpdir(), 'minik8s-manifests-')); });
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'minik8s-manifests-'));
+  });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('reads multi-document YAML, skipping empty documents', async () => {
     const path = file('multi.yaml', `---\n${POD}---\n# just a comment\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n---\n`);
     const got = await readManifests([path]);
-    assert.deepEqual(got.map((m) => [m.def.kind, m.object.metadata.name, m.source]), [['Pod', 'web', path], ['Deployment', 'd', path]]);
+    assert.deepEqual(
+      got.map((m) => [m.def.kind, m.object.metadata.name, m.source]),
+      [
+        ['Pod', 'web', path],
+        ['Deployment', 'd', path],
+      ],
+    );
   });
 
-  it('reads a directory\'s .yaml/.yml/.json files in name order, optionally recursively', async () => {
+  it("reads a directory's .yaml/.yml/.json files in name order, optionally recursively", async () => {
     const d = join(dir, 'tree');
     mkdirSync(join(d, 'sub'), { recursive: true });
     writeFileSync(join(d, 'b.yml'), 'apiVersion: v1\nkind: Service\nmetadata: {name: b}\n');
     writeFileSync(join(d, 'a.json'), JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a' } }));
     writeFileSync(join(d, 'notes.txt'), 'not a manifest');
     writeFileSync(join(d, 'sub', 'c.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: c}\n');
-    assert.deepEqual((await readManifests([d])).map((m) => m.object.metadata.name), ['a', 'b']);
-    assert.deepEqual((await readManifests([d], { recursive: true })).map((m) => m.object.metadata.name), ['a', 'b', 'c']);
+    assert.deepEqual(
+      (await readManifests([d])).map((m) => m.object.metadata.name),
+      ['a', 'b'],
+    );
+    assert.deepEqual(
+      (await readManifests([d], { recursive: true })).map((m) => m.object.metadata.name),
+      ['a', 'b', 'c'],
+    );
   });
 
   it('reads stdin for -', async () => {
@@ -43,15 +57,29 @@ describe('readManifests', () => {
   });
 
   it('expands a v1 List', async () => {
-    const path = file('list.yaml', 'apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: a}}\n- {apiVersion: v1, kind: Pod, metadata: {name: b}}\n');
-    assert.deepEqual((await readManifests([path])).map((m) => m.object.metadata.name), ['a', 'b']);
+    const path = file(
+      'list.yaml',
+      'apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: a}}\n- {apiVersion: v1, kind: Pod, metadata: {name: b}}\n',
+    );
+    assert.deepEqual(
+      (await readManifests([path])).map((m) => m.object.metadata.name),
+      ['a', 'b'],
+    );
   });
 
   const errors: { name: string; text?: string; path?: string; want: RegExp | string }[] = [
     { name: 'missing path', path: 'nope.yaml', want: 'the path "nope.yaml" does not exist' },
     { name: 'YAML syntax', text: 'apiVersion: v1\nkind: Pod\nmetadata: [a,\n  b: : c\n', want: /^error parsing .*bad\.yaml: yaml: line 4, column 6: / },
-    { name: 'not an object', text: '- a\n- b\n', want: /^error validating ".*bad\.yaml": error validating data: document 1 is not an object \(found a list\)$/ },
-    { name: 'missing apiVersion and kind', text: 'metadata:\n  name: x\n', want: /^error validating ".*bad\.yaml": error validating data: \[apiVersion not set, kind not set\]$/ },
+    {
+      name: 'not an object',
+      text: '- a\n- b\n',
+      want: /^error validating ".*bad\.yaml": error validating data: document 1 is not an object \(found a list\)$/,
+    },
+    {
+      name: 'missing apiVersion and kind',
+      text: 'metadata:\n  name: x\n',
+      want: /^error validating ".*bad\.yaml": error validating data: \[apiVersion not set, kind not set\]$/,
+    },
     { name: 'missing kind only', text: 'apiVersion: v1\nmetadata: {name: x}\n', want: /error validating data: \[kind not set\]$/ },
     {
       name: 'unknown kind',
@@ -63,7 +91,11 @@ describe('readManifests', () => {
       text: 'a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n',
       want: /document 1: Excessive alias count/,
     },
-    { name: 'oversized document', text: `apiVersion: v1\nkind: Pod\nmetadata: {name: x}\ndata: "${'x'.repeat(MAX_DOCUMENT_BYTES)}"\n`, want: /document 1 is larger than 2 MiB/ },
+    {
+      name: 'oversized document',
+      text: `apiVersion: v1\nkind: Pod\nmetadata: {name: x}\ndata: "${'x'.repeat(MAX_DOCUMENT_BYTES)}"\n`,
+      want: /document 1 is larger than 2 MiB/,
+    },
     { name: 'nothing in the file', text: '# empty\n', want: 'no objects passed to apply' },
   ];
   for (const c of errors) {
@@ -83,13 +115,15 @@ describe('manifestNamespace', () => {
   const [obj] = parseManifestText('apiVersion: v1\nkind: Pod\nmetadata: {name: a, namespace: prod}\n', 'f.yaml');
   const manifest = { object: obj!, def: { namespaced: true } as never, source: 'f.yaml' };
 
-  it('uses the manifest\'s namespace, else the context\'s', () => {
+  it("uses the manifest's namespace, else the context's", () => {
     assert.equal(manifestNamespace(manifest, { namespace: 'default', namespaceExplicit: false }), 'prod');
     assert.equal(manifestNamespace({ ...manifest, object: { ...obj!, metadata: { name: 'a' } } }, { namespace: 'dev', namespaceExplicit: true }), 'dev');
   });
 
   it('refuses a clash with an explicit -n', () => {
-    assert.throws(() => manifestNamespace(manifest, { namespace: 'dev', namespaceExplicit: true }),
-      /the namespace from the provided object "prod" does not match the namespace "dev". You must pass '--namespace=prod'/);
+    assert.throws(
+      () => manifestNamespace(manifest, { namespace: 'dev', namespaceExplicit: true }),
+      /the namespace from the provided object "prod" does not match the namespace "dev". You must pass '--namespace=prod'/,
+    );
   });
 });

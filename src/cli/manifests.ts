@@ -62,7 +62,9 @@ export function parseManifestText(text: string, source: string): KubeObject[] {
     // An empty document (a stray `---`, a file of comments) is skipped, as kubectl does.
     if (value === null || value === undefined) continue;
     if (!isPlainObject(value)) {
-      throw new CliError(`error validating "${source}": error validating data: document ${index} is not an object (found ${Array.isArray(value) ? 'a list' : typeof value})`);
+      throw new CliError(
+        `error validating "${source}": error validating data: document ${index} is not an object (found ${Array.isArray(value) ? 'a list' : typeof value})`,
+      );
     }
     const missing = [
       ...(typeof value.apiVersion === 'string' && value.apiVersion ? [] : ['apiVersion not set']),
@@ -91,7 +93,9 @@ export function parseManifestText(text: string, source: string): KubeObject[] {
 export function mapManifest(object: KubeObject, source: string): Manifest {
   const def = kindByApiVersion(object.apiVersion, object.kind);
   if (!def) {
-    throw new CliError(`resource mapping not found for name: "${object.metadata.name ?? ''}" namespace: "${object.metadata.namespace ?? ''}" from "${source}": no matches for kind "${object.kind}" in version "${object.apiVersion}"\nensure CRDs are installed first`);
+    throw new CliError(
+      `resource mapping not found for name: "${object.metadata.name ?? ''}" namespace: "${object.metadata.namespace ?? ''}" from "${source}": no matches for kind "${object.kind}" in version "${object.apiVersion}"\nensure CRDs are installed first`,
+    );
   }
   return { object, def, source };
 }
@@ -170,7 +174,9 @@ export function manifestNamespace(manifest: Manifest, context: { namespace: stri
   if (!manifest.def.namespaced) return undefined;
   const own = manifest.object.metadata.namespace;
   if (own && context.namespaceExplicit && own !== context.namespace) {
-    throw new CliError(`the namespace from the provided object "${own}" does not match the namespace "${context.namespace}". You must pass '--namespace=${own}' to perform this operation.`);
+    throw new CliError(
+      `the namespace from the provided object "${own}" does not match the namespace "${context.namespace}". You must pass '--namespace=${own}' to perform this operation.`,
+    );
   }
   return own || context.namespace;
 }
@@ -180,7 +186,11 @@ export function manifestNamespace(manifest: Manifest, context: { namespace: stri
  * object is reported and the rest go on (exit code 1), as kubectl does; an unreachable server
  * stops everything, since it would fail every object the same way.
  */
-export async function sendEachManifest(ctx: CliContext, options: ReadManifestsOptions & { paths: readonly string[] }, send: (manifest: Manifest) => Promise<string>): Promise<number> {
+export async function sendEachManifest(
+  ctx: CliContext,
+  options: ReadManifestsOptions & { paths: readonly string[] },
+  send: (manifest: Manifest) => Promise<string>,
+): Promise<number> {
   const { paths, ...read } = options;
   const manifests = await readManifests(paths, { ...read, stdin: ctx.stdin });
   let failed = false;

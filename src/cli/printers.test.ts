@@ -57,22 +57,29 @@ describe('alignColumns', () => {
       ['nginx', '1/1', '5s'],
       ['a-much-longer-name', '0/1', '10m'],
     ]);
-    assert.equal(text, [
-      'NAME                 READY   AGE',
-      'nginx                1/1     5s',
-      'a-much-longer-name   0/1     10m',
-      '',
-    ].join('\n'));
+    assert.equal(text, ['NAME                 READY   AGE', 'nginx                1/1     5s', 'a-much-longer-name   0/1     10m', ''].join('\n'));
   });
 
   it('applies the minimum width to narrow columns and leaves no trailing spaces', () => {
-    assert.equal(alignColumns([['A', 'B', ''], ['x', 'y', '']]), 'A     B\nx     y\n');
+    assert.equal(
+      alignColumns([
+        ['A', 'B', ''],
+        ['x', 'y', ''],
+      ]),
+      'A     B\nx     y\n',
+    );
   });
 });
 
 describe('tables', () => {
   const def = {
-    kind: 'Pod', group: '', version: 'v1', resource: 'pods', singular: 'pod', shortNames: ['po'], namespaced: true,
+    kind: 'Pod',
+    group: '',
+    version: 'v1',
+    resource: 'pods',
+    singular: 'pod',
+    shortNames: ['po'],
+    namespaced: true,
     columns: [
       { name: 'STATUS', value: (o: KubeObject) => String((o.status as { phase?: string } | undefined)?.phase ?? '') },
       { name: 'IP', wide: true, value: (o: KubeObject) => String((o.status as { podIP?: string } | undefined)?.podIP ?? '') },
@@ -80,7 +87,12 @@ describe('tables', () => {
   } as unknown as KindDefinition;
   const now = new Date('2024-01-01T01:00:00Z');
   const pods: KubeObject[] = [
-    { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default', creationTimestamp: '2024-01-01T00:55:00Z', labels: { app: 'web' } }, status: { phase: 'Running', podIP: '10.244.1.2' } },
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web', namespace: 'default', creationTimestamp: '2024-01-01T00:55:00Z', labels: { app: 'web' } },
+      status: { phase: 'Running', podIP: '10.244.1.2' },
+    },
     { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'db', namespace: 'prod', creationTimestamp: '2024-01-01T00:59:30Z' }, status: {} },
   ];
 
@@ -89,12 +101,15 @@ describe('tables', () => {
   });
 
   it('-A adds NAMESPACE first, -o wide the wide columns after AGE, --show-labels LABELS', () => {
-    assert.equal(printTable(def, pods, { now, withNamespace: true, wide: true, showLabels: true }), [
-      'NAMESPACE   NAME   STATUS    AGE   IP           LABELS',
-      'default     web    Running   5m    10.244.1.2   app=web',
-      'prod        db     <none>    30s   <none>       <none>',
-      '',
-    ].join('\n'));
+    assert.equal(
+      printTable(def, pods, { now, withNamespace: true, wide: true, showLabels: true }),
+      [
+        'NAMESPACE   NAME   STATUS    AGE   IP           LABELS',
+        'default     web    Running   5m    10.244.1.2   app=web',
+        'prod        db     <none>    30s   <none>       <none>',
+        '',
+      ].join('\n'),
+    );
   });
 
   it('names carry the kind when asked', () => {
@@ -106,7 +121,7 @@ describe('tables', () => {
     assert.equal(kindRef({ kind: 'Pod', group: '' }), 'pod');
   });
 
-  it('rejects unknown output formats with kubectl\'s message', () => {
+  it("rejects unknown output formats with kubectl's message", () => {
     assert.equal(parseOutputFormat('yaml'), 'yaml');
     assert.equal(parseOutputFormat(undefined), undefined);
     assert.throws(() => parseOutputFormat('xml'), /unable to match a printer suitable for the output format "xml", allowed formats are: json,name,wide,yaml/);

@@ -103,7 +103,9 @@ export interface TableOptions {
 
 function labelsCell(obj: KubeObject): string {
   const labels = obj.metadata.labels ?? {};
-  const pairs = Object.keys(labels).sort().map((k) => `${k}=${labels[k]}`);
+  const pairs = Object.keys(labels)
+    .sort()
+    .map((k) => `${k}=${labels[k]}`);
   return pairs.length ? pairs.join(',') : '<none>';
 }
 
@@ -134,7 +136,7 @@ export function tableHeader(def: KindDefinition, options: TableOptions): string[
 /** One object's table row, matching tableHeader. */
 export function tableRow(def: KindDefinition, obj: KubeObject, options: TableOptions): string[] {
   const columns = def.columns ?? [];
-  const name = options.withKind ? objectRef(def, obj) : obj.metadata.name ?? '';
+  const name = options.withKind ? objectRef(def, obj) : (obj.metadata.name ?? '');
   return [
     ...(options.withNamespace ? [obj.metadata.namespace ?? ''] : []),
     name,

@@ -5,13 +5,24 @@ import { parseResourceArgs, resolveKind } from './resolve-kind.js';
 
 describe('resolveKind', () => {
   const cases: [string, string][] = [
-    ['pods', 'Pod'], ['pod', 'Pod'], ['po', 'Pod'], ['Pod', 'Pod'], ['PODS', 'Pod'],
-    ['deploy', 'Deployment'], ['deployments.apps', 'Deployment'], ['svc', 'Service'], ['ns', 'Namespace'], ['no', 'Node'],
-    ['rs', 'ReplicaSet'], ['hpa', 'HorizontalPodAutoscaler'], ['ep', 'Endpoints'], ['ev', 'Event'],
+    ['pods', 'Pod'],
+    ['pod', 'Pod'],
+    ['po', 'Pod'],
+    ['Pod', 'Pod'],
+    ['PODS', 'Pod'],
+    ['deploy', 'Deployment'],
+    ['deployments.apps', 'Deployment'],
+    ['svc', 'Service'],
+    ['ns', 'Namespace'],
+    ['no', 'Node'],
+    ['rs', 'ReplicaSet'],
+    ['hpa', 'HorizontalPodAutoscaler'],
+    ['ep', 'Endpoints'],
+    ['ev', 'Event'],
   ];
   for (const [input, kind] of cases) it(`${input} -> ${kind}`, () => assert.equal(resolveKind(input).kind, kind));
 
-  it('unknown types get kubectl\'s message', () => {
+  it("unknown types get kubectl's message", () => {
     assert.throws(() => resolveKind('foo'), { name: 'CliError', message: 'the server doesn\'t have a resource type "foo"' });
     assert.throws(() => resolveKind('pods.apps'), /resource type "pods.apps"/);
   });
@@ -21,17 +32,29 @@ describe('parseResourceArgs', () => {
   it('TYPE NAME...', () => {
     const { targets, typeNameForm } = parseResourceArgs(['po', 'a', 'b']);
     assert.equal(typeNameForm, false);
-    assert.deepEqual(targets.map((t) => [t.def.kind, t.names]), [['Pod', ['a', 'b']]]);
+    assert.deepEqual(
+      targets.map((t) => [t.def.kind, t.names]),
+      [['Pod', ['a', 'b']]],
+    );
   });
 
   it('TYPE,TYPE', () => {
-    assert.deepEqual(parseResourceArgs(['pods,svc,po']).targets.map((t) => t.def.kind), ['Pod', 'Service']);
+    assert.deepEqual(
+      parseResourceArgs(['pods,svc,po']).targets.map((t) => t.def.kind),
+      ['Pod', 'Service'],
+    );
   });
 
   it('TYPE/NAME...', () => {
     const { targets, typeNameForm } = parseResourceArgs(['pod/a', 'svc/b', 'po/c']);
     assert.equal(typeNameForm, true);
-    assert.deepEqual(targets.map((t) => [t.def.kind, t.names]), [['Pod', ['a', 'c']], ['Service', ['b']]]);
+    assert.deepEqual(
+      targets.map((t) => [t.def.kind, t.names]),
+      [
+        ['Pod', ['a', 'c']],
+        ['Service', ['b']],
+      ],
+    );
   });
 
   it('rejects mixed and empty forms', () => {

@@ -27,7 +27,8 @@ export interface ResourceArgs {
  * With several types and names, each name is looked up in each type.
  */
 export function parseResourceArgs(args: readonly string[]): ResourceArgs {
-  if (args.length === 0) throw new CliError('You must specify the type of resource to get. Use "minik8s api-resources" for a complete list of supported resources.');
+  if (args.length === 0)
+    throw new CliError('You must specify the type of resource to get. Use "minik8s api-resources" for a complete list of supported resources.');
   if (args[0]!.includes('/')) {
     const byKind = new Map<KindDefinition, string[]>();
     for (const arg of args) {
@@ -42,7 +43,9 @@ export function parseResourceArgs(args: readonly string[]): ResourceArgs {
   }
   const [types, ...names] = args;
   if (names.some((n) => n.includes('/'))) {
-    throw new CliError(`there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. 'minik8s get resource/<resource_name>' instead of 'minik8s get resource resource/<resource_name>')`);
+    throw new CliError(
+      `there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. 'minik8s get resource/<resource_name>' instead of 'minik8s get resource resource/<resource_name>')`,
+    );
   }
   const defs: KindDefinition[] = [];
   for (const t of types!.split(',').filter(Boolean)) {

@@ -6,28 +6,51 @@ import type { ReplicaSet } from '../core/api/replicaset.js';
 import { formatHistory, formatRevision, parseTimeout, rolloutStatusMessage, templateForUndo, undoTarget } from './rollout.js';
 
 const deploy = (generation: number, status: Deployment['status']): Deployment =>
-  ({ metadata: { name: 'web', uid: 'd', generation }, spec: { replicas: 3, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'v2' }] } } }, status } as unknown as Deployment);
+  ({
+    metadata: { name: 'web', uid: 'd', generation },
+    spec: { replicas: 3, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'v2' }] } } },
+    status,
+  }) as unknown as Deployment;
 
-const rs = (revision: number, image: string, cause?: string): ReplicaSet => ({
-  metadata: {
-    name: `web-${revision}`, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'd', controller: true }],
-    annotations: { 'deployment.kubernetes.io/revision': String(revision), ...(cause ? { 'kubernetes.io/change-cause': cause } : {}) },
-  },
-  spec: { template: { metadata: { labels: { app: 'web', 'pod-template-hash': `h${revision}` } }, spec: { containers: [{ name: 'c', image }] } } },
-} as unknown as ReplicaSet);
+const rs = (revision: number, image: string, cause?: string): ReplicaSet =>
+  ({
+    metadata: {
+      name: `web-${revision}`,
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'd', controller: true }],
+      annotations: { 'deployment.kubernetes.io/revision': String(revision), ...(cause ? { 'kubernetes.io/change-cause': cause } : {}) },
+    },
+    spec: { template: { metadata: { labels: { app: 'web', 'pod-template-hash': `h${revision}` } }, spec: { containers: [{ name: 'c', image }] } } },
+  }) as unknown as ReplicaSet;
 
 describe('rolloutStatusMessage', () => {
   const cases: [string, Deployment, boolean, string][] = [
     ['spec not yet observed', deploy(2, { observedGeneration: 1 }), false, 'Waiting for deployment spec update to be observed...'],
-    ['new replicas being made', deploy(2, { observedGeneration: 2, updatedReplicas: 1, replicas: 4 }), false, 'Waiting for deployment "web" rollout to finish: 1 out of 3 new replicas have been updated...'],
-    ['old ones terminating', deploy(2, { observedGeneration: 2, updatedReplicas: 3, replicas: 4 }), false, 'Waiting for deployment "web" rollout to finish: 1 old replicas are pending termination...'],
-    ['not all available', deploy(2, { observedGeneration: 2, updatedReplicas: 3, replicas: 3, availableReplicas: 1 }), false, 'Waiting for deployment "web" rollout to finish: 1 of 3 updated replicas are available...'],
+    [
+      'new replicas being made',
+      deploy(2, { observedGeneration: 2, updatedReplicas: 1, replicas: 4 }),
+      false,
+      'Waiting for deployment "web" rollout to finish: 1 out of 3 new replicas have been updated...',
+    ],
+    [
+      'old ones terminating',
+      deploy(2, { observedGeneration: 2, updatedReplicas: 3, replicas: 4 }),
+      false,
+      'Waiting for deployment "web" rollout to finish: 1 old replicas are pending termination...',
+    ],
+    [
+      'not all available',
+      deploy(2, { observedGeneration: 2, updatedReplicas: 3, replicas: 3, availableReplicas: 1 }),
+      false,
+      'Waiting for deployment "web" rollout to finish: 1 of 3 updated replicas are available...',
+    ],
     ['done', deploy(2, { observedGeneration: 2, updatedReplicas: 3, replicas: 3, availableReplicas: 3 }), true, 'deployment "web" successfully rolled out'],
   ];
   for (const [name, d, done, message] of cases) it(name, () => assert.deepEqual(rolloutStatusMessage(d), { done, message }));
 
   it('a passed progress deadline fails', () => {
-    const s = rolloutStatusMessage(deploy(1, { observedGeneration: 1, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' }] }));
+    const s = rolloutStatusMessage(
+      deploy(1, { observedGeneration: 1, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' }] }),
+    );
     assert.equal(s.failed, true);
     assert.equal(s.message, 'deployment "web" exceeded its progress deadline');
   });
@@ -41,7 +64,7 @@ describe('history and undo', () => {
     assert.equal(formatHistory(d, rses), 'deployment.apps/web\nREVISION  CHANGE-CAUSE\n1         first\n2         <none>\n\n');
   });
 
-  it('shows one revision\'s pod template without the hash label, and says when there is no such revision', () => {
+  it("shows one revision's pod template without the hash label, and says when there is no such revision", () => {
     const out = formatRevision(d, rses, 1);
     assert.match(out, /^deployment\.apps\/web with revision #1\nChange-Cause: first\nPod Template:\n/);
     assert.match(out, /image: v1/);

@@ -47,9 +47,18 @@ export function rolloutStatusMessage(d: Deployment): { done: boolean; message: s
   if (progressing?.reason === 'ProgressDeadlineExceeded') return { done: false, failed: true, message: `deployment "${name}" exceeded its progress deadline` };
   const updated = s.updatedReplicas ?? 0;
   const want = d.spec.replicas;
-  if (updated < want) return { done: false, message: `Waiting for deployment "${name}" rollout to finish: ${updated} out of ${want} new replicas have been updated...` };
-  if ((s.replicas ?? 0) > updated) return { done: false, message: `Waiting for deployment "${name}" rollout to finish: ${(s.replicas ?? 0) - updated} old replicas are pending termination...` };
-  if ((s.availableReplicas ?? 0) < updated) return { done: false, message: `Waiting for deployment "${name}" rollout to finish: ${s.availableReplicas ?? 0} of ${updated} updated replicas are available...` };
+  if (updated < want)
+    return { done: false, message: `Waiting for deployment "${name}" rollout to finish: ${updated} out of ${want} new replicas have been updated...` };
+  if ((s.replicas ?? 0) > updated)
+    return {
+      done: false,
+      message: `Waiting for deployment "${name}" rollout to finish: ${(s.replicas ?? 0) - updated} old replicas are pending termination...`,
+    };
+  if ((s.availableReplicas ?? 0) < updated)
+    return {
+      done: false,
+      message: `Waiting for deployment "${name}" rollout to finish: ${s.availableReplicas ?? 0} of ${updated} updated replicas are available...`,
+    };
   return { done: true, message: `deployment "${name}" successfully rolled out` };
 }
 
@@ -71,7 +80,11 @@ export function formatHistory(d: Deployment, rses: readonly ReplicaSet[]): strin
 export function formatRevision(d: Deployment, rses: readonly ReplicaSet[], revision: number): string {
   const rs = history(d, rses).find((r) => revisionOf(r) === revision);
   if (!rs) throw new CliError(`unable to find the specified revision ${revision}`);
-  const template = stringify(templateForUndo(rs)).trimEnd().split('\n').map((line) => `  ${line}`).join('\n');
+  const template = stringify(templateForUndo(rs))
+    .trimEnd()
+    .split('\n')
+    .map((line) => `  ${line}`)
+    .join('\n');
   const cause = rs.metadata.annotations?.[CHANGE_CAUSE_ANNOTATION];
   return `deployment.apps/${d.metadata.name} with revision #${revision}\n${cause ? `Change-Cause: ${cause}\n` : ''}Pod Template:\n${template}\n\n`;
 }
@@ -103,14 +116,23 @@ export function parseTimeout(value: string | undefined): number {
   return Number(m[1]) * ({ s: 1, m: 60, h: 3600 } as Record<string, number>)[m[2] ?? 's']!;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve) => {
-  const t = setTimeout(resolve, ms);
-  signal?.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
-});
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
+  });
 
 export async function runRollout(ctx: CliContext, args: RolloutArgs): Promise<number> {
   if (!args.command) throw new CliError(`rollout needs a command: ${ROLLOUT_COMMANDS.join(', ')}`);
-  if (!(ROLLOUT_COMMANDS as readonly string[]).includes(args.command)) throw new CliError(`unknown rollout command "${args.command}": use one of ${ROLLOUT_COMMANDS.join(', ')}`);
+  if (!(ROLLOUT_COMMANDS as readonly string[]).includes(args.command))
+    throw new CliError(`unknown rollout command "${args.command}": use one of ${ROLLOUT_COMMANDS.join(', ')}`);
   const name = rolloutTarget(args.resources);
   const client = ctx.client();
   const path = kindObjectPath(deploymentKind, name, ctx.namespace);
@@ -136,14 +158,16 @@ export async function runRollout(ctx: CliContext, args: RolloutArgs): Promise<nu
     }
     case 'history': {
       const revision = args.revision === undefined ? undefined : Number(args.revision);
-      if (revision !== undefined && (!Number.isSafeInteger(revision) || revision <= 0)) throw new CliError(`invalid argument "${args.revision}" for "--revision" flag`);
+      if (revision !== undefined && (!Number.isSafeInteger(revision) || revision <= 0))
+        throw new CliError(`invalid argument "${args.revision}" for "--revision" flag`);
       const d = await get();
       ctx.out(revision === undefined ? formatHistory(d, await replicaSets()) : formatRevision(d, await replicaSets(), revision));
       return 0;
     }
     case 'undo': {
       const toRevision = args.toRevision === undefined ? undefined : Number(args.toRevision);
-      if (toRevision !== undefined && (!Number.isSafeInteger(toRevision) || toRevision < 0)) throw new CliError(`invalid argument "${args.toRevision}" for "--to-revision" flag`);
+      if (toRevision !== undefined && (!Number.isSafeInteger(toRevision) || toRevision < 0))
+        throw new CliError(`invalid argument "${args.toRevision}" for "--to-revision" flag`);
       const d = await get();
       const rs = undoTarget(d, await replicaSets(), toRevision);
       const template = templateForUndo(rs);

@@ -11,7 +11,11 @@ describe('scale arguments', () => {
     assert.equal(parseCount('12', 'replicas'), 12);
     assert.equal(parseCount(undefined, 'replicas'), undefined);
     for (const bad of ['-1', '1.5', 'x', '']) {
-      assert.throws(() => parseCount(bad, 'replicas'), (e: unknown) => e instanceof CliError && /--replicas=COUNT/.test(e.message), bad);
+      assert.throws(
+        () => parseCount(bad, 'replicas'),
+        (e: unknown) => e instanceof CliError && /--replicas=COUNT/.test(e.message),
+        bad,
+      );
     }
     assert.throws(() => parseCount('x', 'current-replicas'), /--current-replicas/);
   });

@@ -57,7 +57,14 @@ export async function runScale(ctx: CliContext, args: ScaleArgs): Promise<number
       // The precondition holds for the write: the resourceVersion read makes a change in between a conflict.
       const scale = (await client.request('GET', path)) as ScaleLike;
       if ((scale.spec?.replicas ?? 0) !== current) throw new CliError(`Expected replicas to be ${current}, was ${scale.spec?.replicas ?? 0}`);
-      await client.request('PUT', path, { body: { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name, namespace: ctx.namespace, resourceVersion: scale.metadata?.resourceVersion }, spec: { replicas } } });
+      await client.request('PUT', path, {
+        body: {
+          apiVersion: 'autoscaling/v1',
+          kind: 'Scale',
+          metadata: { name, namespace: ctx.namespace, resourceVersion: scale.metadata?.resourceVersion },
+          spec: { replicas },
+        },
+      });
     }
     ctx.out(`${qualifiedName(def, name)} scaled\n`);
   }

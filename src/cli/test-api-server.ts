@@ -48,7 +48,9 @@ export async function startTestApiServer(options: { token?: string; now?: () => 
   const server = http.createServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
-    req.on('data', (c: string) => { body += c; });
+    req.on('data', (c: string) => {
+      body += c;
+    });
     req.on('end', () => {
       requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
       const url = new URL(req.url ?? '/', 'http://x');
@@ -135,11 +137,16 @@ export async function startTestApiServer(options: { token?: string; now?: () => 
     url: `http://127.0.0.1:${port}`,
     objects,
     requests,
-    get watchEvents() { return state.watchEvents; },
-    set watchEvents(events: unknown[]) { state.watchEvents = events; },
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    get watchEvents() {
+      return state.watchEvents;
+    },
+    set watchEvents(events: unknown[]) {
+      state.watchEvents = events;
+    },
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

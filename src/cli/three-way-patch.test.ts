@@ -151,7 +151,9 @@ describe('last-applied annotation', () => {
     const live = { ...first, metadata: { ...(first.metadata as object), uid: 'u', resourceVersion: '8' }, status: { phase: 'Running' } };
     assert.deepEqual(threeWayMergePatch({ original: lastApplied(live), modified: withLastApplied(manifest), current: live }), {});
     const second = withLastApplied({ ...manifest, metadata: { name: 'web' } });
-    const patch = threeWayMergePatch({ original: lastApplied(live), modified: second, current: live }) as { metadata: { annotations: Record<string, unknown> } };
+    const patch = threeWayMergePatch({ original: lastApplied(live), modified: second, current: live }) as {
+      metadata: { annotations: Record<string, unknown> };
+    };
     assert.equal(patch.metadata.annotations.note, null);
     assert.equal(typeof patch.metadata.annotations[LAST_APPLIED_ANNOTATION], 'string');
   });

@@ -80,7 +80,16 @@ export function threeWayMergePatch(input: ThreeWayPatchInput): Record<string, Js
 }
 
 /** Metadata the server sets; a manifest exported with `get -o yaml` carries them, apply must not send them. */
-const SERVER_METADATA = ['uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'managedFields', 'selfLink'];
+const SERVER_METADATA = [
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'managedFields',
+  'selfLink',
+];
 
 /**
  * The object apply sends: the manifest without status or server-set metadata, with the

@@ -9,7 +9,15 @@ import { parseTtl, tokenRows } from './token.js';
 
 describe('token helpers', () => {
   it('parses durations as kubeadm does', () => {
-    const cases: [string, number][] = [['24h', 86400], ['90m', 5400], ['1h30m', 5400], ['45s', 45], ['1.5h', 5400], ['0', 0], ['2h0m10s', 7210]];
+    const cases: [string, number][] = [
+      ['24h', 86400],
+      ['90m', 5400],
+      ['1h30m', 5400],
+      ['45s', 45],
+      ['1.5h', 5400],
+      ['0', 0],
+      ['2h0m10s', 7210],
+    ];
     for (const [text, seconds] of cases) assert.equal(parseTtl(text), seconds, text);
     for (const bad of ['', 'h', '24', '24x', '-1h', '1d', '0s', '1h 30m', 'forever']) {
       assert.throws(() => parseTtl(bad), /invalid --ttl/, bad);
@@ -18,11 +26,14 @@ describe('token helpers', () => {
 
   it('lists ID, time left, expiry and description', () => {
     const now = new Date('2026-01-01T00:00:00Z');
-    const rows = tokenRows([
-      { metadata: { name: 'zzzzzz' }, spec: { expirationTimestamp: '2026-01-01T23:00:00Z', description: 'for n1' } },
-      { metadata: { name: 'aaaaaa' }, spec: {} },
-      { metadata: { name: 'mmmmmm' }, spec: { expirationTimestamp: '2025-12-31T00:00:00Z' } },
-    ], now);
+    const rows = tokenRows(
+      [
+        { metadata: { name: 'zzzzzz' }, spec: { expirationTimestamp: '2026-01-01T23:00:00Z', description: 'for n1' } },
+        { metadata: { name: 'aaaaaa' }, spec: {} },
+        { metadata: { name: 'mmmmmm' }, spec: { expirationTimestamp: '2025-12-31T00:00:00Z' } },
+      ],
+      now,
+    );
     assert.deepEqual(rows, [
       ['ID', 'TTL', 'EXPIRES', 'DESCRIPTION'],
       ['aaaaaa', '<forever>', '<never>', '<none>'],
@@ -42,7 +53,9 @@ describe('minik8s token', () => {
   before(async () => {
     server = http.createServer((req, res) => {
       let body = '';
-      req.on('data', (d) => { body += d; });
+      req.on('data', (d) => {
+        body += d;
+      });
       req.on('end', () => {
         const path = new URL(req.url ?? '/', 'http://x').pathname;
         requests.push({ method: req.method ?? '', path, body });
@@ -59,7 +72,15 @@ describe('minik8s token', () => {
         }
         if (path === base && req.method === 'GET') return send(200, { kind: 'JoinTokenList', items });
         if (path === `${base}/abcdef` && req.method === 'DELETE') return send(200, { kind: 'JoinToken', metadata: { name: 'abcdef' } });
-        send(404, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: 404, reason: 'NotFound', message: `jointokens.minik8s.io "${path.split('/').pop()}" not found` });
+        send(404, {
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Failure',
+          code: 404,
+          reason: 'NotFound',
+          message: `jointokens.minik8s.io "${path.split('/').pop()}" not found`,
+        });
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -74,8 +95,12 @@ describe('minik8s token', () => {
     let out = '';
     let err = '';
     const code = await runCli(args, {
-      stdout: (t) => { out += t; },
-      stderr: (t) => { err += t; },
+      stdout: (t) => {
+        out += t;
+      },
+      stderr: (t) => {
+        err += t;
+      },
       stdin: Readable.from([]),
       env: { MINIK8S_SERVER: url, MINIK8S_TOKEN: token, HOME: '/nonexistent' },
       now: () => new Date('2026-01-01T00:00:00Z'),
@@ -110,7 +135,11 @@ describe('minik8s token', () => {
   it('delete revokes by ID (or whole token) and reports errors as kubectl does', async () => {
     assert.deepEqual(await cli(['token', 'delete', 'abcdef.0123456789abcdef']), { code: 0, out: 'join token "abcdef" deleted\n', err: '' });
     assert.equal(requests.at(-1)!.path, '/apis/minik8s.io/v1/jointokens/abcdef');
-    assert.deepEqual(await cli(['token', 'delete', 'zzzzzz']), { code: 1, out: '', err: 'Error from server (NotFound): jointokens.minik8s.io "zzzzzz" not found\n' });
+    assert.deepEqual(await cli(['token', 'delete', 'zzzzzz']), {
+      code: 1,
+      out: '',
+      err: 'Error from server (NotFound): jointokens.minik8s.io "zzzzzz" not found\n',
+    });
     assert.match((await cli(['token', 'delete'])).err, /needs at least one token ID/);
   });
 

@@ -62,14 +62,14 @@ export async function runToken(ctx: CliContext, args: TokenArgs): Promise<number
       const body: Record<string, unknown> = { apiVersion: 'minik8s.io/v1', kind: 'JoinToken' };
       if (args.ttl !== undefined) body.ttlSeconds = parseTtl(args.ttl);
       if (args.description !== undefined) body.description = args.description;
-      const created = await client.request('POST', TOKENS, { body }) as JoinTokenObject;
+      const created = (await client.request('POST', TOKENS, { body })) as JoinTokenObject;
       if (!created?.token) throw new CliError('the server answered without a token');
       // Only the token, so that scripts can capture it: TOKEN=$(minik8s token create).
       ctx.out(`${created.token}\n`);
       return 0;
     }
     case 'list': {
-      const list = await client.request('GET', TOKENS) as { items?: JoinTokenObject[] };
+      const list = (await client.request('GET', TOKENS)) as { items?: JoinTokenObject[] };
       const items = list.items ?? [];
       if (items.length === 0) {
         ctx.err('No join tokens found.\n');

@@ -9,15 +9,26 @@ import { runCli } from './main.js';
 import { formatCpu, formatMemory, nodeTopRows, podTopRows, topResource } from './top.js';
 
 const podMetrics = (namespace: string, name: string, containers: [string, string][]) => ({
-  kind: 'PodMetrics', metadata: { name, namespace }, containers: containers.map(([cpu, memory], i) => ({ name: `c${i}`, usage: { cpu, memory } })),
+  kind: 'PodMetrics',
+  metadata: { name, namespace },
+  containers: containers.map(([cpu, memory], i) => ({ name: `c${i}`, usage: { cpu, memory } })),
 });
-const node = (name: string, allocatable?: Record<string, string>) => ({ kind: 'Node', metadata: { name }, spec: {}, status: allocatable ? { allocatable } : {} }) as unknown as Node;
+const node = (name: string, allocatable?: Record<string, string>) =>
+  ({ kind: 'Node', metadata: { name }, spec: {}, status: allocatable ? { allocatable } : {} }) as unknown as Node;
 
 describe('top rows', () => {
   it('sums containers per pod and prints millicores and MiB', () => {
-    const items = [podMetrics('b', 'web', [['12m', '3456Ki'], ['1500000n', '2Mi']]), podMetrics('a', 'db', [['1', '1Gi']])];
+    const items = [
+      podMetrics('b', 'web', [
+        ['12m', '3456Ki'],
+        ['1500000n', '2Mi'],
+      ]),
+      podMetrics('a', 'db', [['1', '1Gi']]),
+    ];
     assert.deepEqual(podTopRows(items, {}), [
-      ['NAME', 'CPU(cores)', 'MEMORY(bytes)'], ['db', '1000m', '1024Mi'], ['web', '14m', '5Mi'],
+      ['NAME', 'CPU(cores)', 'MEMORY(bytes)'],
+      ['db', '1000m', '1024Mi'],
+      ['web', '14m', '5Mi'],
     ]);
     assert.deepEqual(podTopRows(items, { allNamespaces: true, noHeaders: true })[0], ['a', 'db', '1000m', '1024Mi']);
   });
@@ -25,7 +36,11 @@ describe('top rows', () => {
   it('shows node use against allocatable, and <unknown> without metrics', () => {
     const rows = nodeTopRows(
       [node('n2', { cpu: '2', memory: '4Gi' }), node('n1', { cpu: '500m', memory: '1Gi' }), node('n3')],
-      [{ metadata: { name: 'n1' }, usage: { cpu: '250m', memory: '256Mi' } }, { metadata: { name: 'n2' }, usage: { cpu: '1999m', memory: '1Gi' } }, { metadata: { name: 'n3' }, usage: { cpu: '1m', memory: '1Mi' } }],
+      [
+        { metadata: { name: 'n1' }, usage: { cpu: '250m', memory: '256Mi' } },
+        { metadata: { name: 'n2' }, usage: { cpu: '1999m', memory: '1Gi' } },
+        { metadata: { name: 'n3' }, usage: { cpu: '1m', memory: '1Mi' } },
+      ],
     );
     assert.deepEqual(rows, [
       ['NAME', 'CPU(cores)', 'CPU%', 'MEMORY(bytes)', 'MEMORY%'],
@@ -62,13 +77,23 @@ describe('minik8s top', () => {
       const m = '/apis/metrics.k8s.io/v1beta1';
       if (u.pathname.startsWith(m) && !metricsServed) return notFound();
       switch (u.pathname) {
-        case `${m}/namespaces/default/pods`: return send(200, { kind: 'PodMetricsList', items: [podMetrics('default', 'web', [['12m', '3456Ki']])] });
-        case `${m}/namespaces/empty/pods`: return send(200, { kind: 'PodMetricsList', items: [] });
-        case `${m}/pods`: return send(200, { kind: 'PodMetricsList', items: [podMetrics('kube-system', 'dns', [['3m', '10Mi']]), podMetrics('default', 'web', [['12m', '3456Ki']])] });
-        case `${m}/namespaces/default/pods/gone`: return notFound('podmetrics.metrics.k8s.io "default/gone" not found');
-        case `${m}/nodes`: return send(200, { kind: 'NodeMetricsList', items: [{ metadata: { name: 'n1' }, usage: { cpu: '250m', memory: '512Mi' } }] });
-        case '/api/v1/nodes': return send(200, { kind: 'NodeList', metadata: {}, items: [node('n1', { cpu: '2', memory: '2Gi' }), node('n2', { cpu: '2', memory: '2Gi' })] });
-        default: return notFound();
+        case `${m}/namespaces/default/pods`:
+          return send(200, { kind: 'PodMetricsList', items: [podMetrics('default', 'web', [['12m', '3456Ki']])] });
+        case `${m}/namespaces/empty/pods`:
+          return send(200, { kind: 'PodMetricsList', items: [] });
+        case `${m}/pods`:
+          return send(200, {
+            kind: 'PodMetricsList',
+            items: [podMetrics('kube-system', 'dns', [['3m', '10Mi']]), podMetrics('default', 'web', [['12m', '3456Ki']])],
+          });
+        case `${m}/namespaces/default/pods/gone`:
+          return notFound('podmetrics.metrics.k8s.io "default/gone" not found');
+        case `${m}/nodes`:
+          return send(200, { kind: 'NodeMetricsList', items: [{ metadata: { name: 'n1' }, usage: { cpu: '250m', memory: '512Mi' } }] });
+        case '/api/v1/nodes':
+          return send(200, { kind: 'NodeList', metadata: {}, items: [node('n1', { cpu: '2', memory: '2Gi' }), node('n2', { cpu: '2', memory: '2Gi' })] });
+        default:
+          return notFound();
       }
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -82,7 +107,16 @@ describe('minik8s top', () => {
   const cli = async (args: string[]) => {
     let out = '';
     let err = '';
-    const code = await runCli(['--server', url, ...args], { stdout: (s) => { out += s; }, stderr: (s) => { err += s; }, stdin: Readable.from([]), env: {} });
+    const code = await runCli(['--server', url, ...args], {
+      stdout: (s) => {
+        out += s;
+      },
+      stderr: (s) => {
+        err += s;
+      },
+      stdin: Readable.from([]),
+      env: {},
+    });
     return { code, out, err };
   };
 
@@ -94,7 +128,11 @@ describe('minik8s top', () => {
       err: '',
     });
     assert.deepEqual(await cli(['top', 'pods', '-n', 'empty']), { code: 0, out: '', err: 'No resources found in empty namespace.\n' });
-    assert.deepEqual(await cli(['top', 'pods', 'gone']), { code: 1, out: '', err: 'Error from server (NotFound): podmetrics.metrics.k8s.io "default/gone" not found\n' });
+    assert.deepEqual(await cli(['top', 'pods', 'gone']), {
+      code: 1,
+      out: '',
+      err: 'Error from server (NotFound): podmetrics.metrics.k8s.io "default/gone" not found\n',
+    });
   });
 
   it('prints nodes with percentages', async () => {

@@ -107,7 +107,9 @@ export async function runTop(ctx: CliContext, args: TopArgs): Promise<number> {
   if (resource === 'pods') {
     let items: PodMetricsItem[];
     if (args.name) {
-      items = [await metricsCall<PodMetricsItem>(ctx, `${METRICS}/namespaces/${encodeURIComponent(ctx.namespace)}/pods/${encodeURIComponent(args.name)}`, true)];
+      items = [
+        await metricsCall<PodMetricsItem>(ctx, `${METRICS}/namespaces/${encodeURIComponent(ctx.namespace)}/pods/${encodeURIComponent(args.name)}`, true),
+      ];
     } else {
       const path = args.allNamespaces ? `${METRICS}/pods` : `${METRICS}/namespaces/${encodeURIComponent(ctx.namespace)}/pods`;
       items = (await metricsCall<{ items?: PodMetricsItem[] }>(ctx, path, false)).items ?? [];
@@ -125,10 +127,7 @@ export async function runTop(ctx: CliContext, args: TopArgs): Promise<number> {
     nodes = [(await ctx.client().get(nodeKind, { name: args.name })) as Node];
     metrics = [await metricsCall<NodeMetricsItem>(ctx, `${METRICS}/nodes/${encodeURIComponent(args.name)}`, true)];
   } else {
-    const [list, m] = await Promise.all([
-      ctx.client().list(nodeKind),
-      metricsCall<{ items?: NodeMetricsItem[] }>(ctx, `${METRICS}/nodes`, false),
-    ]);
+    const [list, m] = await Promise.all([ctx.client().list(nodeKind), metricsCall<{ items?: NodeMetricsItem[] }>(ctx, `${METRICS}/nodes`, false)]);
     nodes = list.items as Node[];
     metrics = m.items ?? [];
   }

@@ -27,7 +27,7 @@ export function duration(e: { startTime: string; stopTime?: string }, now: Date)
 /** One line of JSON, cut to `max` characters. */
 export function brief(value: unknown, max = 60): string {
   if (value === undefined) return '';
-  const text = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value) ?? 'null';
+  const text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? 'null');
   return text.length > max ? `${text.slice(0, max - 3)}...` : text;
 }
 
@@ -70,7 +70,7 @@ export function stateDetail(state: State): string {
     case 'Choice':
       return `${(state.Choices ?? []).length} rule(s)`;
     case 'Wait':
-      return state.Seconds !== undefined ? `${state.Seconds}s` : state.SecondsPath ?? state.Timestamp ?? state.TimestampPath ?? '';
+      return state.Seconds !== undefined ? `${state.Seconds}s` : (state.SecondsPath ?? state.Timestamp ?? state.TimestampPath ?? '');
     case 'Pass':
       return state.Result !== undefined ? `result ${brief(state.Result, 40)}` : '';
     case 'Fail':

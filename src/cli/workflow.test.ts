@@ -12,23 +12,38 @@ const now = new Date('2024-01-01T00:10:00Z');
 
 const summaries: WorkflowExecutionSummary[] = [
   {
-    apiVersion: 'minik8s.io/v1', kind: 'WorkflowExecution', metadata: { name: '20240101-000900-bbbbbb', namespace: 'default', creationTimestamp: '2024-01-01T00:09:00.000Z' },
-    workflow: 'orders', status: 'RUNNING', startTime: '2024-01-01T00:09:00.000Z', events: 3,
+    apiVersion: 'minik8s.io/v1',
+    kind: 'WorkflowExecution',
+    metadata: { name: '20240101-000900-bbbbbb', namespace: 'default', creationTimestamp: '2024-01-01T00:09:00.000Z' },
+    workflow: 'orders',
+    status: 'RUNNING',
+    startTime: '2024-01-01T00:09:00.000Z',
+    events: 3,
   },
   {
-    apiVersion: 'minik8s.io/v1', kind: 'WorkflowExecution', metadata: { name: '20240101-000000-aaaaaa', namespace: 'default', creationTimestamp: '2024-01-01T00:00:00.000Z' },
-    workflow: 'orders', status: 'FAILED', startTime: '2024-01-01T00:00:00.000Z', stopTime: '2024-01-01T00:00:01.250Z', error: 'ValueError', events: 7,
+    apiVersion: 'minik8s.io/v1',
+    kind: 'WorkflowExecution',
+    metadata: { name: '20240101-000000-aaaaaa', namespace: 'default', creationTimestamp: '2024-01-01T00:00:00.000Z' },
+    workflow: 'orders',
+    status: 'FAILED',
+    startTime: '2024-01-01T00:00:00.000Z',
+    stopTime: '2024-01-01T00:00:01.250Z',
+    error: 'ValueError',
+    events: 7,
   },
 ];
 
 describe('workflow CLI', () => {
   it('executions: NAME STATUS DURATION ERROR AGE, newest first as served', () => {
-    assert.equal(executionsTable(summaries, now), [
-      'NAME                     STATUS    DURATION   ERROR        AGE',
-      '20240101-000900-bbbbbb   RUNNING   1m+        <none>       60s',
-      '20240101-000000-aaaaaa   FAILED    1.3s       ValueError   10m',
-      '',
-    ].join('\n'));
+    assert.equal(
+      executionsTable(summaries, now),
+      [
+        'NAME                     STATUS    DURATION   ERROR        AGE',
+        '20240101-000900-bbbbbb   RUNNING   1m+        <none>       60s',
+        '20240101-000000-aaaaaa   FAILED    1.3s       ValueError   10m',
+        '',
+      ].join('\n'),
+    );
     assert.match(executionsTable(summaries, now, { wide: true, noHeaders: true }), /^20240101-000900-bbbbbb .* 2024-01-01T00:09:00.000Z +<none> +3\n/);
   });
 
@@ -38,9 +53,15 @@ describe('workflow CLI', () => {
 
   it('one execution: its fields, then each history event with its state, time since start and what it says', () => {
     const e: WorkflowExecution = {
-      apiVersion: 'minik8s.io/v1', kind: 'WorkflowExecution', metadata: { name: 'x1', namespace: 'default', creationTimestamp: '2024-01-01T00:00:00.000Z' },
-      workflow: 'orders', status: 'SUCCEEDED', startTime: '2024-01-01T00:00:00.000Z', stopTime: '2024-01-01T00:00:02.000Z',
-      input: { amount: 500 }, output: { ok: true },
+      apiVersion: 'minik8s.io/v1',
+      kind: 'WorkflowExecution',
+      metadata: { name: 'x1', namespace: 'default', creationTimestamp: '2024-01-01T00:00:00.000Z' },
+      workflow: 'orders',
+      status: 'SUCCEEDED',
+      startTime: '2024-01-01T00:00:00.000Z',
+      stopTime: '2024-01-01T00:00:02.000Z',
+      input: { amount: 500 },
+      output: { ok: true },
       history: [
         { id: 1, timestamp: '2024-01-01T00:00:00.000Z', type: 'ExecutionStarted', input: { amount: 500 } },
         { id: 2, timestamp: '2024-01-01T00:00:00.010Z', type: 'TaskScheduled', state: 'Big', function: 'approve', attempt: 1, input: { amount: 500 } },
@@ -63,13 +84,24 @@ describe('workflow CLI', () => {
 
   it('describe workflow: start, states with where they go, and the latest executions', () => {
     const wf = validateObject(workflowKind, {
-      apiVersion: 'minik8s.io/v1', kind: 'Workflow', metadata: { name: 'orders', namespace: 'default', creationTimestamp: '2024-01-01T00:00:00Z' },
+      apiVersion: 'minik8s.io/v1',
+      kind: 'Workflow',
+      metadata: { name: 'orders', namespace: 'default', creationTimestamp: '2024-01-01T00:00:00Z' },
       spec: {
         definition: {
-          Comment: 'orders by size', StartAt: 'Check', TimeoutSeconds: 60,
+          Comment: 'orders by size',
+          StartAt: 'Check',
+          TimeoutSeconds: 60,
           States: {
             Check: { Type: 'Choice', Choices: [{ Variable: '$.amount', NumericGreaterThan: 100, Next: 'Big' }], Default: 'Small' },
-            Big: { Type: 'Task', Resource: 'function:approve', TimeoutSeconds: 5, Retry: [{ ErrorEquals: ['States.ALL'], MaxAttempts: 2 }], Catch: [{ ErrorEquals: ['States.ALL'], Next: 'Failed' }], End: true },
+            Big: {
+              Type: 'Task',
+              Resource: 'function:approve',
+              TimeoutSeconds: 5,
+              Retry: [{ ErrorEquals: ['States.ALL'], MaxAttempts: 2 }],
+              Catch: [{ ErrorEquals: ['States.ALL'], Next: 'Failed' }],
+              End: true,
+            },
             Small: { Type: 'Wait', Seconds: 1, End: true },
             Failed: { Type: 'Fail', Error: 'Rejected' },
           },

@@ -26,7 +26,8 @@ const EXECUTION_OUTPUTS = ['json', 'yaml', 'wide'];
 
 function outputFormat(value: string | undefined, allowed: readonly string[]): string | undefined {
   if (value === undefined || value === '') return undefined;
-  if (!allowed.includes(value)) throw new CliError(`unable to match a printer suitable for the output format "${value}", allowed formats are: ${allowed.join(',')}`);
+  if (!allowed.includes(value))
+    throw new CliError(`unable to match a printer suitable for the output format "${value}", allowed formats are: ${allowed.join(',')}`);
   return value;
 }
 
@@ -67,12 +68,17 @@ export function renderExecution(e: WorkflowExecution, now: Date): string {
   if (e.error !== undefined) w.field(0, 'Error', e.error);
   if (e.cause !== undefined) w.field(0, 'Cause', e.cause.split('\n'));
   const start = Date.parse(e.startTime);
-  const rows = [['ID', 'TYPE', 'STATE', 'ELAPSED', 'DETAIL'], ...e.history.map((h) => [
-    String(h.id), h.type, h.state ?? '', `+${formatDuration(Date.parse(h.timestamp) - start)}`, eventDetail(h).replace(/\s+/g, ' '),
-  ])];
+  const rows = [
+    ['ID', 'TYPE', 'STATE', 'ELAPSED', 'DETAIL'],
+    ...e.history.map((h) => [String(h.id), h.type, h.state ?? '', `+${formatDuration(Date.parse(h.timestamp) - start)}`, eventDetail(h).replace(/\s+/g, ' ')]),
+  ];
   let out = w.render();
   out += e.historyDropped ? `History (the oldest ${e.historyDropped} events were not kept):\n` : 'History:\n';
-  out += alignColumns(rows).split('\n').filter(Boolean).map((l) => `  ${l}`).join('\n');
+  out += alignColumns(rows)
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => `  ${l}`)
+    .join('\n');
   return `${out}\n`;
 }
 
@@ -81,9 +87,9 @@ function executionsPath(namespace: string, name: string): string {
 }
 
 export async function runWorkflowExecutions(ctx: CliContext, args: WorkflowExecutionsArgs): Promise<number> {
-  if (!args.name) throw new CliError('workflow executions needs the workflow\'s name: minik8s workflow executions NAME');
+  if (!args.name) throw new CliError("workflow executions needs the workflow's name: minik8s workflow executions NAME");
   const output = outputFormat(args.output, EXECUTION_OUTPUTS);
-  const list = await ctx.client().request('GET', executionsPath(ctx.namespace, args.name)) as { items?: WorkflowExecutionSummary[] };
+  const list = (await ctx.client().request('GET', executionsPath(ctx.namespace, args.name))) as { items?: WorkflowExecutionSummary[] };
   const items = list.items ?? [];
   if (output === 'json') ctx.out(`${JSON.stringify(list, null, 2)}\n`);
   else if (output === 'yaml') ctx.out(stringify(list));
@@ -93,9 +99,10 @@ export async function runWorkflowExecutions(ctx: CliContext, args: WorkflowExecu
 }
 
 export async function runWorkflowExecution(ctx: CliContext, args: WorkflowExecutionArgs): Promise<number> {
-  if (!args.name || !args.execution) throw new CliError('workflow execution needs the workflow\'s name and the execution\'s: minik8s workflow execution NAME EXECUTION');
+  if (!args.name || !args.execution)
+    throw new CliError("workflow execution needs the workflow's name and the execution's: minik8s workflow execution NAME EXECUTION");
   const output = outputFormat(args.output, ['json', 'yaml']);
-  const record = await ctx.client().request('GET', `${executionsPath(ctx.namespace, args.name)}/${encodeURIComponent(args.execution)}`) as WorkflowExecution;
+  const record = (await ctx.client().request('GET', `${executionsPath(ctx.namespace, args.name)}/${encodeURIComponent(args.execution)}`)) as WorkflowExecution;
   if (output === 'json') ctx.out(`${JSON.stringify(record, null, 2)}\n`);
   else if (output === 'yaml') ctx.out(stringify(record));
   else ctx.out(renderExecution(record, ctx.now()));

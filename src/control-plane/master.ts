@@ -109,7 +109,11 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
 
     // Service cluster IPs and node ports are recorded in the same transaction as each Service.
     const serviceAllocator = new ServiceAllocator({ store, ranges: { serviceCIDR: config.serviceCIDR, nodePorts: config.nodePortRange } });
-    const service = new ObjectService({ store, defaultTolerationSeconds: config.defaultTolerationSeconds, allocators: new Map([[serviceKind, serviceAllocator]]) });
+    const service = new ObjectService({
+      store,
+      defaultTolerationSeconds: config.defaultTolerationSeconds,
+      allocators: new Map([[serviceKind, serviceAllocator]]),
+    });
     // Each component calls the API through a client of its own name, so that /metrics counts its requests under it.
     const clientFor = (name: string) => new LocalClient(service.forClient(name));
     // One informer per resource and scope for every component of the master (the API server's namespace cache included).
@@ -125,7 +129,14 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     const gpuJobOutputs = new GpuJobOutputs({ dir: join(dataDir, 'gpujob-outputs') });
     const authenticator = anyOf(admins, nodes.credentials, gpuJobTokens, nodes.joinTokens);
     // Function and workflow URLs; its invocation records are served by the API, so it exists before the API does.
-    const activator = new Activator({ client: clientFor('activator'), informers, store, address: config.activatorAddress ?? config.address, port: config.activatorPort, log });
+    const activator = new Activator({
+      client: clientFor('activator'),
+      informers,
+      store,
+      address: config.activatorAddress ?? config.address,
+      port: config.activatorPort,
+      log,
+    });
     let activatorUrl: string | undefined;
     // Workflows run in the master and call their Tasks' functions through the activator, which serves them at /workflow/NAME.
     const executions = new ExecutionStore({ store, log });
@@ -142,7 +153,13 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       routes: [
         // Kubelets check the API server's calls (logs, exec, stats) with a TokenReview of the admin token.
         (app) => registerNodeProxyRoutes(app, { service, kubeletToken: admin.token }),
-        (app) => registerJoinRoutes(app, { join: (name) => nodes.registrar.join(name), tokens: nodes.joinTokens, registryPort: config.registryPort, clusterCIDR: config.clusterCIDR }),
+        (app) =>
+          registerJoinRoutes(app, {
+            join: (name) => nodes.registrar.join(name),
+            tokens: nodes.joinTokens,
+            registryPort: config.registryPort,
+            clusterCIDR: config.clusterCIDR,
+          }),
         (app) => registerTokenReviewRoutes(app, { authenticator }),
         (app) => registerBindingRoutes(app, { service }),
         (app) => registerEvictionRoutes(app, { service }),
@@ -167,11 +184,22 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     // their informers are shared, one per resource and scope (client-go's SharedInformerFactory).
     const reconcilers = Promise.all([
       new NamespaceReconciler({ client: clientFor('namespace-controller'), informers, log }).start(reconcilerSignal),
-      config.disableScheduler ? undefined : new Scheduler({
-        client: clientFor('scheduler'), informers, bind: storePodBinder(service.forClient('scheduler')), policy: config.schedulerPolicy, log,
-      }).start(reconcilerSignal),
+      config.disableScheduler
+        ? undefined
+        : new Scheduler({
+            client: clientFor('scheduler'),
+            informers,
+            bind: storePodBinder(service.forClient('scheduler')),
+            policy: config.schedulerPolicy,
+            log,
+          }).start(reconcilerSignal),
       new NodeCleanup({ informers, registrar: nodes.registrar, log }).start(reconcilerSignal),
-      new NodeLifecycleReconciler({ client: clientFor('node-lifecycle-controller'), informers, gracePeriodSeconds: config.nodeMonitorGracePeriodSeconds, log }).start(reconcilerSignal),
+      new NodeLifecycleReconciler({
+        client: clientFor('node-lifecycle-controller'),
+        informers,
+        gracePeriodSeconds: config.nodeMonitorGracePeriodSeconds,
+        log,
+      }).start(reconcilerSignal),
       new EndpointsReconciler({ client: clientFor('endpoints-controller'), informers, log }).start(reconcilerSignal),
       new GatewayReconciler({ client: clientFor('gateway-controller'), informers, log }).start(reconcilerSignal),
       new ReplicaSetController({ client: clientFor('replicaset-controller'), informers, log }).start(reconcilerSignal),
@@ -199,7 +227,14 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       new ExecutionCleanup({ informers, executions, log }).start(reconcilerSignal),
       // Functions' cron triggers, called through the activator like any other call (and so recorded).
       new ScheduleTriggers({ informers, invoker: activator, log }).start(reconcilerSignal),
-      new GpuJobController({ client: clientFor('gpujob-controller'), informers, outputs: gpuJobOutputs, mintToken: (job) => gpuJobTokens.mint(job), serverUrl: podServerUrl, log }).start(reconcilerSignal),
+      new GpuJobController({
+        client: clientFor('gpujob-controller'),
+        informers,
+        outputs: gpuJobOutputs,
+        mintToken: (job) => gpuJobTokens.mint(job),
+        serverUrl: podServerUrl,
+        log,
+      }).start(reconcilerSignal),
       // Last: every component has asked for its informers and added its handlers, so they all list at once.
       informers.start(reconcilerSignal),
     ]);

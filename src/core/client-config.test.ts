@@ -20,7 +20,11 @@ describe('loadClientConfig', () => {
     ['$MINIK8S_CONFIG', { path: undefined, env: { MINIK8S_CONFIG: fileB } }, { server: 'http://b:2', token: 'tb' }],
     ['the given path over $MINIK8S_CONFIG', { path: fileA, env: { MINIK8S_CONFIG: fileB } }, { server: 'http://a:1', token: 'ta' }],
     ['the environment over the file', { env: { MINIK8S_CONFIG: fileB, MINIK8S_SERVER: 'http://e:3' } }, { server: 'http://e:3', token: 'tb' }],
-    ['flags over everything', { server: 'http://f:4', token: 'tf', env: { MINIK8S_CONFIG: fileB, MINIK8S_TOKEN: 'te' } }, { server: 'http://f:4', token: 'tf' }],
+    [
+      'flags over everything',
+      { server: 'http://f:4', token: 'tf', env: { MINIK8S_CONFIG: fileB, MINIK8S_TOKEN: 'te' } },
+      { server: 'http://f:4', token: 'tf' },
+    ],
     ['nothing from a missing default file', { path: missing, env: {} }, { server: undefined, token: undefined }],
   ];
   for (const [what, options, want] of cases) {

@@ -41,7 +41,8 @@ export function loadClientConfig(options: LoadClientConfigOptions = {}): Partial
     file = parseClientConfig(readFileSync(options.path ?? named ?? defaultConfigPath(), 'utf8'));
   } catch (err) {
     // A file the user named must be there: falling back to the default server would talk to another cluster.
-    if (named !== undefined) throw new Error(`cannot read the config file $MINIK8S_CONFIG names (${named}): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    if (named !== undefined)
+      throw new Error(`cannot read the config file $MINIK8S_CONFIG names (${named}): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     // No config file yet: flags or environment must supply the values.
   }
   return {

@@ -153,19 +153,33 @@ export function errorFromStatus(status: Partial<Status>, httpCode: number): ApiE
   const d = status.details ?? {};
   const options: ApiErrorOptions = { kind: d.kind, group: d.group, name: d.name, causes: d.causes, retryAfterSeconds: d.retryAfterSeconds };
   switch (status.reason) {
-    case 'BadRequest': return new BadRequestError(message, options);
-    case 'Unauthorized': return new UnauthorizedError(message, options);
-    case 'Forbidden': return new ForbiddenError(message, options);
-    case 'NotFound': return new NotFoundError(message, options);
-    case 'MethodNotAllowed': return new MethodNotAllowedError(message, options);
-    case 'AlreadyExists': return new AlreadyExistsError(message, options);
-    case 'Conflict': return new ConflictError(message, options);
-    case 'Expired': case 'Gone': return new GoneError(message, options);
-    case 'RequestEntityTooLarge': return new RequestEntityTooLargeError(message, options);
-    case 'UnsupportedMediaType': return new UnsupportedMediaTypeError(message, options);
-    case 'Invalid': return new InvalidError(message, options);
-    case 'ServiceUnavailable': return new ServiceUnavailableError(message, options);
-    default: return new ApiError(code, status.reason ?? 'Unknown', message, options);
+    case 'BadRequest':
+      return new BadRequestError(message, options);
+    case 'Unauthorized':
+      return new UnauthorizedError(message, options);
+    case 'Forbidden':
+      return new ForbiddenError(message, options);
+    case 'NotFound':
+      return new NotFoundError(message, options);
+    case 'MethodNotAllowed':
+      return new MethodNotAllowedError(message, options);
+    case 'AlreadyExists':
+      return new AlreadyExistsError(message, options);
+    case 'Conflict':
+      return new ConflictError(message, options);
+    case 'Expired':
+    case 'Gone':
+      return new GoneError(message, options);
+    case 'RequestEntityTooLarge':
+      return new RequestEntityTooLargeError(message, options);
+    case 'UnsupportedMediaType':
+      return new UnsupportedMediaTypeError(message, options);
+    case 'Invalid':
+      return new InvalidError(message, options);
+    case 'ServiceUnavailable':
+      return new ServiceUnavailableError(message, options);
+    default:
+      return new ApiError(code, status.reason ?? 'Unknown', message, options);
   }
 }
 

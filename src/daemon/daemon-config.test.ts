@@ -5,7 +5,13 @@ import { toDaemonConfig, UsageError, type RawDaemonFlags } from './daemon-config
 import { localServerUrl } from '../control-plane/master/local-client-config.js';
 
 const base: RawDaemonFlags = {
-  positionals: [], role: 'master', dataDir: '/var/lib/minik8s', address: '0.0.0.0', port: '6443', etcdPort: '2379', writeConfig: true,
+  positionals: [],
+  role: 'master',
+  dataDir: '/var/lib/minik8s',
+  address: '0.0.0.0',
+  port: '6443',
+  etcdPort: '2379',
+  writeConfig: true,
 };
 
 describe('toDaemonConfig', () => {
@@ -13,11 +19,23 @@ describe('toDaemonConfig', () => {
     const c = toDaemonConfig(base);
     assert.deepEqual(c.roles, ['master']);
     assert.deepEqual(c.master, {
-      dataDir: '/var/lib/minik8s', address: '0.0.0.0', port: 6443, etcdEndpoints: undefined, etcdPort: 2379, writeClientConfig: true,
-      registryPort: 5000, clusterCIDR: '10.244.0.0/16', schedulerPolicy: 'least-allocated', disableScheduler: false,
-      nodeMonitorGracePeriodSeconds: 40, defaultTolerationSeconds: 300, hpaSyncPeriodSeconds: 15,
-      serviceCIDR: '10.96.0.0/16', nodePortRange: { min: 30000, max: 32767 },
-      activatorPort: 8090, podRoutes: true,
+      dataDir: '/var/lib/minik8s',
+      address: '0.0.0.0',
+      port: 6443,
+      etcdEndpoints: undefined,
+      etcdPort: 2379,
+      writeClientConfig: true,
+      registryPort: 5000,
+      clusterCIDR: '10.244.0.0/16',
+      schedulerPolicy: 'least-allocated',
+      disableScheduler: false,
+      nodeMonitorGracePeriodSeconds: 40,
+      defaultTolerationSeconds: 300,
+      hpaSyncPeriodSeconds: 15,
+      serviceCIDR: '10.96.0.0/16',
+      nodePortRange: { min: 30000, max: 32767 },
+      activatorPort: 8090,
+      podRoutes: true,
     });
   });
 
@@ -77,13 +95,28 @@ describe('toDaemonConfig', () => {
     ['endpoint without scheme', { etcdEndpoints: '127.0.0.1:2379' }, /is not a URL \(expected e.g. http/],
     ['endpoint with another scheme', { etcdEndpoints: 'ftp://10.0.0.1:2379' }, /must start with http/],
     ['no endpoints', { etcdEndpoints: ',' }, /needs at least one URL/],
-    ['a zero grace period', { nodeMonitorGracePeriod: '0' }, /--node-monitor-grace-period must be a whole number of seconds of at least 1, such as 40 or 40s, not "0"/],
+    [
+      'a zero grace period',
+      { nodeMonitorGracePeriod: '0' },
+      /--node-monitor-grace-period must be a whole number of seconds of at least 1, such as 40 or 40s, not "0"/,
+    ],
     ['a grace period in minutes', { nodeMonitorGracePeriod: '1m' }, /--node-monitor-grace-period must be a whole number of seconds/],
-    ['negative toleration seconds', { defaultTolerationSeconds: '-5' }, /--default-toleration-seconds must be a whole number of seconds, such as 40 or 40s, not "-5"/],
-    ['an unknown scheduler policy', { schedulerPolicy: 'random' }, /--scheduler-policy must be one of least-allocated, fewest-pods, balanced, round-robin, not "random"/],
+    [
+      'negative toleration seconds',
+      { defaultTolerationSeconds: '-5' },
+      /--default-toleration-seconds must be a whole number of seconds, such as 40 or 40s, not "-5"/,
+    ],
+    [
+      'an unknown scheduler policy',
+      { schedulerPolicy: 'random' },
+      /--scheduler-policy must be one of least-allocated, fewest-pods, balanced, round-robin, not "random"/,
+    ],
   ] as const) {
     it(`rejects ${name}`, () => {
-      assert.throws(() => toDaemonConfig({ ...base, ...flags } as RawDaemonFlags), (err: Error) => err instanceof UsageError && message.test(err.message));
+      assert.throws(
+        () => toDaemonConfig({ ...base, ...flags } as RawDaemonFlags),
+        (err: Error) => err instanceof UsageError && message.test(err.message),
+      );
     });
   }
 });
@@ -91,18 +124,38 @@ describe('toDaemonConfig', () => {
 describe('toDaemonConfig for workers', () => {
   const worker: RawDaemonFlags = { ...base, role: 'worker', server: 'http://10.0.0.1:6443', token: 'abcdef.0123456789abcdef' };
 
-  it('reads the worker flags, with Kubernetes\' defaults', () => {
+  it("reads the worker flags, with Kubernetes' defaults", () => {
     const c = toDaemonConfig({
-      ...worker, name: 'Node-1', nodeIP: '10.0.0.5', labels: 'disk=ssd, zone=a', taints: 'gpu=yes:NoSchedule,spot:PreferNoSchedule',
-      dockerHost: 'unix:///run/d.sock', kubeletPort: '11250', bridge: 'mk8s1',
+      ...worker,
+      name: 'Node-1',
+      nodeIP: '10.0.0.5',
+      labels: 'disk=ssd, zone=a',
+      taints: 'gpu=yes:NoSchedule,spot:PreferNoSchedule',
+      dockerHost: 'unix:///run/d.sock',
+      kubeletPort: '11250',
+      bridge: 'mk8s1',
     });
     assert.deepEqual(c.roles, ['worker']);
     assert.deepEqual(c.worker, {
-      server: 'http://10.0.0.1:6443', joinToken: 'abcdef.0123456789abcdef', name: 'node-1', nodeIP: '10.0.0.5',
+      server: 'http://10.0.0.1:6443',
+      joinToken: 'abcdef.0123456789abcdef',
+      name: 'node-1',
+      nodeIP: '10.0.0.5',
       labels: { disk: 'ssd', zone: 'a' },
-      taints: [{ key: 'gpu', value: 'yes', effect: 'NoSchedule' }, { key: 'spot', effect: 'PreferNoSchedule' }],
-      dockerHost: 'unix:///run/d.sock', dataDir: '/var/lib/minik8s', kubeletAddress: '0.0.0.0', kubeletPort: 11250, bridgeName: 'mk8s1',
-      provider: 'docker', overlay: 'vxlan', proxy: 'iptables', dns: 'on', clusterDNS: '10.96.0.10',
+      taints: [
+        { key: 'gpu', value: 'yes', effect: 'NoSchedule' },
+        { key: 'spot', effect: 'PreferNoSchedule' },
+      ],
+      dockerHost: 'unix:///run/d.sock',
+      dataDir: '/var/lib/minik8s',
+      kubeletAddress: '0.0.0.0',
+      kubeletPort: 11250,
+      bridgeName: 'mk8s1',
+      provider: 'docker',
+      overlay: 'vxlan',
+      proxy: 'iptables',
+      dns: 'on',
+      clusterDNS: '10.96.0.10',
     });
     const d = toDaemonConfig(worker);
     assert.equal(d.worker.kubeletPort, 10250);
@@ -121,17 +174,20 @@ describe('toDaemonConfig for workers', () => {
     assert.equal(c.worker.server, undefined);
   });
 
-  it('runs fake nodes: --provider=fake for one, --fake-nodes N for many, with kwok\'s default capacity or the one given', () => {
+  it("runs fake nodes: --provider=fake for one, --fake-nodes N for many, with kwok's default capacity or the one given", () => {
     const one = toDaemonConfig({ ...worker, name: 'n1', provider: 'fake' });
     assert.equal(one.worker.provider, 'fake');
     assert.equal(one.worker.name, 'n1');
     assert.deepEqual(one.worker.fake, { capacity: { cpuCores: 32, memoryBytes: 256 * 1024 ** 3, pods: 110 }, heartbeatSeconds: 10 });
     const many = toDaemonConfig({ ...worker, fakeNodes: '1000', fakeNodeCapacity: 'cpu=500m, pods=20' });
     assert.equal(many.worker.provider, 'fake', '--fake-nodes implies the fake provider');
-    assert.equal(many.worker.name, 'fake-node', 'the default prefix of the fake nodes\' names');
+    assert.equal(many.worker.name, 'fake-node', "the default prefix of the fake nodes' names");
     assert.deepEqual(many.worker.fake, { nodes: 1000, capacity: { cpuCores: 0.5, memoryBytes: 256 * 1024 ** 3, pods: 20 }, heartbeatSeconds: 10 });
     assert.equal(toDaemonConfig({ ...worker, fakeNodes: '3', fakeNodeHeartbeat: '20' }).worker.fake?.heartbeatSeconds, 20);
-    assert.equal(toDaemonConfig({ ...worker, fakeNodes: '3', provider: 'fake', name: 'kwok', fakeNodeCapacity: 'memory=4Gi' }).worker.fake?.capacity.memoryBytes, 4 * 1024 ** 3);
+    assert.equal(
+      toDaemonConfig({ ...worker, fakeNodes: '3', provider: 'fake', name: 'kwok', fakeNodeCapacity: 'memory=4Gi' }).worker.fake?.capacity.memoryBytes,
+      4 * 1024 ** 3,
+    );
     assert.equal(toDaemonConfig({ ...worker, fakeNodes: '3', name: 'kwok' }).worker.name, 'kwok');
     assert.equal(toDaemonConfig({ ...base, role: 'master,worker', fakeNodes: '2' }).worker.fake?.nodes, 2);
     assert.equal(toDaemonConfig({ ...worker, provider: 'docker' }).worker.fake, undefined);
@@ -174,16 +230,39 @@ describe('toDaemonConfig for workers', () => {
     ['fake nodes with DNS', { provider: 'fake', dns: 'on' }, /--dns=on needs real pods/],
     ['a cluster DNS address that is a name', { clusterDNS: 'kube-dns' }, /--cluster-dns must be an IPv4 address/],
     ['a docker host of no known kind', { dockerHost: 'ssh://x' }, /--docker-host "ssh:\/\/x" must look like/],
-    ['a cluster CIDR too small', { role: 'master', server: undefined, token: undefined, clusterCIDR: '10.244.0.0/24' }, /--cluster-cidr must be an IPv4 range from \/8 to \/23/],
-    ['a service CIDR that is not a range', { role: 'master', server: undefined, token: undefined, serviceCIDR: '10.96.0.1' }, /--service-cidr must be an IPv4 range from \/8 to \/28/],
+    [
+      'a cluster CIDR too small',
+      { role: 'master', server: undefined, token: undefined, clusterCIDR: '10.244.0.0/24' },
+      /--cluster-cidr must be an IPv4 range from \/8 to \/23/,
+    ],
+    [
+      'a service CIDR that is not a range',
+      { role: 'master', server: undefined, token: undefined, serviceCIDR: '10.96.0.1' },
+      /--service-cidr must be an IPv4 range from \/8 to \/28/,
+    ],
     ['a service CIDR too small', { role: 'master', server: undefined, token: undefined, serviceCIDR: '10.96.0.0/29' }, /--service-cidr must be an IPv4 range/],
-    ['a service CIDR overlapping the pods', { role: 'master', server: undefined, token: undefined, serviceCIDR: '10.244.0.0/20' }, /overlaps --cluster-cidr 10.244.0.0\/16/],
-    ['a reversed node port range', { role: 'master', server: undefined, token: undefined, serviceNodePortRange: '32767-30000' }, /--service-node-port-range must be MIN-MAX/],
-    ['a node port range past 65535', { role: 'master', server: undefined, token: undefined, serviceNodePortRange: '30000-70000' }, /--service-node-port-range must be MIN-MAX/],
+    [
+      'a service CIDR overlapping the pods',
+      { role: 'master', server: undefined, token: undefined, serviceCIDR: '10.244.0.0/20' },
+      /overlaps --cluster-cidr 10.244.0.0\/16/,
+    ],
+    [
+      'a reversed node port range',
+      { role: 'master', server: undefined, token: undefined, serviceNodePortRange: '32767-30000' },
+      /--service-node-port-range must be MIN-MAX/,
+    ],
+    [
+      'a node port range past 65535',
+      { role: 'master', server: undefined, token: undefined, serviceNodePortRange: '30000-70000' },
+      /--service-node-port-range must be MIN-MAX/,
+    ],
     ['a cluster CIDR with host bits', { role: 'master', server: undefined, token: undefined, clusterCIDR: '10.244.1.0/16' }, /has host bits set/],
   ] as const) {
     it(`rejects ${name}`, () => {
-      assert.throws(() => toDaemonConfig({ ...worker, ...flags } as RawDaemonFlags), (err: Error) => err instanceof UsageError && message.test(err.message));
+      assert.throws(
+        () => toDaemonConfig({ ...worker, ...flags } as RawDaemonFlags),
+        (err: Error) => err instanceof UsageError && message.test(err.message),
+      );
     });
   }
 });

@@ -98,7 +98,10 @@ function parseRoles(text: string): Role[] {
 }
 
 function parseEndpoints(text: string): string[] {
-  const endpoints = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const endpoints = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (endpoints.length === 0) throw new UsageError('--etcd-endpoints needs at least one URL, e.g. http://127.0.0.1:2379');
   for (const e of endpoints) {
     let url: URL;
@@ -120,7 +123,10 @@ const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/;
 /** `k=v,k2=v2` -> a label map (Kubernetes' syntax for keys and values). */
 export function parseLabels(text: string): Record<string, string> {
   const labels: Record<string, string> = {};
-  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const eq = part.indexOf('=');
     const key = eq < 0 ? part : part.slice(0, eq);
     const value = eq < 0 ? '' : part.slice(eq + 1);
@@ -136,14 +142,18 @@ const EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const;
 
 /** `k=v:NoSchedule,k2:NoExecute` -> taints, as `kubectl taint` spells them. */
 export function parseTaints(text: string): WorkerConfig['taints'] {
-  return text.split(',').map((s) => s.trim()).filter(Boolean).map((part) => {
-    const m = /^([^=:]+)(?:=([^:]*))?:(.+)$/.exec(part);
-    const effect = m?.[3] as (typeof EFFECTS)[number] | undefined;
-    if (!m || !LABEL_KEY.test(m[1]!) || !LABEL_VALUE.test(m[2] ?? '') || !effect || !EFFECTS.includes(effect)) {
-      throw new UsageError(`--taints: "${part}" is not a taint (expected key=value:Effect with Effect one of ${EFFECTS.join(', ')})`);
-    }
-    return m[2] === undefined ? { key: m[1]!, effect } : { key: m[1]!, value: m[2], effect };
-  });
+  return text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((part) => {
+      const m = /^([^=:]+)(?:=([^:]*))?:(.+)$/.exec(part);
+      const effect = m?.[3] as (typeof EFFECTS)[number] | undefined;
+      if (!m || !LABEL_KEY.test(m[1]!) || !LABEL_VALUE.test(m[2] ?? '') || !effect || !EFFECTS.includes(effect)) {
+        throw new UsageError(`--taints: "${part}" is not a taint (expected key=value:Effect with Effect one of ${EFFECTS.join(', ')})`);
+      }
+      return m[2] === undefined ? { key: m[1]!, effect } : { key: m[1]!, value: m[2], effect };
+    });
 }
 
 /** A /16 or larger IPv4 range written as a.b.c.d/N, aligned, so that it holds /24s. */
@@ -165,7 +175,8 @@ export function parseServiceCIDR(text: string, clusterCIDR: string): string {
   if (!range) throw new UsageError(`--service-cidr must be an IPv4 range from /8 to /28 without host bits, such as 10.96.0.0/16, not "${text}"`);
   const pods = parseIpv4Cidr(clusterCIDR)!;
   const end = (r: { base: number; bits: number }) => r.base + 2 ** (32 - r.bits);
-  if (range.base < end(pods) && pods.base < end(range)) throw new UsageError(`--service-cidr ${text.trim()} overlaps --cluster-cidr ${clusterCIDR}: services and pods need separate ranges`);
+  if (range.base < end(pods) && pods.base < end(range))
+    throw new UsageError(`--service-cidr ${text.trim()} overlaps --cluster-cidr ${clusterCIDR}: services and pods need separate ranges`);
   return text.trim();
 }
 
@@ -179,16 +190,24 @@ export function parseNodePortRangeFlag(text: string): { min: number; max: number
 /** `cpu=32,memory=256Gi,pods=110` (any subset; the rest keep their defaults) -> what each fake node reports. */
 export function parseFakeNodeCapacity(text: string): FakeNodeCapacity {
   const capacity = { ...DEFAULT_FAKE_NODE_CAPACITY };
-  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [key, value = ''] = part.split('=', 2).map((s) => s.trim()) as [string, string?];
     let n = NaN;
     try {
       n = parseQuantity(value);
-    } catch { /* reported below */ }
+    } catch {
+      /* reported below */
+    }
     if (key === 'cpu' && n > 0) capacity.cpuCores = n;
     else if (key === 'memory' && n >= 1024 ** 2) capacity.memoryBytes = Math.floor(n);
     else if (key === 'pods' && Number.isInteger(n) && n >= 1) capacity.pods = n;
-    else throw new UsageError(`--fake-node-capacity: "${part}" is not a capacity (expected cpu=QUANTITY, memory=QUANTITY of at least 1Mi or pods=COUNT, e.g. cpu=32,memory=256Gi,pods=110)`);
+    else
+      throw new UsageError(
+        `--fake-node-capacity: "${part}" is not a capacity (expected cpu=QUANTITY, memory=QUANTITY of at least 1Mi or pods=COUNT, e.g. cpu=32,memory=256Gi,pods=110)`,
+      );
   }
   return capacity;
 }
@@ -201,7 +220,8 @@ function parseFakeNodes(flags: RawDaemonFlags): { provider: WorkerConfig['provid
   let nodes: number | undefined;
   if (flags.fakeNodes !== undefined) {
     nodes = /^\d+$/.test(flags.fakeNodes.trim()) ? Number(flags.fakeNodes) : NaN;
-    if (!(nodes >= 1 && nodes <= MAX_FAKE_NODES)) throw new UsageError(`--fake-nodes must be a number of nodes from 1 to ${MAX_FAKE_NODES}, not "${flags.fakeNodes}"`);
+    if (!(nodes >= 1 && nodes <= MAX_FAKE_NODES))
+      throw new UsageError(`--fake-nodes must be a number of nodes from 1 to ${MAX_FAKE_NODES}, not "${flags.fakeNodes}"`);
     if (provider === 'docker') throw new UsageError('--fake-nodes hosts fake nodes: it goes with --provider=fake (or no --provider), not --provider=docker');
   }
   if (provider !== 'fake' && nodes === undefined) {
@@ -210,7 +230,8 @@ function parseFakeNodes(flags: RawDaemonFlags): { provider: WorkerConfig['provid
     return { provider: 'docker' };
   }
   const heartbeat = flags.fakeNodeHeartbeat === undefined ? 10 : /^\d+$/.test(flags.fakeNodeHeartbeat.trim()) ? Number(flags.fakeNodeHeartbeat) : NaN;
-  if (!(heartbeat >= 1 && heartbeat <= 3600)) throw new UsageError(`--fake-node-heartbeat must be a number of seconds from 1 to 3600, not "${flags.fakeNodeHeartbeat}"`);
+  if (!(heartbeat >= 1 && heartbeat <= 3600))
+    throw new UsageError(`--fake-node-heartbeat must be a number of seconds from 1 to 3600, not "${flags.fakeNodeHeartbeat}"`);
   return {
     provider: 'fake',
     fake: { ...(nodes === undefined ? {} : { nodes }), capacity: parseFakeNodeCapacity(flags.fakeNodeCapacity ?? ''), heartbeatSeconds: heartbeat },
@@ -229,7 +250,9 @@ export function parsePipIndexUrl(text: string): string {
   let url: URL | undefined;
   try {
     url = new URL(text.trim());
-  } catch { /* reported below */ }
+  } catch {
+    /* reported below */
+  }
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
     throw new UsageError(`--pip-index-url must be an http:// or https:// URL of a package index, such as http://10.0.0.5:8080/simple, not "${text}"`);
   }
@@ -258,11 +281,12 @@ export function toDaemonConfig(flags: RawDaemonFlags): DaemonConfig {
   if (!roles) throw new UsageError('no role given: use --role=master (or "minik8s master")');
   if (!flags.dataDir.trim()) throw new UsageError('--data-dir must not be empty');
   if (isIP(flags.address) === 0) throw new UsageError(`--address must be an IP address such as 0.0.0.0 or 127.0.0.1, not "${flags.address}"`);
-  if (flags.activatorAddress !== undefined && isIP(flags.activatorAddress) === 0) throw new UsageError(`--activator-address must be an IP address such as 0.0.0.0 or 127.0.0.1, not "${flags.activatorAddress}"`);
+  if (flags.activatorAddress !== undefined && isIP(flags.activatorAddress) === 0)
+    throw new UsageError(`--activator-address must be an IP address such as 0.0.0.0 or 127.0.0.1, not "${flags.activatorAddress}"`);
   const master = roles.includes('master');
   const worker = roles.includes('worker');
   if (worker && !master) {
-    if (!flags.server) throw new UsageError('--role=worker needs --server URL (the master\'s API, e.g. http://10.0.0.1:6443)');
+    if (!flags.server) throw new UsageError("--role=worker needs --server URL (the master's API, e.g. http://10.0.0.1:6443)");
     if (!flags.token) throw new UsageError('--role=worker needs --token JOIN_TOKEN (the master prints one; or run "minik8s token create" there)');
   }
   if (master && (flags.server || flags.token)) {
@@ -272,11 +296,15 @@ export function toDaemonConfig(flags: RawDaemonFlags): DaemonConfig {
     let url: URL | undefined;
     try {
       url = new URL(flags.server);
-    } catch { /* reported below */ }
-    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new UsageError(`--server "${flags.server}" is not a URL such as http://10.0.0.1:6443`);
+    } catch {
+      /* reported below */
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+      throw new UsageError(`--server "${flags.server}" is not a URL such as http://10.0.0.1:6443`);
   }
   if (flags.nodeIP !== undefined && isIP(flags.nodeIP) !== 4) throw new UsageError(`--node-ip must be an IPv4 address, not "${flags.nodeIP}"`);
-  if (flags.kubeletAddress !== undefined && isIP(flags.kubeletAddress) === 0) throw new UsageError(`--kubelet-address must be an IP address, not "${flags.kubeletAddress}"`);
+  if (flags.kubeletAddress !== undefined && isIP(flags.kubeletAddress) === 0)
+    throw new UsageError(`--kubelet-address must be an IP address, not "${flags.kubeletAddress}"`);
   const bridge = flags.bridge ?? 'minik8s0';
   if (!/^[A-Za-z0-9][-A-Za-z0-9_.]{0,14}$/.test(bridge)) throw new UsageError(`--bridge "${bridge}" must be a network interface name of at most 15 characters`);
   if (flags.dockerHost !== undefined && !/^(unix:\/\/\/|\/|tcp:\/\/|http:\/\/)/.test(flags.dockerHost)) {
@@ -289,7 +317,8 @@ export function toDaemonConfig(flags: RawDaemonFlags): DaemonConfig {
     throw new UsageError(`--proxy must be iptables or none, not "${flags.proxy}"`);
   }
   if (flags.dns !== undefined && flags.dns !== 'on' && flags.dns !== 'off') throw new UsageError(`--dns must be on or off, not "${flags.dns}"`);
-  if (flags.clusterDNS !== undefined && isIP(flags.clusterDNS) !== 4) throw new UsageError(`--cluster-dns must be an IPv4 address such as 10.96.0.10, not "${flags.clusterDNS}"`);
+  if (flags.clusterDNS !== undefined && isIP(flags.clusterDNS) !== 4)
+    throw new UsageError(`--cluster-dns must be an IPv4 address such as 10.96.0.10, not "${flags.clusterDNS}"`);
   let dnsUpstreams: Upstream[] | undefined;
   try {
     dnsUpstreams = flags.dnsUpstream === undefined ? undefined : parseUpstreamList(flags.dnsUpstream);
@@ -298,9 +327,12 @@ export function toDaemonConfig(flags: RawDaemonFlags): DaemonConfig {
   }
   const fake = parseFakeNodes(flags);
   // Fake pods have no network to join up: the overlay is off for fake nodes.
-  if (fake.provider === 'fake' && flags.overlay === 'vxlan') throw new UsageError('--overlay=vxlan needs real pods: fake nodes (--provider=fake, --fake-nodes) run with no overlay');
-  if (fake.provider === 'fake' && flags.dns === 'on') throw new UsageError('--dns=on needs real pods: fake nodes (--provider=fake, --fake-nodes) run no DNS server');
-  if (fake.provider === 'fake' && flags.proxy === 'iptables') throw new UsageError('--proxy=iptables needs real pods: fake nodes (--provider=fake, --fake-nodes) run with no proxy');
+  if (fake.provider === 'fake' && flags.overlay === 'vxlan')
+    throw new UsageError('--overlay=vxlan needs real pods: fake nodes (--provider=fake, --fake-nodes) run with no overlay');
+  if (fake.provider === 'fake' && flags.dns === 'on')
+    throw new UsageError('--dns=on needs real pods: fake nodes (--provider=fake, --fake-nodes) run no DNS server');
+  if (fake.provider === 'fake' && flags.proxy === 'iptables')
+    throw new UsageError('--proxy=iptables needs real pods: fake nodes (--provider=fake, --fake-nodes) run with no proxy');
   if (fake.fake?.nodes !== undefined && flags.name !== undefined && flags.name.trim().length + 1 + String(fake.fake.nodes - 1).length > 253) {
     throw new UsageError(`--name "${flags.name}" is too long to prefix the fake nodes' names (NAME-N must fit in 253 characters)`);
   }

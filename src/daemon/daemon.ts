@@ -27,38 +27,119 @@ function parser(argv: string[]) {
     .option('etcd-port', { type: 'string', requiresArg: true, default: '2379', describe: 'client port of the managed etcd (peer port: the next one)' })
     .option('write-config', { type: 'boolean', default: true, describe: 'write ~/.minik8s/config for the CLI (--no-write-config to skip)' })
     .option('registry', { type: 'boolean', default: true, describe: 'run the image registry (--no-registry to skip)' })
-    .option('registry-port', { type: 'string', requiresArg: true, default: '5000', describe: 'port of the master\'s image registry' })
+    .option('registry-port', { type: 'string', requiresArg: true, default: '5000', describe: "port of the master's image registry" })
     .option('cluster-cidr', { type: 'string', requiresArg: true, default: '10.244.0.0/16', describe: 'pod address range; each node gets a /24 of it' })
-    .option('service-cidr', { type: 'string', requiresArg: true, default: '10.96.0.0/16', describe: 'service cluster IP range (10.96.0.10 of the default is the cluster DNS service\'s)' })
+    .option('service-cidr', {
+      type: 'string',
+      requiresArg: true,
+      default: '10.96.0.0/16',
+      describe: "service cluster IP range (10.96.0.10 of the default is the cluster DNS service's)",
+    })
     .option('service-node-port-range', { type: 'string', requiresArg: true, default: '30000-32767', describe: 'ports NodePort services get, MIN-MAX' })
-    .option('node-monitor-grace-period', { type: 'string', requiresArg: true, default: '40', describe: 'seconds without a heartbeat before a node is NotReady and tainted unreachable' })
-    .option('default-toleration-seconds', { type: 'string', requiresArg: true, default: '300', describe: 'how long new pods tolerate a not-ready or unreachable node before eviction (unless they say)' })
-    .option('scheduler-policy', { type: 'string', requiresArg: true, default: 'least-allocated', describe: 'how the scheduler picks a node: least-allocated, fewest-pods, balanced or round-robin' })
+    .option('node-monitor-grace-period', {
+      type: 'string',
+      requiresArg: true,
+      default: '40',
+      describe: 'seconds without a heartbeat before a node is NotReady and tainted unreachable',
+    })
+    .option('default-toleration-seconds', {
+      type: 'string',
+      requiresArg: true,
+      default: '300',
+      describe: 'how long new pods tolerate a not-ready or unreachable node before eviction (unless they say)',
+    })
+    .option('scheduler-policy', {
+      type: 'string',
+      requiresArg: true,
+      default: 'least-allocated',
+      describe: 'how the scheduler picks a node: least-allocated, fewest-pods, balanced or round-robin',
+    })
     .option('disable-scheduler', { type: 'boolean', default: false, describe: 'run no scheduler (pods stay Pending unless bound some other way)' })
-    .option('hpa-sync-period', { type: 'string', requiresArg: true, default: '15', describe: 'seconds between the autoscaler\'s looks at each HorizontalPodAutoscaler' })
-    .option('activator-port', { type: 'string', requiresArg: true, default: '8090', describe: 'port of the activator (function and workflow URLs: /function/NAME, /workflow/NAME)' })
+    .option('hpa-sync-period', {
+      type: 'string',
+      requiresArg: true,
+      default: '15',
+      describe: "seconds between the autoscaler's looks at each HorizontalPodAutoscaler",
+    })
+    .option('activator-port', {
+      type: 'string',
+      requiresArg: true,
+      default: '8090',
+      describe: 'port of the activator (function and workflow URLs: /function/NAME, /workflow/NAME)',
+    })
     .option('activator-address', { type: 'string', requiresArg: true, describe: 'address the activator listens on (default: --address)' })
-    .option('pip-index-url', { type: 'string', requiresArg: true, describe: 'package index for functions\' requirements (pip --index-url; builds use the host\'s network, so a local index on loopback works)' })
-    .group(['server', 'token', 'name', 'node-ip', 'labels', 'taints', 'docker-host', 'kubelet-address', 'kubelet-port', 'bridge', 'overlay', 'proxy', 'dns', 'cluster-dns', 'dns-upstream', 'provider', 'fake-nodes', 'fake-node-capacity', 'fake-node-heartbeat'], 'Worker:')
-    .option('server', { type: 'string', requiresArg: true, describe: 'the master\'s API server URL (worker only)' })
+    .option('pip-index-url', {
+      type: 'string',
+      requiresArg: true,
+      describe: "package index for functions' requirements (pip --index-url; builds use the host's network, so a local index on loopback works)",
+    })
+    .group(
+      [
+        'server',
+        'token',
+        'name',
+        'node-ip',
+        'labels',
+        'taints',
+        'docker-host',
+        'kubelet-address',
+        'kubelet-port',
+        'bridge',
+        'overlay',
+        'proxy',
+        'dns',
+        'cluster-dns',
+        'dns-upstream',
+        'provider',
+        'fake-nodes',
+        'fake-node-capacity',
+        'fake-node-heartbeat',
+      ],
+      'Worker:',
+    )
+    .option('server', { type: 'string', requiresArg: true, describe: "the master's API server URL (worker only)" })
     .option('token', { type: 'string', requiresArg: true, describe: 'join token from the master (worker only)' })
     .option('name', { type: 'string', requiresArg: true, describe: 'node name (default: the host name)' })
-    .option('node-ip', { type: 'string', requiresArg: true, describe: 'the node\'s address (default: the one that routes to the master)' })
+    .option('node-ip', { type: 'string', requiresArg: true, describe: "the node's address (default: the one that routes to the master)" })
     .option('labels', { type: 'string', requiresArg: true, describe: 'node labels, k=v,...' })
     .option('taints', { type: 'string', requiresArg: true, describe: 'node taints, k=v:NoSchedule,...' })
-    .option('docker-host', { type: 'string', requiresArg: true, describe: 'Docker engine (pods\'; and the master\'s function image builds), unix:///var/run/docker.sock or tcp://HOST:PORT' })
+    .option('docker-host', {
+      type: 'string',
+      requiresArg: true,
+      describe: "Docker engine (pods'; and the master's function image builds), unix:///var/run/docker.sock or tcp://HOST:PORT",
+    })
     .option('kubelet-address', { type: 'string', requiresArg: true, describe: 'address the kubelet API listens on (default 0.0.0.0)' })
     .option('kubelet-port', { type: 'string', requiresArg: true, describe: 'kubelet API port (default 10250)' })
     .option('bridge', { type: 'string', requiresArg: true, describe: 'Docker network and Linux bridge for pods (default minik8s0)' })
-    .option('overlay', { type: 'string', requiresArg: true, describe: 'pod network between nodes: vxlan (default) or none (workers sharing one network namespace)' })
-    .option('proxy', { type: 'string', requiresArg: true, describe: 'service rules on this machine: iptables (default) or none (workers sharing one network namespace)' })
-    .option('dns', { type: 'string', requiresArg: true, describe: 'node-local cluster DNS on the pod bridge\'s gateway address: on (default) or off' })
-    .option('dns-upstream', { type: 'string', requiresArg: true, describe: 'resolvers for names outside the cluster, e.g. 10.0.0.2,10.0.0.3:5353 (default: those of /etc/resolv.conf)' })
+    .option('overlay', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'pod network between nodes: vxlan (default) or none (workers sharing one network namespace)',
+    })
+    .option('proxy', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'service rules on this machine: iptables (default) or none (workers sharing one network namespace)',
+    })
+    .option('dns', { type: 'string', requiresArg: true, describe: "node-local cluster DNS on the pod bridge's gateway address: on (default) or off" })
+    .option('dns-upstream', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'resolvers for names outside the cluster, e.g. 10.0.0.2,10.0.0.3:5353 (default: those of /etc/resolv.conf)',
+    })
     .option('cluster-dns', { type: 'string', requiresArg: true, describe: 'the cluster DNS address pods get as nameserver (default 10.96.0.10)' })
     .option('provider', { type: 'string', requiresArg: true, describe: 'where pods run: docker (default) or fake (in memory, no containers)' })
-    .option('fake-nodes', { type: 'string', requiresArg: true, describe: 'host N fake nodes in this process, named NAME-0 ... (kwok-style; implies --provider=fake)' })
-    .option('fake-node-capacity', { type: 'string', requiresArg: true, describe: 'each fake node\'s capacity, e.g. cpu=32,memory=256Gi,pods=110 (the default)' })
-    .option('fake-node-heartbeat', { type: 'string', requiresArg: true, describe: 'seconds between each fake node\'s status posts (default 10; keep it under the master\'s --node-monitor-grace-period)' })
+    .option('fake-nodes', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'host N fake nodes in this process, named NAME-0 ... (kwok-style; implies --provider=fake)',
+    })
+    .option('fake-node-capacity', { type: 'string', requiresArg: true, describe: "each fake node's capacity, e.g. cpu=32,memory=256Gi,pods=110 (the default)" })
+    .option('fake-node-heartbeat', {
+      type: 'string',
+      requiresArg: true,
+      describe: "seconds between each fake node's status posts (default 10; keep it under the master's --node-monitor-grace-period)",
+    })
     .fail((message, err) => {
       throw err ?? new UsageError(message);
     });

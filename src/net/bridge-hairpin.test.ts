@@ -12,11 +12,11 @@ const ports = [
 ];
 
 describe('hairpinCommands', () => {
-  it('turns hairpin on for the pod bridge\'s ports that have it off, and nothing else', () => {
-    assert.deepEqual(hairpinCommands(ports, 'minik8s0').map((c) => `${c.tool} ${c.args.join(' ')}`), [
-      'bridge link set dev veth1 hairpin on',
-      'bridge link set dev veth4 hairpin on',
-    ]);
+  it("turns hairpin on for the pod bridge's ports that have it off, and nothing else", () => {
+    assert.deepEqual(
+      hairpinCommands(ports, 'minik8s0').map((c) => `${c.tool} ${c.args.join(' ')}`),
+      ['bridge link set dev veth1 hairpin on', 'bridge link set dev veth4 hairpin on'],
+    );
     assert.deepEqual(hairpinCommands([], 'minik8s0'), []);
   });
 

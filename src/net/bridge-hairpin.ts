@@ -26,7 +26,9 @@ export async function ensureHairpin(run: NetRunner, bridge: string): Promise<str
     try {
       await run(command);
       changed.push(command.args[3]!);
-    } catch { /* the pod's veth went away between the listing and the change */ }
+    } catch {
+      /* the pod's veth went away between the listing and the change */
+    }
   }
   return changed;
 }

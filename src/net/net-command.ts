@@ -36,7 +36,9 @@ function locate(tool: string): string {
       accessSync(join(dir, tool), constants.X_OK);
       path = join(dir, tool);
       break;
-    } catch { /* not there */ }
+    } catch {
+      /* not there */
+    }
   }
   if (!path) {
     const pkg = tool.startsWith('iptables') ? 'iptables' : 'iproute2';

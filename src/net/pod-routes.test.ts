@@ -2,7 +2,17 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { NetCommand } from './net-command.js';
-import { parseRouteGet, parseRoutes, planPodRoutes, podRouteCommands, removePodRoutes, syncPodRoutes, type NodeRouteFacts, type Reachability, type RouteEntry } from './pod-routes.js';
+import {
+  parseRouteGet,
+  parseRoutes,
+  planPodRoutes,
+  podRouteCommands,
+  removePodRoutes,
+  syncPodRoutes,
+  type NodeRouteFacts,
+  type Reachability,
+  type RouteEntry,
+} from './pod-routes.js';
 
 const CLUSTER = '10.200.0.0/16';
 const node = (name: string, podCIDR: string, internalIP: string, ready = true): NodeRouteFacts => ({ name, podCIDR, internalIP, ready });
@@ -10,38 +20,74 @@ const direct: Reachability = { local: false, direct: true };
 
 describe('planPodRoutes', () => {
   const reach = new Map<string, Reachability>([
-    ['10.123.5.11', direct], ['10.123.5.12', direct], ['127.0.0.1', { local: true, direct: false }], ['192.168.9.9', { local: false, direct: false }],
+    ['10.123.5.11', direct],
+    ['10.123.5.12', direct],
+    ['127.0.0.1', { local: true, direct: false }],
+    ['192.168.9.9', { local: false, direct: false }],
   ]);
   const cases: [string, NodeRouteFacts[], RouteEntry[], string[]][] = [
-    ['a route per Ready node on a connected network', [node('a', '10.200.1.0/24', '10.123.5.11'), node('b', '10.200.2.0/24', '10.123.5.12')], [],
-      ['ip route replace 10.200.1.0/24 via 10.123.5.11 proto 117', 'ip route replace 10.200.2.0/24 via 10.123.5.12 proto 117']],
+    [
+      'a route per Ready node on a connected network',
+      [node('a', '10.200.1.0/24', '10.123.5.11'), node('b', '10.200.2.0/24', '10.123.5.12')],
+      [],
+      ['ip route replace 10.200.1.0/24 via 10.123.5.11 proto 117', 'ip route replace 10.200.2.0/24 via 10.123.5.12 proto 117'],
+    ],
     ['already there: nothing', [node('a', '10.200.1.0/24', '10.123.5.11')], [{ dst: '10.200.1.0/24', gateway: '10.123.5.11', ours: true }], []],
-    ['moved to another address: replaced', [node('a', '10.200.1.0/24', '10.123.5.12')], [{ dst: '10.200.1.0/24', gateway: '10.123.5.11', ours: true }],
-      ['ip route replace 10.200.1.0/24 via 10.123.5.12 proto 117']],
-    ['node gone or not Ready: ours removed', [node('a', '10.200.1.0/24', '10.123.5.11', false)], [{ dst: '10.200.1.0/24', gateway: '10.123.5.11', ours: true }, { dst: '10.200.7.0/24', gateway: '10.123.5.19', ours: true }],
-      ['ip route del 10.200.1.0/24 proto 117', 'ip route del 10.200.7.0/24 proto 117']],
+    [
+      'moved to another address: replaced',
+      [node('a', '10.200.1.0/24', '10.123.5.12')],
+      [{ dst: '10.200.1.0/24', gateway: '10.123.5.11', ours: true }],
+      ['ip route replace 10.200.1.0/24 via 10.123.5.12 proto 117'],
+    ],
+    [
+      'node gone or not Ready: ours removed',
+      [node('a', '10.200.1.0/24', '10.123.5.11', false)],
+      [
+        { dst: '10.200.1.0/24', gateway: '10.123.5.11', ours: true },
+        { dst: '10.200.7.0/24', gateway: '10.123.5.19', ours: true },
+      ],
+      ['ip route del 10.200.1.0/24 proto 117', 'ip route del 10.200.7.0/24 proto 117'],
+    ],
     ['this machine is the node (its bridge routes it): nothing', [node('a', '10.200.0.0/24', '127.0.0.1')], [], []],
     ['behind a gateway (not host-gw reachable): nothing', [node('a', '10.200.3.0/24', '192.168.9.9')], [], []],
-    ['someone else routes the range (an overlay, a bridge): left to them', [node('a', '10.200.1.0/24', '10.123.5.11')], [{ dst: '10.200.1.0/24', dev: 'minik8s.vx', gateway: '10.200.1.0', ours: false }], []],
-    ['our routes outside this cluster\'s range (another master\'s) are not ours to remove', [], [{ dst: '10.201.1.0/24', gateway: '10.123.5.11', ours: true }], []],
-    ['a range outside the cluster\'s: ignored', [node('a', '10.99.1.0/24', '10.123.5.11')], [], []],
+    [
+      'someone else routes the range (an overlay, a bridge): left to them',
+      [node('a', '10.200.1.0/24', '10.123.5.11')],
+      [{ dst: '10.200.1.0/24', dev: 'minik8s.vx', gateway: '10.200.1.0', ours: false }],
+      [],
+    ],
+    [
+      "our routes outside this cluster's range (another master's) are not ours to remove",
+      [],
+      [{ dst: '10.201.1.0/24', gateway: '10.123.5.11', ours: true }],
+      [],
+    ],
+    ["a range outside the cluster's: ignored", [node('a', '10.99.1.0/24', '10.123.5.11')], [], []],
     ['no address, no range: nothing', [{ name: 'a', ready: true }], [], []],
   ];
   for (const [name, nodes, routes, want] of cases) {
     it(name, () => {
       const plan = planPodRoutes({ nodes, clusterCIDR: CLUSTER, routes, reach });
-      assert.deepEqual(podRouteCommands(plan).map((c) => `${c.tool} ${c.args.join(' ')}`), want);
+      assert.deepEqual(
+        podRouteCommands(plan).map((c) => `${c.tool} ${c.args.join(' ')}`),
+        want,
+      );
     });
   }
 });
 
 describe('parsing ip -j', () => {
   it('routes: IPv4 destinations, ours by protocol', () => {
-    assert.deepEqual(parseRoutes('[{"dst":"default","gateway":"192.0.2.1","dev":"eth0"},{"dst":"10.200.1.0/24","gateway":"10.123.5.11","dev":"br","protocol":"117"},{"dst":"10.200.0.0/24","dev":"minik8s0","protocol":"kernel"},{"dst":"10.9.9.9","dev":"x"}]'), [
-      { dst: '10.200.1.0/24', gateway: '10.123.5.11', dev: 'br', ours: true },
-      { dst: '10.200.0.0/24', gateway: undefined, dev: 'minik8s0', ours: false },
-      { dst: '10.9.9.9/32', gateway: undefined, dev: 'x', ours: false },
-    ]);
+    assert.deepEqual(
+      parseRoutes(
+        '[{"dst":"default","gateway":"192.0.2.1","dev":"eth0"},{"dst":"10.200.1.0/24","gateway":"10.123.5.11","dev":"br","protocol":"117"},{"dst":"10.200.0.0/24","dev":"minik8s0","protocol":"kernel"},{"dst":"10.9.9.9","dev":"x"}]',
+      ),
+      [
+        { dst: '10.200.1.0/24', gateway: '10.123.5.11', dev: 'br', ours: true },
+        { dst: '10.200.0.0/24', gateway: undefined, dev: 'minik8s0', ours: false },
+        { dst: '10.9.9.9/32', gateway: undefined, dev: 'x', ours: false },
+      ],
+    );
     assert.deepEqual(parseRoutes(''), []);
   });
   it('route get: local, direct, via a gateway', () => {
@@ -62,7 +108,11 @@ describe('syncPodRoutes and removePodRoutes', () => {
       if (line === 'ip -j route get 10.123.5.99') throw new Error('RTNETLINK answers: Network is unreachable');
       return '';
     };
-    const done = await syncPodRoutes({ nodes: [node('a', '10.200.1.0/24', '10.123.5.11'), node('b', '10.200.2.0/24', '10.123.5.99')], clusterCIDR: CLUSTER, run });
+    const done = await syncPodRoutes({
+      nodes: [node('a', '10.200.1.0/24', '10.123.5.11'), node('b', '10.200.2.0/24', '10.123.5.99')],
+      clusterCIDR: CLUSTER,
+      run,
+    });
     assert.deepEqual(done, ['ip route del 10.200.9.0/24 proto 117', 'ip route replace 10.200.1.0/24 via 10.123.5.11 proto 117']);
     assert.deepEqual(ran.slice(0, 3), ['ip -j route show table main', 'ip -j route get 10.123.5.11', 'ip -j route get 10.123.5.99']);
     ran.length = 0;

@@ -38,9 +38,11 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
   const joinToken = options.localMaster?.joinToken ?? config.joinToken;
   if (!server) throw new StartupError('the worker needs --server URL');
 
-  const nodeIP = config.nodeIP ?? await sourceAddressFor(server).catch((err: Error) => {
-    throw new StartupError(`cannot find this machine's address towards ${server} (${err.message}); pass --node-ip`, { cause: err });
-  });
+  const nodeIP =
+    config.nodeIP ??
+    (await sourceAddressFor(server).catch((err: Error) => {
+      throw new StartupError(`cannot find this machine's address towards ${server} (${err.message}); pass --node-ip`, { cause: err });
+    }));
   if (config.provider === 'fake') {
     await startFakeWorker({ config, server, joinToken, nodeIP, controlPlane: options.localMaster !== undefined, log }, signal);
     return;
@@ -61,19 +63,36 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
       imageRegistry,
       // ClusterFirst pods ask the cluster DNS: at its service address, which the proxy leads to this node's server, or, with no proxy, at the server itself.
       ...(config.dns === 'on'
-        ? { clusterDNS: { nameserver: config.proxy === 'iptables' ? config.clusterDNS : podNetworkConfig(credential.podCIDR).gateway, domain: DEFAULT_CLUSTER_DOMAIN } }
+        ? {
+            clusterDNS: {
+              nameserver: config.proxy === 'iptables' ? config.clusterDNS : podNetworkConfig(credential.podCIDR).gateway,
+              domain: DEFAULT_CLUSTER_DOMAIN,
+            },
+          }
         : {}),
       log,
       signal,
     });
     const info = await provider.info().catch((err: Error) => {
-      throw new StartupError(`cannot reach the Docker engine at ${config.dockerHost ?? process.env.DOCKER_HOST ?? 'unix:///var/run/docker.sock'}: ${err.message}`, { cause: err });
+      throw new StartupError(
+        `cannot reach the Docker engine at ${config.dockerHost ?? process.env.DOCKER_HOST ?? 'unix:///var/run/docker.sock'}: ${err.message}`,
+        { cause: err },
+      );
     });
-    log(`worker: node ${credential.nodeName} (${nodeIP}) on ${info.runtimeVersion}, pods on ${config.bridgeName} ${credential.podCIDR}, images from ${imageRegistry}`);
+    log(
+      `worker: node ${credential.nodeName} (${nodeIP}) on ${info.runtimeVersion}, pods on ${config.bridgeName} ${credential.podCIDR}, images from ${imageRegistry}`,
+    );
 
     const agent = new NodeAgent({
-      client, nodeName: credential.nodeName, nodeIP, kubeletPort: config.kubeletPort, labels: config.labels, taints: config.taints,
-      controlPlane: options.localMaster !== undefined, info: () => provider.info(), log,
+      client,
+      nodeName: credential.nodeName,
+      nodeIP,
+      kubeletPort: config.kubeletPort,
+      labels: config.labels,
+      taints: config.taints,
+      controlPlane: options.localMaster !== undefined,
+      info: () => provider.info(),
+      log,
     });
     await agent.register();
 
@@ -81,9 +100,10 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
     const informers = new InformerFactory({ client, log });
 
     // Before the kubelet, so that its first pods reach other nodes' pods; a machine where it cannot work stops the worker with the reason.
-    const overlay = config.overlay === 'vxlan'
-      ? new VxlanOverlay({ client, informers, nodeName: credential.nodeName, nodeIP, podCIDR: credential.podCIDR, clusterCIDR: credential.clusterCIDR, log })
-      : undefined;
+    const overlay =
+      config.overlay === 'vxlan'
+        ? new VxlanOverlay({ client, informers, nodeName: credential.nodeName, nodeIP, podCIDR: credential.podCIDR, clusterCIDR: credential.clusterCIDR, log })
+        : undefined;
     await overlay?.setup().catch((err: Error) => {
       throw new StartupError(`cannot set up the pod overlay: ${err.message}`, { cause: err });
     });
@@ -96,26 +116,41 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
       });
       dns = new NodeDns({ informers, address: bridge.gateway, clusterDNS: config.clusterDNS, upstreams: config.dnsUpstreams, log });
       await dns.listen().catch((err: NodeJS.ErrnoException) => {
-        const why = err?.code === 'EADDRINUSE' ? portInUseMessage({ port: 53, what: `cluster DNS on ${bridge.gateway}`, flag: '--dns=off' }) : `cannot serve the cluster DNS on ${bridge.gateway}:53: ${err.message}`;
+        const why =
+          err?.code === 'EADDRINUSE'
+            ? portInUseMessage({ port: 53, what: `cluster DNS on ${bridge.gateway}`, flag: '--dns=off' })
+            : `cannot serve the cluster DNS on ${bridge.gateway}:53: ${err.message}`;
         throw new StartupError(why, { cause: err });
       });
     }
 
     // Service rules: a machine where iptables cannot work stops the worker with the reason.
-    const proxy = config.proxy === 'iptables'
-      ? new ServiceProxy({
-        informers, nodeName: credential.nodeName, clusterCIDR: credential.clusterCIDR ?? assumedClusterCIDR(credential.podCIDR),
-        // 10.96.0.10:53 leads to this node's own DNS server, on the pod bridge's gateway address.
-        localServiceEndpoints: dns ? nodeLocalDnsEndpoints(credential.podCIDR) : undefined, bridgeName: config.bridgeName, log,
-      })
-      : undefined;
+    const proxy =
+      config.proxy === 'iptables'
+        ? new ServiceProxy({
+            informers,
+            nodeName: credential.nodeName,
+            clusterCIDR: credential.clusterCIDR ?? assumedClusterCIDR(credential.podCIDR),
+            // 10.96.0.10:53 leads to this node's own DNS server, on the pod bridge's gateway address.
+            localServiceEndpoints: dns ? nodeLocalDnsEndpoints(credential.podCIDR) : undefined,
+            bridgeName: config.bridgeName,
+            log,
+          })
+        : undefined;
     await proxy?.check().catch((err: Error) => {
       throw new StartupError(`cannot set up the service proxy: ${err.message}`, { cause: err });
     });
 
     const kubelet = new Kubelet({
-      client, informers, nodeName: credential.nodeName, nodeIP, provider, podCIDR: credential.podCIDR,
-      address: config.kubeletAddress, port: config.kubeletPort, log,
+      client,
+      informers,
+      nodeName: credential.nodeName,
+      nodeIP,
+      provider,
+      podCIDR: credential.podCIDR,
+      address: config.kubeletAddress,
+      port: config.kubeletPort,
+      log,
       nodeStats: procNodeStats({ cores: info.cpuCores }),
     });
     await Promise.all([

@@ -3,7 +3,35 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Container, Pod } from '../core/api/pod.js';
 import { podNetworkConfig } from '../core/api/ipv4.js';
-import { appContainerCreateOptions, appContainerName, checkBridgeName, commandLine, containerBinds, containerEnv, cpuCores, demuxDockerBuffer, dockerErrorMessage, dockerTime, exitReason, expandVars, groupRuntimePods, instancesToRemove, memoryWorkingSet, podAllocatedHostPorts, podDnsSettings, resolvConfText, portBindings, portConflictMessage, resolveImageName, resourceConfig, runState, sandboxContainerName, sandboxCreateOptions, volumeSources, type InspectedContainer } from './docker-container-config.js';
+import {
+  appContainerCreateOptions,
+  appContainerName,
+  checkBridgeName,
+  commandLine,
+  containerBinds,
+  containerEnv,
+  cpuCores,
+  demuxDockerBuffer,
+  dockerErrorMessage,
+  dockerTime,
+  exitReason,
+  expandVars,
+  groupRuntimePods,
+  instancesToRemove,
+  memoryWorkingSet,
+  podAllocatedHostPorts,
+  podDnsSettings,
+  resolvConfText,
+  portBindings,
+  portConflictMessage,
+  resolveImageName,
+  resourceConfig,
+  runState,
+  sandboxContainerName,
+  sandboxCreateOptions,
+  volumeSources,
+  type InspectedContainer,
+} from './docker-container-config.js';
 import { dockerConnectOptions, startFailureMessage } from './docker-provider.js';
 import { LABELS } from './provider.js';
 
@@ -35,11 +63,11 @@ describe('resolveImageName', () => {
 });
 
 describe('names', () => {
-  it('follows the kubelet\'s k8s_ naming', () => {
+  it("follows the kubelet's k8s_ naming", () => {
     assert.equal(appContainerName(REF, 'app', 3), 'k8s_app_web_ns_u-1_3');
     assert.equal(sandboxContainerName(REF), 'k8s_POD_web_ns_u-1_0');
   });
-  it('checks bridge names against Linux\'s 15 characters', () => {
+  it("checks bridge names against Linux's 15 characters", () => {
     for (const ok of ['minik8s0', 'mk-1.a_b', 'a23456789012345']) assert.doesNotThrow(() => checkBridgeName(ok));
     for (const bad of ['', 'a234567890123456', 'has space', '-x']) assert.throws(() => checkBridgeName(bad), /invalid bridge name/);
   });
@@ -94,7 +122,15 @@ describe('env', () => {
       ],
     } as unknown as Container;
     assert.deepEqual(containerEnv(c, { pod: pod(), podIP: '10.0.0.5', nodeName: 'n1' }), [
-      'A=x', 'B=xy', 'NAME=web', 'NS=ns', 'UID=u-1', 'IP=10.0.0.5', 'NODE=n1', 'LABEL=x', 'MEM=64',
+      'A=x',
+      'B=xy',
+      'NAME=web',
+      'NS=ns',
+      'UID=u-1',
+      'IP=10.0.0.5',
+      'NODE=n1',
+      'LABEL=x',
+      'MEM=64',
     ]);
   });
   it('refuses sources the node cannot resolve, naming the variable', () => {
@@ -112,13 +148,23 @@ describe('resourceConfig', () => {
     ['cpu limit in nano cpus', { limits: { cpu: '250m' } }, { NanoCpus: 250_000_000 }],
     ['cpu request as shares', { requests: { cpu: '500m' } }, { CpuShares: 512 }],
     ['tiny cpu request: kernel minimum', { requests: { cpu: '1m' } }, { CpuShares: 2 }],
-    ['both', { limits: { cpu: '2', memory: '1Gi' }, requests: { cpu: '1', memory: '512Mi' } }, { Memory: 1073741824, MemorySwap: 1073741824, NanoCpus: 2e9, CpuShares: 1024 }],
+    [
+      'both',
+      { limits: { cpu: '2', memory: '1Gi' }, requests: { cpu: '1', memory: '512Mi' } },
+      { Memory: 1073741824, MemorySwap: 1073741824, NanoCpus: 2e9, CpuShares: 1024 },
+    ],
   ];
   for (const [name, r, want] of cases) it(name, () => assert.deepEqual(resourceConfig(r), want));
 });
 
 describe('volumes and mounts', () => {
-  const p = pod({ volumes: [{ name: 'cache', emptyDir: {} }, { name: 'host', hostPath: { path: '/srv/data' } }, { name: 'cm', configMap: { name: 'x' } }] as Pod['spec']['volumes'] });
+  const p = pod({
+    volumes: [
+      { name: 'cache', emptyDir: {} },
+      { name: 'host', hostPath: { path: '/srv/data' } },
+      { name: 'cm', configMap: { name: 'x' } },
+    ] as Pod['spec']['volumes'],
+  });
   const sources = volumeSources(p, '/var/lib/minik8s');
   it('places emptyDirs under ROOT/pods/<uid>/volumes and takes hostPaths as they are', () => {
     assert.deepEqual(sources, [
@@ -133,18 +179,27 @@ describe('volumes and mounts', () => {
     ['unsupported source', [{ name: 'cm', mountPath: '/cm' }], /volume "cm" is not an emptyDir or hostPath/],
   ];
   for (const [name, mounts, want] of cases) {
-    it(name, () => (want instanceof RegExp
-      ? assert.throws(() => containerBinds({ volumeMounts: mounts }, sources), want)
-      : assert.deepEqual(containerBinds({ volumeMounts: mounts }, sources), want)));
+    it(name, () =>
+      want instanceof RegExp
+        ? assert.throws(() => containerBinds({ volumeMounts: mounts }, sources), want)
+        : assert.deepEqual(containerBinds({ volumeMounts: mounts }, sources), want),
+    );
   }
 });
 
 describe('sandbox and app container options', () => {
   const containers = [
-    { name: 'a', image: 'busybox', ports: [{ containerPort: 80, hostPort: 8080, protocol: 'TCP' }, { containerPort: 81, protocol: 'TCP' }] },
+    {
+      name: 'a',
+      image: 'busybox',
+      ports: [
+        { containerPort: 80, hostPort: 8080, protocol: 'TCP' },
+        { containerPort: 81, protocol: 'TCP' },
+      ],
+    },
     { name: 'b', image: 'busybox', ports: [{ containerPort: 53, hostPort: 5353, hostIP: '127.0.0.1', protocol: 'UDP' }] },
   ] as Container[];
-  it('publishes every container\'s hostPorts on the sandbox', () => {
+  it("publishes every container's hostPorts on the sandbox", () => {
     assert.deepEqual(portBindings(pod({ containers })), {
       exposed: { '80/tcp': {}, '53/udp': {} },
       bindings: { '80/tcp': [{ HostPort: '8080' }], '53/udp': [{ HostIp: '127.0.0.1', HostPort: '5353' }] },
@@ -167,15 +222,36 @@ describe('sandbox and app container options', () => {
     assert.equal(host.Hostname, undefined);
   });
   it('gives the sandbox the cluster DNS settings', () => {
-    const o = sandboxCreateOptions({ pod: pod({ containers }), nodeName: 'n1', image: 'p', network: 'minik8s0', clusterDNS: { nameserver: '10.96.0.10', domain: 'cluster.local' } });
+    const o = sandboxCreateOptions({
+      pod: pod({ containers }),
+      nodeName: 'n1',
+      image: 'p',
+      network: 'minik8s0',
+      clusterDNS: { nameserver: '10.96.0.10', domain: 'cluster.local' },
+    });
     assert.deepEqual(o.HostConfig.Dns, ['10.96.0.10']);
     assert.deepEqual(o.HostConfig.DnsOptions, ['ndots:5']);
   });
-  it('joins app containers to the sandbox\'s namespaces, with labels, limits and mounts', () => {
-    const c = { name: 'app', image: 'busybox', command: ['sh', '-c', 'echo $(GREETING)'], env: [{ name: 'GREETING', value: 'hi' }], workingDir: '/w', resources: { limits: { memory: '1Mi' } }, volumeMounts: [{ name: 'v', mountPath: '/v' }] } as unknown as Container;
+  it("joins app containers to the sandbox's namespaces, with labels, limits and mounts", () => {
+    const c = {
+      name: 'app',
+      image: 'busybox',
+      command: ['sh', '-c', 'echo $(GREETING)'],
+      env: [{ name: 'GREETING', value: 'hi' }],
+      workingDir: '/w',
+      resources: { limits: { memory: '1Mi' } },
+      volumeMounts: [{ name: 'v', mountPath: '/v' }],
+    } as unknown as Container;
     const o = appContainerCreateOptions({
-      pod: pod({ containers: [c] }), container: c, attempt: 2, nodeName: 'n1', sandboxID: 'sbx', podIP: '10.1.1.2', image: 'R/busybox:latest',
-      imageConfig: { Entrypoint: null, Cmd: ['sh'] }, volumes: [{ name: 'v', hostPath: '/h' }],
+      pod: pod({ containers: [c] }),
+      container: c,
+      attempt: 2,
+      nodeName: 'n1',
+      sandboxID: 'sbx',
+      podIP: '10.1.1.2',
+      image: 'R/busybox:latest',
+      imageConfig: { Entrypoint: null, Cmd: ['sh'] },
+      volumes: [{ name: 'v', hostPath: '/h' }],
     });
     assert.equal(o.name, 'k8s_app_web_ns_u-1_2');
     assert.deepEqual(o.Entrypoint, ['sh', '-c', 'echo hi']);
@@ -191,7 +267,18 @@ describe('sandbox and app container options', () => {
 
 // ---- Runtime state ----
 
-function inspected(o: { id: string; role: 'sandbox' | 'app'; name?: string; attempt?: number; status?: string; exit?: number; oom?: boolean; created?: string; uid?: string; ip?: string }): InspectedContainer {
+function inspected(o: {
+  id: string;
+  role: 'sandbox' | 'app';
+  name?: string;
+  attempt?: number;
+  status?: string;
+  exit?: number;
+  oom?: boolean;
+  created?: string;
+  uid?: string;
+  ip?: string;
+}): InspectedContainer {
   return {
     Id: o.id,
     Created: o.created ?? '2030-01-01T00:00:00.123456789Z',
@@ -199,13 +286,20 @@ function inspected(o: { id: string; role: 'sandbox' | 'app'; name?: string; atte
     Config: {
       Image: 'R/busybox:1.35',
       Labels: {
-        [LABELS.podUid]: o.uid ?? 'u-1', [LABELS.podName]: 'web', [LABELS.podNamespace]: 'ns', [LABELS.role]: o.role,
-        [LABELS.container]: o.name ?? 'POD', [LABELS.attempt]: String(o.attempt ?? 0),
+        [LABELS.podUid]: o.uid ?? 'u-1',
+        [LABELS.podName]: 'web',
+        [LABELS.podNamespace]: 'ns',
+        [LABELS.role]: o.role,
+        [LABELS.container]: o.name ?? 'POD',
+        [LABELS.attempt]: String(o.attempt ?? 0),
       },
     },
     State: {
-      Status: o.status ?? 'running', ExitCode: o.exit ?? 0, OOMKilled: o.oom ?? false,
-      StartedAt: '2030-01-01T00:00:01.5Z', FinishedAt: o.status === 'exited' ? '2030-01-01T00:00:09Z' : '0001-01-01T00:00:00Z',
+      Status: o.status ?? 'running',
+      ExitCode: o.exit ?? 0,
+      OOMKilled: o.oom ?? false,
+      StartedAt: '2030-01-01T00:00:01.5Z',
+      FinishedAt: o.status === 'exited' ? '2030-01-01T00:00:09Z' : '0001-01-01T00:00:00Z',
     },
     NetworkSettings: { IPAddress: '', Networks: { minik8s0: { IPAddress: o.ip ?? '10.1.1.2' } } },
   };
@@ -213,9 +307,21 @@ function inspected(o: { id: string; role: 'sandbox' | 'app'; name?: string; atte
 
 describe('runtime state', () => {
   it('maps Docker states and exit reasons', () => {
-    const states: [string, string][] = [['running', 'running'], ['paused', 'running'], ['created', 'created'], ['exited', 'exited'], ['dead', 'exited'], ['removing', 'unknown']];
+    const states: [string, string][] = [
+      ['running', 'running'],
+      ['paused', 'running'],
+      ['created', 'created'],
+      ['exited', 'exited'],
+      ['dead', 'exited'],
+      ['removing', 'unknown'],
+    ];
     for (const [docker, want] of states) assert.equal(runState(docker), want);
-    const reasons: [{ ExitCode?: number; OOMKilled?: boolean }, string][] = [[{ ExitCode: 0 }, 'Completed'], [{ ExitCode: 1 }, 'Error'], [{ ExitCode: 137, OOMKilled: true }, 'OOMKilled'], [{ ExitCode: 0, OOMKilled: true }, 'OOMKilled']];
+    const reasons: [{ ExitCode?: number; OOMKilled?: boolean }, string][] = [
+      [{ ExitCode: 0 }, 'Completed'],
+      [{ ExitCode: 1 }, 'Error'],
+      [{ ExitCode: 137, OOMKilled: true }, 'OOMKilled'],
+      [{ ExitCode: 0, OOMKilled: true }, 'OOMKilled'],
+    ];
     for (const [state, want] of reasons) assert.equal(exitReason(state), want);
   });
   it('reads Docker times: zero time is unset, nanoseconds are cut to milliseconds', () => {
@@ -233,13 +339,25 @@ describe('runtime state', () => {
     assert.equal(pods.length, 1);
     const [p] = pods;
     assert.deepEqual(p.sandbox, { id: 's1', state: 'ready', ip: '10.1.1.2', createdAt: '2030-01-01T00:00:00.123Z' });
-    assert.deepEqual(p.containers.map((c) => [c.name, c.id, c.state, c.attempt, c.previous?.id]), [['a', 'a1', 'running', 1, 'a0'], ['b', 'b0', 'exited', 0, undefined]]);
-    assert.deepEqual([p.containers[0].previous?.reason, p.containers[0].previous?.exitCode, p.containers[0].previous?.finishedAt], ['OOMKilled', 137, '2030-01-01T00:00:09.000Z']);
+    assert.deepEqual(
+      p.containers.map((c) => [c.name, c.id, c.state, c.attempt, c.previous?.id]),
+      [
+        ['a', 'a1', 'running', 1, 'a0'],
+        ['b', 'b0', 'exited', 0, undefined],
+      ],
+    );
+    assert.deepEqual(
+      [p.containers[0].previous?.reason, p.containers[0].previous?.exitCode, p.containers[0].previous?.finishedAt],
+      ['OOMKilled', 137, '2030-01-01T00:00:09.000Z'],
+    );
     assert.equal(p.containers[1].reason, 'Completed');
     assert.equal(p.containers[0].finishedAt, undefined);
   });
   it('prefers a running sandbox; a pod whose sandbox died is notready without an IP', () => {
-    const [p] = groupRuntimePods([inspected({ id: 's-old', role: 'sandbox', status: 'exited', created: '2030-01-02T00:00:00Z' }), inspected({ id: 's-new', role: 'sandbox' })]);
+    const [p] = groupRuntimePods([
+      inspected({ id: 's-old', role: 'sandbox', status: 'exited', created: '2030-01-02T00:00:00Z' }),
+      inspected({ id: 's-new', role: 'sandbox' }),
+    ]);
     assert.equal(p.sandbox.id, 's-new');
     const [dead] = groupRuntimePods([inspected({ id: 's', role: 'sandbox', status: 'exited' }), inspected({ id: 'a', role: 'app', name: 'a' })]);
     assert.equal(dead.sandbox.state, 'notready');
@@ -250,17 +368,34 @@ describe('runtime state', () => {
   });
   it('keeps one earlier instance when a new one starts', () => {
     const list = [0, 1, 2].map((attempt) => inspected({ id: `a${attempt}`, role: 'app', name: 'a', attempt }));
-    assert.deepEqual(instancesToRemove(list).map((c) => c.Id), ['a1', 'a0']);
+    assert.deepEqual(
+      instancesToRemove(list).map((c) => c.Id),
+      ['a1', 'a0'],
+    );
     assert.deepEqual(instancesToRemove([]), []);
   });
 });
 
 describe('stats', () => {
   const cases: [string, Parameters<typeof cpuCores>, number][] = [
-    ['half a core between samples', [{ usageNs: 1.5e9, atMs: 2000 }, { usageNs: 1e9, atMs: 1000 }], 0.5],
+    [
+      'half a core between samples',
+      [
+        { usageNs: 1.5e9, atMs: 2000 },
+        { usageNs: 1e9, atMs: 1000 },
+      ],
+      0.5,
+    ],
     ['no previous: average since start', [{ usageNs: 2e9, atMs: 4000 }, undefined, 0], 0.5],
     ['nothing to compare with', [{ usageNs: 2e9, atMs: 4000 }, undefined], 0],
-    ['counter reset', [{ usageNs: 1, atMs: 2000 }, { usageNs: 5, atMs: 1000 }], 0],
+    [
+      'counter reset',
+      [
+        { usageNs: 1, atMs: 2000 },
+        { usageNs: 5, atMs: 1000 },
+      ],
+      0,
+    ],
   ];
   for (const [name, args, want] of cases) it(name, () => assert.equal(cpuCores(...args), want));
   it('takes page cache out of memory use', () => {
@@ -285,7 +420,10 @@ describe('Docker plumbing', () => {
     assert.equal(r.all.toString(), 'a\ne\nb\n');
   });
   it('turns Docker errors into one-line messages', () => {
-    assert.equal(dockerErrorMessage({ json: { message: 'No such image: x' }, message: '(HTTP code 404) no such image - No such image: x' }), 'No such image: x');
+    assert.equal(
+      dockerErrorMessage({ json: { message: 'No such image: x' }, message: '(HTTP code 404) no such image - No such image: x' }),
+      'No such image: x',
+    );
     assert.equal(dockerErrorMessage(new Error('(HTTP code 500) server error - boom\nmore')), 'boom');
     assert.equal(
       portConflictMessage('driver failed programming external connectivity on endpoint k8s_POD (abc): Bind for 0.0.0.0:8080 failed: port is already allocated'),
@@ -293,7 +431,9 @@ describe('Docker plumbing', () => {
     );
     assert.equal(portConflictMessage('something else'), undefined);
     assert.equal(
-      startFailureMessage('OCI runtime create failed: container_linux.go:380: starting container process caused: exec: "/x": stat /x: no such file or directory: unknown'),
+      startFailureMessage(
+        'OCI runtime create failed: container_linux.go:380: starting container process caused: exec: "/x": stat /x: no such file or directory: unknown',
+      ),
       'exec: "/x": stat /x: no such file or directory',
     );
   });
@@ -319,14 +459,22 @@ describe('podDnsSettings', () => {
   const cases: [string, Partial<Pod['spec']>, typeof cluster | undefined, object][] = [
     ['ClusterFirst (the default): the cluster nameserver, the namespace search path, ndots:5', {}, cluster, clusterFirst],
     ['ClusterFirst said outright', { dnsPolicy: 'ClusterFirst' }, cluster, clusterFirst],
-    ['ClusterFirst with dnsConfig: its entries added, its options overriding by name', { dnsConfig }, cluster,
-      { Dns: ['10.96.0.10', '1.1.1.1'], DnsSearch: [...clusterFirst.DnsSearch, 'corp.example'], DnsOptions: ['ndots:2', 'edns0'] }],
-    ['ClusterFirst on a node without cluster DNS: the node\'s resolvers', {}, undefined, {}],
-    ['ClusterFirst with hostNetwork: the node\'s resolvers, as the kubelet does', { hostNetwork: true }, cluster, {}],
-    ['ClusterFirstWithHostNet with hostNetwork: the cluster\'s', { hostNetwork: true, dnsPolicy: 'ClusterFirstWithHostNet' }, cluster, clusterFirst],
-    ['Default: the node\'s resolvers', { dnsPolicy: 'Default' }, cluster, {}],
-    ['Default with dnsConfig: its parts in place of the node\'s', { dnsPolicy: 'Default', dnsConfig }, cluster,
-      { Dns: ['1.1.1.1'], DnsSearch: ['corp.example'], DnsOptions: ['ndots:2', 'edns0'] }],
+    [
+      'ClusterFirst with dnsConfig: its entries added, its options overriding by name',
+      { dnsConfig },
+      cluster,
+      { Dns: ['10.96.0.10', '1.1.1.1'], DnsSearch: [...clusterFirst.DnsSearch, 'corp.example'], DnsOptions: ['ndots:2', 'edns0'] },
+    ],
+    ["ClusterFirst on a node without cluster DNS: the node's resolvers", {}, undefined, {}],
+    ["ClusterFirst with hostNetwork: the node's resolvers, as the kubelet does", { hostNetwork: true }, cluster, {}],
+    ["ClusterFirstWithHostNet with hostNetwork: the cluster's", { hostNetwork: true, dnsPolicy: 'ClusterFirstWithHostNet' }, cluster, clusterFirst],
+    ["Default: the node's resolvers", { dnsPolicy: 'Default' }, cluster, {}],
+    [
+      "Default with dnsConfig: its parts in place of the node's",
+      { dnsPolicy: 'Default', dnsConfig },
+      cluster,
+      { Dns: ['1.1.1.1'], DnsSearch: ['corp.example'], DnsOptions: ['ndots:2', 'edns0'] },
+    ],
     ['None: dnsConfig alone', { dnsPolicy: 'None', dnsConfig: { nameservers: ['9.9.9.9'] } }, cluster, { Dns: ['9.9.9.9'] }],
   ];
   for (const [name, spec, settings, want] of cases) it(name, () => assert.deepEqual(podDnsSettings(pod(spec), settings), want));
@@ -338,10 +486,12 @@ describe('podDnsSettings', () => {
 
 describe('resolvConfText', () => {
   it('writes search, nameservers and options as resolv.conf has them', () => {
-    assert.equal(resolvConfText({ Dns: ['10.96.0.10'], DnsSearch: ['ns.svc.cluster.local', 'cluster.local'], DnsOptions: ['ndots:5'] }),
-      '# Written by minik8s for the pod\'s dnsPolicy.\nsearch ns.svc.cluster.local cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n');
+    assert.equal(
+      resolvConfText({ Dns: ['10.96.0.10'], DnsSearch: ['ns.svc.cluster.local', 'cluster.local'], DnsOptions: ['ndots:5'] }),
+      "# Written by minik8s for the pod's dnsPolicy.\nsearch ns.svc.cluster.local cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n",
+    );
   });
-  it('leaves Docker\'s file alone when the pod names no nameserver', () => {
+  it("leaves Docker's file alone when the pod names no nameserver", () => {
     assert.equal(resolvConfText({}), undefined);
     assert.equal(resolvConfText({ DnsSearch: ['corp.example'] }), undefined);
   });

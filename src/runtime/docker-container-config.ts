@@ -150,7 +150,10 @@ const MAX_SEARCHES = 32;
  * dnsConfig alone. ClusterFirst falls back to Default for host-network pods, and everywhere when the node runs no cluster DNS,
  * as the kubelet does.
  */
-export function podDnsSettings(pod: Pod, clusterDNS: ClusterDnsSettings | undefined): Pick<DockerCreateOptions['HostConfig'], 'Dns' | 'DnsSearch' | 'DnsOptions'> {
+export function podDnsSettings(
+  pod: Pod,
+  clusterDNS: ClusterDnsSettings | undefined,
+): Pick<DockerCreateOptions['HostConfig'], 'Dns' | 'DnsSearch' | 'DnsOptions'> {
   const config = pod.spec.dnsConfig;
   const policy = pod.spec.dnsPolicy ?? 'ClusterFirst';
   const extraOptions = (config?.options ?? []).map((o) => ({ name: o.name, text: o.value === undefined ? o.name : `${o.name}:${o.value}` }));
@@ -164,7 +167,10 @@ export function podDnsSettings(pod: Pod, clusterDNS: ClusterDnsSettings | undefi
   }
   const namespace = pod.metadata.namespace ?? 'default';
   const nameservers = [...new Set([clusterDNS.nameserver, ...(config?.nameservers ?? [])])].slice(0, MAX_NAMESERVERS);
-  const searches = [...new Set([`${namespace}.svc.${clusterDNS.domain}`, `svc.${clusterDNS.domain}`, clusterDNS.domain, ...(config?.searches ?? [])])].slice(0, MAX_SEARCHES);
+  const searches = [...new Set([`${namespace}.svc.${clusterDNS.domain}`, `svc.${clusterDNS.domain}`, clusterDNS.domain, ...(config?.searches ?? [])])].slice(
+    0,
+    MAX_SEARCHES,
+  );
   const options = new Map<string, string>([['ndots', 'ndots:5']]);
   for (const o of extraOptions) options.set(o.name, o.text);
   return { Dns: nameservers, DnsSearch: searches, DnsOptions: [...options.values()] };
@@ -178,7 +184,7 @@ export function podDnsSettings(pod: Pod, clusterDNS: ClusterDnsSettings | undefi
 export function resolvConfText(settings: Pick<DockerCreateOptions['HostConfig'], 'Dns' | 'DnsSearch' | 'DnsOptions'>): string | undefined {
   if (!settings.Dns?.length) return undefined;
   const lines = [
-    '# Written by minik8s for the pod\'s dnsPolicy.',
+    "# Written by minik8s for the pod's dnsPolicy.",
     ...(settings.DnsSearch?.length ? [`search ${settings.DnsSearch.join(' ')}`] : []),
     ...settings.Dns.map((ns) => `nameserver ${ns}`),
     ...(settings.DnsOptions?.length ? [`options ${settings.DnsOptions.join(' ')}`] : []),
@@ -186,7 +192,13 @@ export function resolvConfText(settings: Pick<DockerCreateOptions['HostConfig'],
   return `${lines.join('\n')}\n`;
 }
 
-export function sandboxCreateOptions(options: { pod: Pod; nodeName: string; image: string; network: string; clusterDNS?: ClusterDnsSettings }): DockerCreateOptions {
+export function sandboxCreateOptions(options: {
+  pod: Pod;
+  nodeName: string;
+  image: string;
+  network: string;
+  clusterDNS?: ClusterDnsSettings;
+}): DockerCreateOptions {
   const { pod, nodeName, image } = options;
   const ref = podRefOf(pod);
   const hostNetwork = pod.spec.hostNetwork === true;
@@ -215,7 +227,10 @@ export function sandboxCreateOptions(options: { pod: Pod; nodeName: string; imag
  * entrypoint (and the image's Cmd is dropped), `args` alone replace only the Cmd, neither
  * keeps both. Docker drops the image's Cmd whenever Entrypoint is set, so both are always given.
  */
-export function commandLine(container: Pick<Container, 'command' | 'args'>, image: { Entrypoint?: string[] | null; Cmd?: string[] | null }): { Entrypoint?: string[]; Cmd?: string[] } {
+export function commandLine(
+  container: Pick<Container, 'command' | 'args'>,
+  image: { Entrypoint?: string[] | null; Cmd?: string[] | null },
+): { Entrypoint?: string[]; Cmd?: string[] } {
   const command = container.command?.length ? container.command : undefined;
   const args = container.args?.length ? container.args : undefined;
   if (command) return { Entrypoint: command, Cmd: args ?? [] };
@@ -235,13 +250,20 @@ export function fieldRefValue(fieldPath: string, ctx: EnvContext): string | unde
   const m = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(fieldPath);
   if (m) return (m[1] === 'labels' ? pod.metadata.labels : pod.metadata.annotations)?.[m[2]];
   switch (fieldPath) {
-    case 'metadata.name': return pod.metadata.name;
-    case 'metadata.namespace': return pod.metadata.namespace ?? 'default';
-    case 'metadata.uid': return pod.metadata.uid;
-    case 'spec.nodeName': return pod.spec.nodeName ?? ctx.nodeName;
-    case 'spec.serviceAccountName': return pod.spec.serviceAccountName;
-    case 'status.podIP': return ctx.podIP;
-    default: return undefined;
+    case 'metadata.name':
+      return pod.metadata.name;
+    case 'metadata.namespace':
+      return pod.metadata.namespace ?? 'default';
+    case 'metadata.uid':
+      return pod.metadata.uid;
+    case 'spec.nodeName':
+      return pod.spec.nodeName ?? ctx.nodeName;
+    case 'spec.serviceAccountName':
+      return pod.spec.serviceAccountName;
+    case 'status.podIP':
+      return ctx.podIP;
+    default:
+      return undefined;
   }
 }
 
@@ -554,8 +576,9 @@ export function dockerErrorMessage(err: unknown): string {
 
 /** A taken host port, said as the user needs it; undefined when the error is something else. */
 export function portConflictMessage(message: string): string | undefined {
-  const m = /Bind for ([^\s]*?):(\d+) failed: port is already allocated/.exec(message)
-    ?? /listen (?:tcp|udp)4?6? ([^\s]*?):(\d+): bind: address already in use/.exec(message);
+  const m =
+    /Bind for ([^\s]*?):(\d+) failed: port is already allocated/.exec(message) ??
+    /listen (?:tcp|udp)4?6? ([^\s]*?):(\d+): bind: address already in use/.exec(message);
   return m ? portAllocatedMessage(Number(m[2])) : undefined;
 }
 

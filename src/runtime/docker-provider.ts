@@ -6,10 +6,43 @@ import { PassThrough, Readable, Writable } from 'node:stream';
 import Docker from 'dockerode';
 import type { Container, Pod } from '../core/api/pod.js';
 import { podNetworkConfig } from '../core/api/ipv4.js';
-import { appContainerCreateOptions, cpuCores, demuxDockerBuffer, dockerErrorMessage, findContainerSpec, groupRuntimePods, instancesToRemove, memoryWorkingSet, podDir, podRefOf, portConflictMessage, resolvConfText, resolveImageName, sandboxCreateOptions, checkBridgeName, volumeSources, type ClusterDnsSettings, type CpuSample, type DockerCreateOptions, type InspectedContainer, type VolumeSource } from './docker-container-config.js';
 import {
-  ContainerStartError, LABELS, type ActionResult, type ContainerAction, type ContainerStats, type CreatePodOptions, type ExecOptions,
-  type ExecResult, type LogOptions, type PodProvider, type PodRef, type RuntimeInfo, type RuntimePod,
+  appContainerCreateOptions,
+  cpuCores,
+  demuxDockerBuffer,
+  dockerErrorMessage,
+  findContainerSpec,
+  groupRuntimePods,
+  instancesToRemove,
+  memoryWorkingSet,
+  podDir,
+  podRefOf,
+  portConflictMessage,
+  resolvConfText,
+  resolveImageName,
+  sandboxCreateOptions,
+  checkBridgeName,
+  volumeSources,
+  type ClusterDnsSettings,
+  type CpuSample,
+  type DockerCreateOptions,
+  type InspectedContainer,
+  type VolumeSource,
+} from './docker-container-config.js';
+import {
+  ContainerStartError,
+  LABELS,
+  type ActionResult,
+  type ContainerAction,
+  type ContainerStats,
+  type CreatePodOptions,
+  type ExecOptions,
+  type ExecResult,
+  type LogOptions,
+  type PodProvider,
+  type PodRef,
+  type RuntimeInfo,
+  type RuntimePod,
 } from './provider.js';
 
 export interface DockerProviderOptions {
@@ -207,7 +240,17 @@ export class DockerProvider implements PodProvider {
     try {
       const sources = volumeSources(pod, this.#o.rootDir);
       prepareVolumes(pod, spec, sources);
-      body = appContainerCreateOptions({ pod, container: spec, attempt, nodeName: this.#o.nodeName, sandboxID: sandbox.Id, podIP, image, imageConfig, volumes: sources });
+      body = appContainerCreateOptions({
+        pod,
+        container: spec,
+        attempt,
+        nodeName: this.#o.nodeName,
+        sandboxID: sandbox.Id,
+        podIP,
+        image,
+        imageConfig,
+        volumes: sources,
+      });
     } catch (err) {
       throw new ContainerStartError('CreateContainerConfigError', (err as Error).message, { cause: err });
     }
@@ -274,11 +317,19 @@ export class DockerProvider implements PodProvider {
 
   async exec(ref: PodRef, container: string, command: string[], options: ExecOptions = {}): Promise<ExecResult> {
     const id = await this.#runningID(ref, container);
-    const exec = await this.#docker.getContainer(id).exec({ Cmd: command, AttachStdout: true, AttachStderr: true, AttachStdin: options.stdin !== undefined, Tty: false });
+    const exec = await this.#docker
+      .getContainer(id)
+      .exec({ Cmd: command, AttachStdout: true, AttachStderr: true, AttachStdin: options.stdin !== undefined, Tty: false });
     const stream = await exec.start({ hijack: true, stdin: options.stdin !== undefined });
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
-    const sink = (into: Buffer[]) => new Writable({ write(chunk: Buffer, _enc, done) { into.push(chunk); done(); } });
+    const sink = (into: Buffer[]) =>
+      new Writable({
+        write(chunk: Buffer, _enc, done) {
+          into.push(chunk);
+          done();
+        },
+      });
     this.#docker.modem.demuxStream(stream, sink(stdout), sink(stderr));
     const ended = new Promise<void>((resolve, reject) => {
       stream.on('end', resolve);
@@ -289,9 +340,14 @@ export class DockerProvider implements PodProvider {
     let timer: NodeJS.Timeout | undefined;
     const timeoutMs = options.timeoutMs;
     try {
-      await (timeoutMs === undefined ? ended : Promise.race([ended, new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`command ${JSON.stringify(command.join(' '))} timed out after ${timeoutMs} ms`)), timeoutMs);
-      })]));
+      await (timeoutMs === undefined
+        ? ended
+        : Promise.race([
+            ended,
+            new Promise<never>((_, reject) => {
+              timer = setTimeout(() => reject(new Error(`command ${JSON.stringify(command.join(' '))} timed out after ${timeoutMs} ms`)), timeoutMs);
+            }),
+          ]));
     } finally {
       clearTimeout(timer);
       stream.destroy();
@@ -309,11 +365,18 @@ export class DockerProvider implements PodProvider {
     const current = (await this.getPod(ref.uid))?.containers.find((c) => c.name === container);
     const instance = options.previous ? current?.previous : current;
     if (!instance) {
-      throw new Error(options.previous
-        ? `previous terminated container "${container}" in pod "${ref.name}" not found`
-        : `container "${container}" in pod "${ref.name}" has not been started`);
+      throw new Error(
+        options.previous
+          ? `previous terminated container "${container}" in pod "${ref.name}" not found`
+          : `container "${container}" in pod "${ref.name}" has not been started`,
+      );
     }
-    const query = { stdout: true, stderr: true, timestamps: options.timestamps ?? false, ...(options.tailLines !== undefined ? { tail: options.tailLines } : {}) };
+    const query = {
+      stdout: true,
+      stderr: true,
+      timestamps: options.timestamps ?? false,
+      ...(options.tailLines !== undefined ? { tail: options.tailLines } : {}),
+    };
     const c = this.#docker.getContainer(instance.id);
     if (!options.follow) {
       const buffer = await c.logs({ ...query, follow: false });
@@ -337,17 +400,19 @@ export class DockerProvider implements PodProvider {
   async stats(ref: PodRef): Promise<ContainerStats[]> {
     const pod = await this.getPod(ref.uid);
     const running = (pod?.containers ?? []).filter((c) => c.state === 'running');
-    return Promise.all(running.map(async (c): Promise<ContainerStats> => {
-      const s = (await this.#docker.getContainer(c.id).stats({ stream: false, 'one-shot': true } as { stream: false })) as unknown as {
-        read: string;
-        cpu_stats?: { cpu_usage?: { total_usage?: number } };
-        memory_stats?: { usage?: number; stats?: Record<string, number> };
-      };
-      const sample: CpuSample = { usageNs: s.cpu_stats?.cpu_usage?.total_usage ?? 0, atMs: Date.parse(s.read) || Date.now() };
-      const cores = cpuCores(sample, this.#cpuSamples.get(c.id), c.startedAt ? Date.parse(c.startedAt) : undefined);
-      this.#cpuSamples.set(c.id, sample);
-      return { name: c.name, cpuCores: cores, memoryBytes: memoryWorkingSet(s.memory_stats) };
-    }));
+    return Promise.all(
+      running.map(async (c): Promise<ContainerStats> => {
+        const s = (await this.#docker.getContainer(c.id).stats({ stream: false, 'one-shot': true } as { stream: false })) as unknown as {
+          read: string;
+          cpu_stats?: { cpu_usage?: { total_usage?: number } };
+          memory_stats?: { usage?: number; stats?: Record<string, number> };
+        };
+        const sample: CpuSample = { usageNs: s.cpu_stats?.cpu_usage?.total_usage ?? 0, atMs: Date.parse(s.read) || Date.now() };
+        const cores = cpuCores(sample, this.#cpuSamples.get(c.id), c.startedAt ? Date.parse(c.startedAt) : undefined);
+        this.#cpuSamples.set(c.id, sample);
+        return { name: c.name, cpuCores: cores, memoryBytes: memoryWorkingSet(s.memory_stats) };
+      }),
+    );
   }
 
   async info(): Promise<RuntimeInfo> {
@@ -369,14 +434,16 @@ export class DockerProvider implements PodProvider {
     const label = [`${LABELS.managed}=true`, `${LABELS.node}=${this.#o.nodeName}`];
     if (filter.uid !== undefined) label.push(`${LABELS.podUid}=${filter.uid}`);
     const list = await this.#docker.listContainers({ all: true, filters: { label } });
-    const inspected = await Promise.all(list.map(async (c) => {
-      try {
-        return (await this.#docker.getContainer(c.Id).inspect()) as unknown as InspectedContainer;
-      } catch (err) {
-        if (statusCode(err) === 404) return undefined;
-        throw err;
-      }
-    }));
+    const inspected = await Promise.all(
+      list.map(async (c) => {
+        try {
+          return (await this.#docker.getContainer(c.Id).inspect()) as unknown as InspectedContainer;
+        } catch (err) {
+          if (statusCode(err) === 404) return undefined;
+          throw err;
+        }
+      }),
+    );
     return inspected.filter((c): c is InspectedContainer => c !== undefined);
   }
 
@@ -455,7 +522,7 @@ export class DockerProvider implements PodProvider {
    */
   async ensurePodNetwork(): Promise<{ name: string; gateway: string }> {
     const podCIDR = this.#o.podCIDR;
-    if (!podCIDR) throw new Error('this provider has no podCIDR: pods use Docker\'s default bridge');
+    if (!podCIDR) throw new Error("this provider has no podCIDR: pods use Docker's default bridge");
     const name = await this.#ensureNetwork(podCIDR);
     return { name, gateway: podNetworkConfig(podCIDR).gateway };
   }
@@ -490,7 +557,10 @@ export class DockerProvider implements PodProvider {
       }
       const subnets = (net.IPAM?.Config ?? []).map((c) => c.Subnet);
       if (!subnets.includes(config.subnet)) {
-        throw new ContainerStartError('RunContainerError', `Docker network ${name} has subnet ${subnets.join(', ') || '(none)'}, not this node's podCIDR ${config.subnet}: remove it (docker network rm ${name}) or give the node another bridge name`);
+        throw new ContainerStartError(
+          'RunContainerError',
+          `Docker network ${name} has subnet ${subnets.join(', ') || '(none)'}, not this node's podCIDR ${config.subnet}: remove it (docker network rm ${name}) or give the node another bridge name`,
+        );
       }
       // Docker cannot change masquerading on a network: one made by an earlier start with the other setting is made again while no container uses it.
       if ((net.Options?.[MASQUERADE_OPTION] ?? 'true') !== String(masquerade)) {
@@ -505,7 +575,9 @@ export class DockerProvider implements PodProvider {
             this.#log(`docker: cannot remove network ${name} to change its ip masquerade: ${dockerErrorMessage(err)}`);
           }
         } else {
-          this.#log(`docker: network ${name} has ip masquerade ${masquerade ? 'off' : 'on'} and ${inUse} containers on it: kept as it is until they are gone${masquerade ? '' : ' (meanwhile pods reach other nodes\' pods with this node\'s overlay address)'}`);
+          this.#log(
+            `docker: network ${name} has ip masquerade ${masquerade ? 'off' : 'on'} and ${inUse} containers on it: kept as it is until they are gone${masquerade ? '' : " (meanwhile pods reach other nodes' pods with this node's overlay address)"}`,
+          );
         }
       }
       return true;
@@ -524,7 +596,9 @@ export class DockerProvider implements PodProvider {
     } catch (err) {
       // Made meanwhile by another provider on this engine: fine if it has our subnet.
       if (statusCode(err) === 409 && (await check())) return name;
-      throw new ContainerStartError('RunContainerError', `creating Docker network ${name} (${config.subnet}) failed: ${dockerErrorMessage(err)}`, { cause: err });
+      throw new ContainerStartError('RunContainerError', `creating Docker network ${name} (${config.subnet}) failed: ${dockerErrorMessage(err)}`, {
+        cause: err,
+      });
     }
     return name;
   }
@@ -576,10 +650,14 @@ export class DockerProvider implements PodProvider {
       if (signal.aborted) break;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, EVENT_RETRY_MS);
-        signal.addEventListener('abort', () => {
-          clearTimeout(timer);
-          resolve();
-        }, { once: true });
+        signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
       });
     }
   }

@@ -8,18 +8,22 @@ import { ContainerStartError } from './provider.js';
 
 const MISSING = 'contract/missing:never';
 
-runProviderContract('fake', async () => {
-  const backend = new FakeBackend();
-  const provider = new FakeProvider({ backend, missingImages: [MISSING] });
-  return {
-    provider,
-    reopen: async () => new FakeProvider({ backend, missingImages: [MISSING] }),
-    exitContainer: async (ref, container, exitCode) => provider.exitContainer(ref.uid, container, { exitCode }),
-    scriptExec: (ref, container, result) => provider.setExecResult({ uid: ref.uid, container, result }),
-    scriptLogs: (ref, container, lines) => provider.appendLog(ref.uid, container, lines.map((l) => `${l}\n`).join('')),
-    cleanup: async () => {},
-  };
-}, { image: 'busybox:1.35', missingImage: MISSING, podCIDR: '10.244.7.0/24' });
+runProviderContract(
+  'fake',
+  async () => {
+    const backend = new FakeBackend();
+    const provider = new FakeProvider({ backend, missingImages: [MISSING] });
+    return {
+      provider,
+      reopen: async () => new FakeProvider({ backend, missingImages: [MISSING] }),
+      exitContainer: async (ref, container, exitCode) => provider.exitContainer(ref.uid, container, { exitCode }),
+      scriptExec: (ref, container, result) => provider.setExecResult({ uid: ref.uid, container, result }),
+      scriptLogs: (ref, container, lines) => provider.appendLog(ref.uid, container, lines.map((l) => `${l}\n`).join('')),
+      cleanup: async () => {},
+    };
+  },
+  { image: 'busybox:1.35', missingImage: MISSING, podCIDR: '10.244.7.0/24' },
+);
 
 function pod(name: string, containers: { name: string; image: string; imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never' }[]): Pod {
   return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', uid: `uid-${name}` }, spec: { containers }, status: {} } as unknown as Pod;
@@ -47,7 +51,10 @@ describe('FakeProvider controls', () => {
     p.failNextStart('c', new ContainerStartError('RunContainerError', 'boom'));
     await assert.rejects(p.updatePod(spec, { type: 'start', container: 'c', attempt: 0 }), /boom/);
     await p.updatePod(spec, { type: 'start', container: 'c', attempt: 0 });
-    assert.deepEqual(p.calls.map((c) => c.method), ['createPod', 'updatePod', 'updatePod']);
+    assert.deepEqual(
+      p.calls.map((c) => c.method),
+      ['createPod', 'updatePod', 'updatePod'],
+    );
   });
 
   it('hands out the lowest free address of the pod /24, reuses freed ones, and says so when none is left', async () => {
@@ -56,8 +63,10 @@ describe('FakeProvider controls', () => {
     for (let i = 0; i < 253; i++) ips.push((await p.createPod(pod(`ip${i}`, []), { podCIDR: '10.1.2.0/24' })).sandbox.ip!);
     assert.deepEqual([ips[0], ips.at(-1)], ['10.1.2.2', '10.1.2.254'], 'after the gateway, before the broadcast address');
     assert.equal(new Set(ips).size, 253);
-    await assert.rejects(p.createPod(pod('one-more', []), { podCIDR: '10.1.2.0/24' }),
-      (err: Error) => err instanceof ContainerStartError && /no available IPv4 addresses on the pod network 10\.1\.2\.0\/24/.test(err.message));
+    await assert.rejects(
+      p.createPod(pod('one-more', []), { podCIDR: '10.1.2.0/24' }),
+      (err: Error) => err instanceof ContainerStartError && /no available IPv4 addresses on the pod network 10\.1\.2\.0\/24/.test(err.message),
+    );
     await p.deletePod({ uid: 'uid-ip7', namespace: 'default', name: 'ip7' }, { gracePeriodSeconds: 0 });
     assert.equal((await p.createPod(pod('reuse', []), { podCIDR: '10.1.2.0/24' })).sandbox.ip, ips[7]);
     assert.deepEqual(p.calls, [], 'recordCalls: false keeps no history');
@@ -65,7 +74,11 @@ describe('FakeProvider controls', () => {
 
   it('reports pulls of pullable images once, and always under Always', async () => {
     const p = new FakeProvider({ pullableImages: ['y:1'], imageRegistry: '127.0.0.1:5000' });
-    const spec = pod('c', [{ name: 'a', image: 'y:1' }, { name: 'b', image: 'y:1' }, { name: 'd', image: 'z', imagePullPolicy: 'Always' }]);
+    const spec = pod('c', [
+      { name: 'a', image: 'y:1' },
+      { name: 'b', image: 'y:1' },
+      { name: 'd', image: 'z', imagePullPolicy: 'Always' },
+    ]);
     await p.createPod(spec, {});
     assert.deepEqual((await p.updatePod(spec, { type: 'start', container: 'a', attempt: 0 })).pulled, { image: '127.0.0.1:5000/y:1', ms: 0 });
     assert.equal((await p.updatePod(spec, { type: 'start', container: 'b', attempt: 0 })).pulled, undefined);
@@ -101,9 +114,12 @@ describe('FakeProvider controls', () => {
     assert.equal(text, 'one\ntwo\n');
   });
 
-  it('reports the usage the pod\'s fake.minik8s.io/usage annotation sets (the pod given wins over the one last seen)', async () => {
+  it("reports the usage the pod's fake.minik8s.io/usage annotation sets (the pod given wins over the one last seen)", async () => {
     const p = new FakeProvider();
-    const containers = [{ name: 'web', image: 'x:1' }, { name: 'side', image: 'x:1' }];
+    const containers = [
+      { name: 'web', image: 'x:1' },
+      { name: 'side', image: 'x:1' },
+    ];
     const annotated = (usage: string | undefined) => {
       const spec = pod('f', containers);
       if (usage !== undefined) spec.metadata.annotations = { [FAKE_USAGE_ANNOTATION]: usage };
@@ -113,7 +129,8 @@ describe('FakeProvider controls', () => {
     await p.createPod(first, {});
     for (const c of containers) await p.updatePod(first, { type: 'start', container: c.name, attempt: 0 });
     const ref = { uid: 'uid-f', namespace: 'default', name: 'f' };
-    const byName = (stats: { name: string; cpuCores: number; memoryBytes: number }[]) => Object.fromEntries(stats.map((s) => [s.name, [s.cpuCores, s.memoryBytes]]));
+    const byName = (stats: { name: string; cpuCores: number; memoryBytes: number }[]) =>
+      Object.fromEntries(stats.map((s) => [s.name, [s.cpuCores, s.memoryBytes]]));
     assert.deepEqual(byName(await p.stats(ref)), { web: [0.3, 64 * 2 ** 20], side: [0.3, 64 * 2 ** 20] });
     assert.deepEqual(byName(await p.stats(ref, annotated('web:cpu=1.5;memory=1Gi'))), { web: [1.5, 0], side: [0, 2 ** 30] });
     p.setStats({ container: 'web', cpuCores: 0.1, memoryBytes: 5 });
@@ -123,7 +140,13 @@ describe('FakeProvider controls', () => {
 
   it('parses usage annotations', () => {
     assert.deepEqual(parseUsageAnnotation('cpu=250m, memory=100Mi'), new Map([['*', { cpuCores: 0.25, memoryBytes: 100 * 2 ** 20 }]]));
-    assert.deepEqual(parseUsageAnnotation('a:cpu=1;b:memory=1k'), new Map([['a', { cpuCores: 1, memoryBytes: 0 }], ['b', { cpuCores: 0, memoryBytes: 1000 }]]));
+    assert.deepEqual(
+      parseUsageAnnotation('a:cpu=1;b:memory=1k'),
+      new Map([
+        ['a', { cpuCores: 1, memoryBytes: 0 }],
+        ['b', { cpuCores: 0, memoryBytes: 1000 }],
+      ]),
+    );
     for (const bad of ['cpu', 'gpu=1', 'cpu=-1', 'cpu=1=2', 'cpu=x']) assert.equal(parseUsageAnnotation(bad), undefined, bad);
   });
 });

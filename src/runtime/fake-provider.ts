@@ -5,8 +5,19 @@ import { parseQuantity } from '../core/api/quantity.js';
 import { podNetworkConfig } from '../core/api/ipv4.js';
 import { findContainerSpec, podAllocatedHostPorts, podRefOf, portAllocatedMessage, resolveImageName } from './docker-container-config.js';
 import {
-  ContainerStartError, type ActionResult, type ContainerAction, type ContainerStats, type CreatePodOptions, type ExecOptions, type ExecResult,
-  type LogOptions, type PodProvider, type PodRef, type RuntimeContainer, type RuntimeInfo, type RuntimePod,
+  ContainerStartError,
+  type ActionResult,
+  type ContainerAction,
+  type ContainerStats,
+  type CreatePodOptions,
+  type ExecOptions,
+  type ExecResult,
+  type LogOptions,
+  type PodProvider,
+  type PodRef,
+  type RuntimeContainer,
+  type RuntimeInfo,
+  type RuntimePod,
 } from './provider.js';
 
 /** What a killed process exits with when it does not handle SIGTERM (128 + 15), as Docker reports it. */
@@ -24,11 +35,18 @@ type Usage = Omit<ContainerStats, 'name'>;
 /** The usage the annotation gives each named container (`*`: the rest); undefined when it does not parse. */
 export function parseUsageAnnotation(text: string): Map<string, Usage> | undefined {
   const out = new Map<string, Usage>();
-  for (const part of text.split(';').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(';')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const colon = part.indexOf(':');
     const container = colon > 0 && !part.slice(0, colon).includes('=') ? part.slice(0, colon).trim() : '*';
     const usage: Usage = { cpuCores: 0, memoryBytes: 0 };
-    for (const pair of part.slice(container === '*' ? 0 : colon + 1).split(',').map((p) => p.trim()).filter(Boolean)) {
+    for (const pair of part
+      .slice(container === '*' ? 0 : colon + 1)
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean)) {
       const [key, value, extra] = pair.split('=').map((x) => x.trim());
       if (extra !== undefined || value === undefined || (key !== 'cpu' && key !== 'memory')) return undefined;
       let amount: number;
@@ -198,7 +216,8 @@ export class FakeProvider implements PodProvider {
       return {};
     }
     const spec = findContainerSpec(pod, action.container);
-    if (!spec) throw new ContainerStartError('CreateContainerConfigError', `container "${action.container}" is not in the spec of pod ${ref.namespace}/${ref.name}`);
+    if (!spec)
+      throw new ContainerStartError('CreateContainerConfigError', `container "${action.container}" is not in the spec of pod ${ref.namespace}/${ref.name}`);
     const fp = this.backend.pods.get(ref.uid);
     if (fp?.sandbox.state !== 'ready') throw new ContainerStartError('CreateContainerError', `the sandbox of pod ${ref.namespace}/${ref.name} is not running`);
     const image = this.#image(spec.image);
@@ -278,11 +297,18 @@ export class FakeProvider implements PodProvider {
     const all = (fp?.instances ?? []).filter((i) => i.name === container);
     const instance = options.previous ? all.at(-2) : all.at(-1);
     if (!instance) {
-      throw new Error(options.previous
-        ? `previous terminated container "${container}" in pod "${ref.name}" not found`
-        : `container "${container}" in pod "${ref.name}" has not been started`);
+      throw new Error(
+        options.previous
+          ? `previous terminated container "${container}" in pod "${ref.name}" not found`
+          : `container "${container}" in pod "${ref.name}" has not been started`,
+      );
     }
-    const lines = instance.log.flatMap((entry) => entry.text.split(/(?<=\n)/).filter((l) => l).map((text) => ({ at: entry.at, text })));
+    const lines = instance.log.flatMap((entry) =>
+      entry.text
+        .split(/(?<=\n)/)
+        .filter((l) => l)
+        .map((text) => ({ at: entry.at, text })),
+    );
     const tail = options.tailLines !== undefined ? lines.slice(Math.max(0, lines.length - options.tailLines)) : lines;
     const text = tail.map((l) => (options.timestamps ? `${l.at} ${l.text}` : l.text)).join('');
     if (!options.follow || instance.state !== 'running') return Readable.from([Buffer.from(text)]);
@@ -304,10 +330,15 @@ export class FakeProvider implements PodProvider {
     const pod = await this.getPod(ref.uid);
     const annotation = apiPod ? apiPod.metadata.annotations?.[FAKE_USAGE_ANNOTATION] : this.#usageAnnotations.get(ref.uid);
     const annotated = annotation === undefined ? undefined : parseUsageAnnotation(annotation);
-    return (pod?.containers ?? []).filter((c) => c.state === 'running').map((c) => ({
-      name: c.name,
-      ...(annotated?.get(c.name) ?? annotated?.get('*') ?? this.#stats.get(`${ref.uid}/${c.name}`) ?? this.#stats.get(`*/${c.name}`) ?? { cpuCores: 0, memoryBytes: 0 }),
-    }));
+    return (pod?.containers ?? [])
+      .filter((c) => c.state === 'running')
+      .map((c) => ({
+        name: c.name,
+        ...(annotated?.get(c.name) ??
+          annotated?.get('*') ??
+          this.#stats.get(`${ref.uid}/${c.name}`) ??
+          this.#stats.get(`*/${c.name}`) ?? { cpuCores: 0, memoryBytes: 0 }),
+      }));
   }
 
   async info(): Promise<RuntimeInfo> {
@@ -358,7 +389,10 @@ export class FakeProvider implements PodProvider {
   }
 
   #current(uid: string, name: string): FakeInstance | undefined {
-    return this.backend.pods.get(uid)?.instances.filter((i) => i.name === name).at(-1);
+    return this.backend.pods
+      .get(uid)
+      ?.instances.filter((i) => i.name === name)
+      .at(-1);
   }
 
   #finish(instance: FakeInstance, exitCode: number, reason?: string, message?: string): void {

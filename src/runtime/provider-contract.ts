@@ -43,7 +43,11 @@ export const CONTRACT_LOG_LINES = ['line1', 'line2', 'line3', 'line4', 'line5'];
  * Prints CONTRACT_LOG_LINES, then waits until CONTRACT_EXIT_FILE appears and exits with the
  * code in it. SIGTERM is not trapped, so a kill ends it with 143 (128 + SIGTERM) at once.
  */
-export const CONTRACT_COMMAND = ['sh', '-c', `for l in ${CONTRACT_LOG_LINES.join(' ')}; do echo $l; done; while [ ! -f ${CONTRACT_EXIT_FILE} ]; do sleep 0.1; done; exit $(cat ${CONTRACT_EXIT_FILE})`];
+export const CONTRACT_COMMAND = [
+  'sh',
+  '-c',
+  `for l in ${CONTRACT_LOG_LINES.join(' ')}; do echo $l; done; while [ ! -f ${CONTRACT_EXIT_FILE} ]; do sleep 0.1; done; exit $(cat ${CONTRACT_EXIT_FILE})`,
+];
 
 const EXEC_COMMAND = ['sh', '-c', 'echo out; echo err >&2; exit 4'];
 
@@ -68,29 +72,42 @@ export function runProviderContract(name: string, makeProvider: () => Promise<Pr
     const changes: string[] = [];
     let n = 0;
 
-    const container = (cname: string, extra: Partial<Container> = {}): Container => ({
-      name: cname,
-      image: options.image,
-      imagePullPolicy: 'IfNotPresent',
-      command: CONTRACT_COMMAND,
-      ...extra,
-    } as Container);
+    const container = (cname: string, extra: Partial<Container> = {}): Container =>
+      ({
+        name: cname,
+        image: options.image,
+        imagePullPolicy: 'IfNotPresent',
+        command: CONTRACT_COMMAND,
+        ...extra,
+      }) as Container;
 
     /** A fresh pod per test, so tests never see each other's containers. */
-    const makePod = (containers: Container[]): Pod => ({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: `contract-${n++}`, namespace: 'default', uid: randomUUID() },
-      spec: { containers, restartPolicy: 'Always', terminationGracePeriodSeconds: 5, dnsPolicy: 'ClusterFirst', schedulerName: 'default-scheduler', nodeName: 'contract-node' },
-      status: { phase: 'Pending' },
-    } as Pod);
+    const makePod = (containers: Container[]): Pod =>
+      ({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: `contract-${n++}`, namespace: 'default', uid: randomUUID() },
+        spec: {
+          containers,
+          restartPolicy: 'Always',
+          terminationGracePeriodSeconds: 5,
+          dnsPolicy: 'ClusterFirst',
+          schedulerName: 'default-scheduler',
+          nodeName: 'contract-node',
+        },
+        status: { phase: 'Pending' },
+      }) as Pod;
     const refOf = (pod: Pod): PodRef => ({ uid: pod.metadata.uid!, namespace: pod.metadata.namespace!, name: pod.metadata.name! });
     const current = async (pod: Pod, cname: string): Promise<RuntimeContainer | undefined> =>
       (await provider.getPod(pod.metadata.uid!))?.containers.find((c) => c.name === cname);
-    const exited = (pod: Pod, cname: string) => waitFor(async () => {
-      const c = await current(pod, cname);
-      return c?.state === 'exited' ? c : undefined;
-    }, { timeoutMs: 15_000, description: `container ${cname} to exit` });
+    const exited = (pod: Pod, cname: string) =>
+      waitFor(
+        async () => {
+          const c = await current(pod, cname);
+          return c?.state === 'exited' ? c : undefined;
+        },
+        { timeoutMs: 15_000, description: `container ${cname} to exit` },
+      );
     const changed = (pod: Pod) => waitFor(() => changes.includes(pod.metadata.uid!), { timeoutMs: 15_000, description: 'onPodChange for the pod' });
     const started = async (cnames: string[], extra: Partial<Container> = {}) => {
       const pod = makePod(cnames.map((c) => container(c, extra)));
@@ -98,10 +115,14 @@ export function runProviderContract(name: string, makeProvider: () => Promise<Pr
       for (const c of cnames) await provider.updatePod(pod, { type: 'start', container: c, attempt: 0 });
       return pod;
     };
-    const fullLogs = (pod: Pod, cname: string, previous = false) => waitFor(async () => {
-      const text = await readAll(await provider.logs(refOf(pod), cname, { previous }));
-      return text.includes(CONTRACT_LOG_LINES.at(-1)!) ? text : undefined;
-    }, { timeoutMs: 15_000, description: `the logs of ${cname}` });
+    const fullLogs = (pod: Pod, cname: string, previous = false) =>
+      waitFor(
+        async () => {
+          const text = await readAll(await provider.logs(refOf(pod), cname, { previous }));
+          return text.includes(CONTRACT_LOG_LINES.at(-1)!) ? text : undefined;
+        },
+        { timeoutMs: 15_000, description: `the logs of ${cname}` },
+      );
 
     before(async () => {
       h = await makeProvider();
@@ -142,8 +163,14 @@ export function runProviderContract(name: string, makeProvider: () => Promise<Pr
       const rb = await provider.updatePod(pod, { type: 'start', container: 'b', attempt: 0 });
       assert.ok(ra.containerID && rb.containerID && ra.containerID !== rb.containerID);
       const rp = (await provider.getPod(pod.metadata.uid!))!;
-      assert.deepEqual(rp.containers.map((c) => c.name), ['a', 'b']);
-      for (const [c, id] of [[rp.containers[0], ra.containerID], [rp.containers[1], rb.containerID]] as const) {
+      assert.deepEqual(
+        rp.containers.map((c) => c.name),
+        ['a', 'b'],
+      );
+      for (const [c, id] of [
+        [rp.containers[0], ra.containerID],
+        [rp.containers[1], rb.containerID],
+      ] as const) {
         assert.equal(c.id, id);
         assert.equal(c.state, 'running');
         assert.equal(c.attempt, 0);
@@ -264,19 +291,32 @@ export function runProviderContract(name: string, makeProvider: () => Promise<Pr
       const before = await provider.getPod(pod.metadata.uid!);
       const again = await h.reopen();
       assert.deepEqual(await again.getPod(pod.metadata.uid!), before);
-      assert.deepEqual((await again.listPods()).find((p) => p.uid === pod.metadata.uid), before);
+      assert.deepEqual(
+        (await again.listPods()).find((p) => p.uid === pod.metadata.uid),
+        before,
+      );
       // Adopting touches nothing: the first provider still sees the same containers.
       assert.deepEqual(await provider.getPod(pod.metadata.uid!), before);
     });
 
     it('fails a start of a missing image with ErrImagePull, and with ErrImageNeverPull under Never', async () => {
-      const pod = makePod([container('ok'), container('pull', { image: options.missingImage }), container('never', { image: options.missingImage, imagePullPolicy: 'Never' })]);
+      const pod = makePod([
+        container('ok'),
+        container('pull', { image: options.missingImage }),
+        container('never', { image: options.missingImage, imagePullPolicy: 'Never' }),
+      ]);
       await provider.createPod(pod, { podCIDR: h.podCIDR ?? options.podCIDR });
-      const pull = await provider.updatePod(pod, { type: 'start', container: 'pull', attempt: 0 }).then(() => undefined, (err: unknown) => err);
+      const pull = await provider.updatePod(pod, { type: 'start', container: 'pull', attempt: 0 }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       assert.ok(pull instanceof ContainerStartError, `expected a ContainerStartError, got ${String(pull)}`);
       assert.equal(pull.reason, 'ErrImagePull');
       assert.ok(!pull.message.includes('\n'));
-      const never = await provider.updatePod(pod, { type: 'start', container: 'never', attempt: 0 }).then(() => undefined, (err: unknown) => err);
+      const never = await provider.updatePod(pod, { type: 'start', container: 'never', attempt: 0 }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       assert.ok(never instanceof ContainerStartError, `expected a ContainerStartError, got ${String(never)}`);
       assert.equal(never.reason, 'ErrImageNeverPull');
       assert.deepEqual((await provider.getPod(pod.metadata.uid!))!.containers, []);
@@ -284,9 +324,15 @@ export function runProviderContract(name: string, makeProvider: () => Promise<Pr
 
     it('fails a start of a container the pod does not have, or without a sandbox', async () => {
       const pod = makePod([container('a')]);
-      await assert.rejects(provider.updatePod(pod, { type: 'start', container: 'a', attempt: 0 }), (err: unknown) => err instanceof ContainerStartError && err.reason === 'CreateContainerError');
+      await assert.rejects(
+        provider.updatePod(pod, { type: 'start', container: 'a', attempt: 0 }),
+        (err: unknown) => err instanceof ContainerStartError && err.reason === 'CreateContainerError',
+      );
       await provider.createPod(pod, { podCIDR: h.podCIDR ?? options.podCIDR });
-      await assert.rejects(provider.updatePod(pod, { type: 'start', container: 'nope', attempt: 0 }), (err: unknown) => err instanceof ContainerStartError && err.reason === 'CreateContainerConfigError');
+      await assert.rejects(
+        provider.updatePod(pod, { type: 'start', container: 'nope', attempt: 0 }),
+        (err: unknown) => err instanceof ContainerStartError && err.reason === 'CreateContainerConfigError',
+      );
     });
 
     it('refuses a sandbox whose hostPort is taken, with a clear message', async () => {
@@ -295,7 +341,10 @@ export function runProviderContract(name: string, makeProvider: () => Promise<Pr
       const first = makePod([container('web', { ports })]);
       await provider.createPod(first, { podCIDR: h.podCIDR ?? options.podCIDR });
       const second = makePod([container('web', { ports })]);
-      const err = await provider.createPod(second, { podCIDR: h.podCIDR ?? options.podCIDR }).then(() => undefined, (e: unknown) => e);
+      const err = await provider.createPod(second, { podCIDR: h.podCIDR ?? options.podCIDR }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       assert.ok(err instanceof ContainerStartError, `expected a ContainerStartError, got ${String(err)}`);
       assert.equal(err.reason, 'RunContainerError');
       assert.match(err.message, new RegExp(`port ${port} is already allocated`));

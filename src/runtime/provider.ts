@@ -146,7 +146,13 @@ export interface RuntimeInfo {
 }
 
 /** Kinds of failure a start can meet; the kubelet shows them as waiting reasons, as Kubernetes does (PostStartHookError: the kubelet's own, a failed postStart hook). */
-export type StartFailureReason = 'ErrImagePull' | 'ErrImageNeverPull' | 'CreateContainerError' | 'RunContainerError' | 'CreateContainerConfigError' | 'PostStartHookError';
+export type StartFailureReason =
+  | 'ErrImagePull'
+  | 'ErrImageNeverPull'
+  | 'CreateContainerError'
+  | 'RunContainerError'
+  | 'CreateContainerConfigError'
+  | 'PostStartHookError';
 
 /** A start that failed for a reason the user must see (bad image, port taken, bad config). */
 export class ContainerStartError extends Error {

@@ -2,9 +2,10 @@
 import type { LeafCommand } from './command.js';
 import { str, strings } from './flags.js';
 
-const nodeFlags: LeafCommand['builder'] = (y) => y
-  .positional('nodes', { type: 'string', array: true, describe: 'node names' })
-  .option('l', { alias: 'selector', type: 'string', requiresArg: true, describe: 'every node matching this label selector' });
+const nodeFlags: LeafCommand['builder'] = (y) =>
+  y
+    .positional('nodes', { type: 'string', array: true, describe: 'node names' })
+    .option('l', { alias: 'selector', type: 'string', requiresArg: true, describe: 'every node matching this label selector' });
 
 export const cordonCommand: LeafCommand = {
   command: 'cordon [nodes..]',

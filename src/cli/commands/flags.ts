@@ -11,7 +11,13 @@ export function str(v: unknown): string | undefined {
 }
 
 /** `-f FILE|DIR|-` for manifests (apply, create, delete). */
-export const filenameFlag = { alias: 'filename', type: 'string', array: true, requiresArg: true, describe: 'a manifest file, a directory of them, or - for stdin' } as const;
+export const filenameFlag = {
+  alias: 'filename',
+  type: 'string',
+  array: true,
+  requiresArg: true,
+  describe: 'a manifest file, a directory of them, or - for stdin',
+} as const;
 
 /** `-R` with `-f DIR`. */
 export const recursiveFlag = { alias: 'recursive', type: 'boolean', describe: 'with -f DIR, also read subdirectories' } as const;

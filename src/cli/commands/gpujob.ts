@@ -4,10 +4,11 @@ import { str } from './flags.js';
 
 const outputCommand: LeafCommand = {
   command: 'output [name]',
-  describe: 'Write a finished job\'s result.out and error.err into a directory',
-  builder: (y) => y
-    .positional('name', { type: 'string', describe: 'the GpuJob' })
-    .option('o', { alias: 'output-dir', type: 'string', requiresArg: true, describe: 'the directory to write them into (default: the working directory)' }),
+  describe: "Write a finished job's result.out and error.err into a directory",
+  builder: (y) =>
+    y
+      .positional('name', { type: 'string', describe: 'the GpuJob' })
+      .option('o', { alias: 'output-dir', type: 'string', requiresArg: true, describe: 'the directory to write them into (default: the working directory)' }),
   run: async (ctx, a) => (await import('../gpujob.js')).runGpuJobOutput(ctx, { name: str(a.name), dir: str(a.o) }),
 };
 

@@ -53,7 +53,19 @@ export const MAX_REQUEST_BYTES = 6 * 1024 * 1024;
 const RECORD_TEXT_LIMIT = 4096;
 
 /** Headers that belong to one connection, not to the request (RFC 9110 7.6.1), and our own capture headers. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'proxy-authenticate', 'host', 'content-length']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'host',
+  'content-length',
+]);
 const CAPTURE_HEADERS = new Set(['x-minik8s-stdout', 'x-minik8s-stderr', 'x-minik8s-duration-ms', 'x-minik8s-invocation-id']);
 
 export interface ActivatorOptions {
@@ -203,7 +215,7 @@ export class Activator implements FunctionInvoker {
       },
       scale: async (rs, replicas) => {
         // What PATCH .../replicasets/NAME/scale does (a merge patch of spec.replicas), without the HTTP round trip.
-        return await this.#client.patch(replicaSetKind, { namespace: rs.metadata.namespace, name: rs.metadata.name! }, { spec: { replicas } }) as ReplicaSet;
+        return (await this.#client.patch(replicaSetKind, { namespace: rs.metadata.namespace, name: rs.metadata.name! }, { spec: { replicas } })) as ReplicaSet;
       },
       onScaled: (change) => this.#scaled(change),
       tickMs: options.autoscalerTickMs,
@@ -238,12 +250,10 @@ export class Activator implements FunctionInvoker {
 
   /** Runs the autoscaler and the records' writer until `signal` (the informers are the factory's, started by the process); then closes the server. */
   async start(signal: AbortSignal): Promise<void> {
-    const loading = this.records.load().catch((err) => this.#log(`activator: cannot read stored invocation records: ${err instanceof Error ? err.message : String(err)}`));
-    const running = [
-      this.autoscaler.start(signal),
-      loading.then(() => this.records.start(signal)),
-      this.#sweepRecords(signal, loading),
-    ];
+    const loading = this.records
+      .load()
+      .catch((err) => this.#log(`activator: cannot read stored invocation records: ${err instanceof Error ? err.message : String(err)}`));
+    const running = [this.autoscaler.start(signal), loading.then(() => this.records.start(signal)), this.#sweepRecords(signal, loading)];
     await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
     this.#prober.close();
     this.#held.close();
@@ -268,16 +278,30 @@ export class Activator implements FunctionInvoker {
     const headers: Record<string, string> = { ...(req.headers ?? {}) };
     if (json && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
     return this.#call({
-      namespace: req.namespace, name: req.name, method: req.method ?? 'POST', path: req.path ?? '/', query: req.query ?? '',
-      headers, body: data, trigger: req.trigger ?? 'http', signal: req.signal,
+      namespace: req.namespace,
+      name: req.name,
+      method: req.method ?? 'POST',
+      path: req.path ?? '/',
+      query: req.query ?? '',
+      headers,
+      body: data,
+      trigger: req.trigger ?? 'http',
+      signal: req.signal,
     });
   }
 
   // ---- calls ----
 
   async #call(c: {
-    namespace: string; name: string; method: string; path: string; query: string; headers: Record<string, string | string[] | undefined>;
-    body: Buffer; trigger: InvocationRecord['trigger']; signal?: AbortSignal;
+    namespace: string;
+    name: string;
+    method: string;
+    path: string;
+    query: string;
+    headers: Record<string, string | string[] | undefined>;
+    body: Buffer;
+    trigger: InvocationRecord['trigger'];
+    signal?: AbortSignal;
   }): Promise<InvokeResult> {
     const started = Date.now();
     const invocationId = randomBytes(8).toString('hex');
@@ -285,8 +309,12 @@ export class Activator implements FunctionInvoker {
     const fn = this.#functions?.get(key);
     if (!fn) {
       return {
-        status: 404, invocationId, headers: { 'content-type': 'application/json' },
-        body: statusBody(404, 'NotFound', `functions.minik8s.io "${c.name}" not found in namespace "${c.namespace}"`, { details: { name: c.name, group: 'minik8s.io', kind: 'functions' } }),
+        status: 404,
+        invocationId,
+        headers: { 'content-type': 'application/json' },
+        body: statusBody(404, 'NotFound', `functions.minik8s.io "${c.name}" not found in namespace "${c.namespace}"`, {
+          details: { name: c.name, group: 'minik8s.io', kind: 'functions' },
+        }),
       };
     }
     const conc = this.#concurrencyOf(key);
@@ -307,8 +335,18 @@ export class Activator implements FunctionInvoker {
 
   /** Picks a pod (holding the call through a cold start), sends, and retries a refused connection once elsewhere. */
   async #route(
-    c: { method: string; path: string; query: string; headers: Record<string, string | string[] | undefined>; body: Buffer; name: string; signal?: AbortSignal },
-    key: string, fn: FunctionView, invocationId: string,
+    c: {
+      method: string;
+      path: string;
+      query: string;
+      headers: Record<string, string | string[] | undefined>;
+      body: Buffer;
+      name: string;
+      signal?: AbortSignal;
+    },
+    key: string,
+    fn: FunctionView,
+    invocationId: string,
   ): Promise<{ outcome: CallOutcome; coldStart: boolean }> {
     const deadline = Date.now() + (this.#o.coldStartTimeoutMs ?? 60_000);
     const timeoutMs = (fn.spec?.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
@@ -328,15 +366,29 @@ export class Activator implements FunctionInvoker {
           coldStart = true;
         }
         const waitMs = deadline - Date.now();
-        if (waitMs <= 0) return { outcome: this.#own(503, 'ServiceUnavailable', `function ${c.name} has no pod ready to serve yet; try again`, invocationId, 1), coldStart };
+        if (waitMs <= 0)
+          return { outcome: this.#own(503, 'ServiceUnavailable', `function ${c.name} has no pod ready to serve yet; try again`, invocationId, 1), coldStart };
         // After a refusal with no other pod to go to: look again shortly, without the exclusion.
         const held = this.#held.hold(key, exclude.size ? Math.min(waitMs, 250) : waitMs, c.signal);
-        if (!held) return { outcome: this.#own(503, 'ServiceUnavailable', `function ${c.name} has ${this.#held.capacity} requests waiting for a pod already; try again`, invocationId, 1), coldStart };
+        if (!held)
+          return {
+            outcome: this.#own(
+              503,
+              'ServiceUnavailable',
+              `function ${c.name} has ${this.#held.capacity} requests waiting for a pod already; try again`,
+              invocationId,
+              1,
+            ),
+            coldStart,
+          };
         void this.autoscaler.poke(key);
         const result = await held;
-        if (result.type === 'aborted') return { outcome: this.#own(499, 'ClientClosedRequest', 'the caller went away while the call waited for a pod', invocationId), coldStart };
-        if (result.type === 'failed') return { outcome: this.#own(502, 'FunctionFailed', `function ${c.name} cannot start: ${result.message}`, invocationId), coldStart };
-        if (result.type === 'closing') return { outcome: this.#own(503, 'ServiceUnavailable', 'the activator is stopping; try again', invocationId, 1), coldStart };
+        if (result.type === 'aborted')
+          return { outcome: this.#own(499, 'ClientClosedRequest', 'the caller went away while the call waited for a pod', invocationId), coldStart };
+        if (result.type === 'failed')
+          return { outcome: this.#own(502, 'FunctionFailed', `function ${c.name} cannot start: ${result.message}`, invocationId), coldStart };
+        if (result.type === 'closing')
+          return { outcome: this.#own(503, 'ServiceUnavailable', 'the activator is stopping; try again', invocationId, 1), coldStart };
         if (result.type === 'deadline' && exclude.size === 0) {
           return { outcome: this.#own(503, 'ServiceUnavailable', `function ${c.name} has no pod ready to serve yet; try again`, invocationId, 1), coldStart };
         }
@@ -346,7 +398,15 @@ export class Activator implements FunctionInvoker {
       this.#inFlightByPod.set(pod.key, (this.#inFlightByPod.get(pod.key) ?? 0) + 1);
       try {
         const res = await forward({
-          agent: this.#pool.agent(pod.key), ip: pod.ip!, port: pod.port, method: c.method, path, headers, body: c.body, timeoutMs, signal: c.signal,
+          agent: this.#pool.agent(pod.key),
+          ip: pod.ip!,
+          port: pod.port,
+          method: c.method,
+          path,
+          headers,
+          body: c.body,
+          timeoutMs,
+          signal: c.signal,
         });
         const out: Record<string, string> = {};
         for (const [h, v] of Object.entries(res.headers)) {
@@ -362,7 +422,8 @@ export class Activator implements FunctionInvoker {
           this.#log(`activator: ${key}: ${e.message}; trying another pod`);
           continue;
         }
-        if (e.failure === 'timeout') return { outcome: { ...this.#own(504, 'Timeout', `function ${c.name} did not answer within ${timeoutMs / 1000} s`, invocationId), pod }, coldStart };
+        if (e.failure === 'timeout')
+          return { outcome: { ...this.#own(504, 'Timeout', `function ${c.name} did not answer within ${timeoutMs / 1000} s`, invocationId), pod }, coldStart };
         if (e.failure === 'aborted') return { outcome: { ...this.#own(499, 'ClientClosedRequest', 'the caller went away', invocationId), pod }, coldStart };
         return { outcome: { ...this.#own(502, 'BadGateway', `function ${c.name}: ${e.message}`, invocationId), pod }, coldStart };
       } finally {
@@ -391,11 +452,23 @@ export class Activator implements FunctionInvoker {
     return out;
   }
 
-  #record(o: { c: { namespace: string; name: string; trigger: InvocationRecord['trigger'] }; invocationId: string; started: number; coldStart: boolean; outcome: CallOutcome }): InvocationRecord {
+  #record(o: {
+    c: { namespace: string; name: string; trigger: InvocationRecord['trigger'] };
+    invocationId: string;
+    started: number;
+    coldStart: boolean;
+    outcome: CallOutcome;
+  }): InvocationRecord {
     const { outcome } = o;
     const record: InvocationRecord = {
-      id: o.invocationId, namespace: o.c.namespace, function: o.c.name, trigger: o.c.trigger,
-      start: new Date(o.started).toISOString(), durationMs: Date.now() - o.started, coldStart: o.coldStart, status: outcome.status,
+      id: o.invocationId,
+      namespace: o.c.namespace,
+      function: o.c.name,
+      trigger: o.c.trigger,
+      start: new Date(o.started).toISOString(),
+      durationMs: Date.now() - o.started,
+      coldStart: o.coldStart,
+      status: outcome.status,
     };
     if (outcome.pod) {
       record.version = outcome.pod.version;
@@ -436,18 +509,28 @@ export class Activator implements FunctionInvoker {
     if (url === '/healthz') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
     const target = parseActivatorUrl(url);
     if (!target) {
-      return void res.writeHead(404, { 'content-type': 'application/json' })
+      return void res
+        .writeHead(404, { 'content-type': 'application/json' })
         .end(statusBody(404, 'NotFound', `no such path ${url.split('?')[0]}: call /function/NAME or /workflow/NAME (or /namespaces/NS/function/NAME)`));
     }
     const caller = new AbortController();
-    res.on('close', () => { if (!res.writableFinished) caller.abort(); });
+    res.on('close', () => {
+      if (!res.writableFinished) caller.abort();
+    });
     let body: Buffer;
     try {
       body = await readBody(req, MAX_REQUEST_BYTES);
     } catch (err) {
       const tooLarge = (err as Error).message === 'too large';
-      return void res.writeHead(tooLarge ? 413 : 400, { 'content-type': 'application/json', connection: 'close' })
-        .end(statusBody(tooLarge ? 413 : 400, tooLarge ? 'RequestEntityTooLarge' : 'BadRequest', tooLarge ? `the request body is larger than ${MAX_REQUEST_BYTES} bytes` : 'the request body could not be read'));
+      return void res
+        .writeHead(tooLarge ? 413 : 400, { 'content-type': 'application/json', connection: 'close' })
+        .end(
+          statusBody(
+            tooLarge ? 413 : 400,
+            tooLarge ? 'RequestEntityTooLarge' : 'BadRequest',
+            tooLarge ? `the request body is larger than ${MAX_REQUEST_BYTES} bytes` : 'the request body could not be read',
+          ),
+        );
     }
     try {
       if (target.type === 'workflow') {
@@ -455,8 +538,15 @@ export class Activator implements FunctionInvoker {
         return void res.writeHead(r.status, r.headers).end(r.body);
       }
       const result = await this.#call({
-        namespace: target.namespace, name: target.name, method: req.method ?? 'POST', path: target.subPath, query: target.query,
-        headers: req.headers, body, trigger: 'http', signal: caller.signal,
+        namespace: target.namespace,
+        name: target.name,
+        method: req.method ?? 'POST',
+        path: target.subPath,
+        query: target.query,
+        headers: req.headers,
+        body,
+        trigger: 'http',
+        signal: caller.signal,
       });
       res.writeHead(result.status, result.headers).end(result.body);
     } catch (err) {
@@ -467,7 +557,12 @@ export class Activator implements FunctionInvoker {
     }
   }
 
-  async #runWorkflow(namespace: string, name: string, body: Buffer, signal: AbortSignal): Promise<{ status: number; headers: Record<string, string>; body: Buffer | string }> {
+  async #runWorkflow(
+    namespace: string,
+    name: string,
+    body: Buffer,
+    signal: AbortSignal,
+  ): Promise<{ status: number; headers: Record<string, string>; body: Buffer | string }> {
     const json = { 'content-type': 'application/json' };
     if (!this.#workflows) return { status: 501, headers: json, body: statusBody(501, 'NotImplemented', 'this master runs no workflow runner') };
     let input: unknown = {};
@@ -476,7 +571,7 @@ export class Activator implements FunctionInvoker {
       try {
         input = JSON.parse(text);
       } catch {
-        return { status: 400, headers: json, body: statusBody(400, 'BadRequest', 'a workflow\'s input must be JSON') };
+        return { status: 400, headers: json, body: statusBody(400, 'BadRequest', "a workflow's input must be JSON") };
       }
     }
     try {
@@ -553,7 +648,9 @@ export class Activator implements FunctionInvoker {
     this.#held.fail(key, 'the function was deleted');
     this.#concurrency.delete(key);
     this.autoscaler.forget(key);
-    this.records.forget(fn.metadata.namespace ?? 'default', fn.metadata.name!).catch((err) => this.#log(`activator: ${key}: cannot remove its invocation records: ${err instanceof Error ? err.message : String(err)}`));
+    this.records
+      .forget(fn.metadata.namespace ?? 'default', fn.metadata.name!)
+      .catch((err) => this.#log(`activator: ${key}: cannot remove its invocation records: ${err instanceof Error ? err.message : String(err)}`));
   }
 
   #podChanged(pod: Pod): void {
@@ -599,9 +696,17 @@ export class Activator implements FunctionInvoker {
   #scaled(change: ScaleChange): void {
     const fn = this.#functions?.get(change.functionKey);
     if (!fn) return;
-    void recordEvent({
-      client: this.#client, object: fn, type: 'Normal', reason: scaleReason(change), component: SCALE_EVENT_COMPONENT, message: scaleMessage(change),
-    }, this.#log);
+    void recordEvent(
+      {
+        client: this.#client,
+        object: fn,
+        type: 'Normal',
+        reason: scaleReason(change),
+        component: SCALE_EVENT_COMPONENT,
+        message: scaleMessage(change),
+      },
+      this.#log,
+    );
   }
 
   /** Records of functions deleted while the master was down go once the caches are in. */

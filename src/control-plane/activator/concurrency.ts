@@ -92,7 +92,8 @@ export class FunctionConcurrency {
     if (now - this.#bucketStart > this.#keep * this.#bucketMs) {
       const start = now - (now % this.#bucketMs);
       this.#buckets = [];
-      for (let s = start - this.#keep * this.#bucketMs; s < start; s += this.#bucketMs) this.#buckets.push({ start: s, integral: this.#inFlight * this.#bucketMs });
+      for (let s = start - this.#keep * this.#bucketMs; s < start; s += this.#bucketMs)
+        this.#buckets.push({ start: s, integral: this.#inFlight * this.#bucketMs });
       this.#bucketStart = start;
       this.#integral = 0;
       this.#lastChange = start;

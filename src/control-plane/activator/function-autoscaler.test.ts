@@ -9,7 +9,12 @@ function harness(settings = { target: 10, minScale: 0, maxScale: 10, idleGraceMs
   let t = 1_000_000;
   const now = () => t;
   let revision = 10;
-  let rs: ReplicaSet = { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'hello-v1', namespace: 'ns', resourceVersion: String(revision) }, spec: { replicas: 0 } } as ReplicaSet;
+  let rs: ReplicaSet = {
+    apiVersion: 'apps/v1',
+    kind: 'ReplicaSet',
+    metadata: { name: 'hello-v1', namespace: 'ns', resourceVersion: String(revision) },
+    spec: { replicas: 0 },
+  } as ReplicaSet;
   const conc = new FunctionConcurrency({ now });
   let ready = 0;
   const writes: number[] = [];
@@ -31,13 +36,24 @@ function harness(settings = { target: 10, minScale: 0, maxScale: 10, idleGraceMs
     onScaled: (c) => changes.push(c),
   });
   return {
-    autoscaler, conc, writes, changes,
-    advance: (ms: number) => { t += ms; },
-    setReady: (n: number) => { ready = n; },
+    autoscaler,
+    conc,
+    writes,
+    changes,
+    advance: (ms: number) => {
+      t += ms;
+    },
+    setReady: (n: number) => {
+      ready = n;
+    },
     /** The informer sees the latest write (or someone else's). */
     /** A new version's ReplicaSet becomes the current one. */
-    newVersion: (name: string, replicas: number) => { rs = { ...rs, metadata: { ...rs.metadata, name, resourceVersion: String(++revision) }, spec: { ...rs.spec, replicas } } as ReplicaSet; },
-    setReplicas: (n: number) => { rs = { ...rs, metadata: { ...rs.metadata, resourceVersion: String(++revision) }, spec: { ...rs.spec, replicas: n } } as ReplicaSet; },
+    newVersion: (name: string, replicas: number) => {
+      rs = { ...rs, metadata: { ...rs.metadata, name, resourceVersion: String(++revision) }, spec: { ...rs.spec, replicas } } as ReplicaSet;
+    },
+    setReplicas: (n: number) => {
+      rs = { ...rs, metadata: { ...rs.metadata, resourceVersion: String(++revision) }, spec: { ...rs.spec, replicas: n } } as ReplicaSet;
+    },
   };
 }
 
@@ -99,7 +115,7 @@ describe('FunctionAutoscaler', () => {
     assert.equal(h.changes.at(-1)!.panicking, false);
   });
 
-  it('a new version at zero (a hard update) gets no pod from the old version\'s calls, only from its own first call', async () => {
+  it("a new version at zero (a hard update) gets no pod from the old version's calls, only from its own first call", async () => {
     const h = harness();
     h.conc.begin();
     await h.autoscaler.poke('ns/hello');

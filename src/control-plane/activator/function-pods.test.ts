@@ -4,11 +4,24 @@ import assert from 'node:assert/strict';
 import type { Pod } from '../../core/api/pod.js';
 import { isServing, needsProbe, pickPod, podFacts, servingPods, type PodFacts, type ProbeView } from './function-pods.js';
 
-function pod(o: { name?: string; version?: string; ip?: string; ready?: boolean; deleting?: boolean; phase?: string; ports?: { name?: string; containerPort: number }[] } = {}): Pod {
+function pod(
+  o: {
+    name?: string;
+    version?: string;
+    ip?: string;
+    ready?: boolean;
+    deleting?: boolean;
+    phase?: string;
+    ports?: { name?: string; containerPort: number }[];
+  } = {},
+): Pod {
   return {
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: {
-      name: o.name ?? 'hello-v1-abc', namespace: 'ns', uid: `uid-${o.name ?? 'hello-v1-abc'}`,
+      name: o.name ?? 'hello-v1-abc',
+      namespace: 'ns',
+      uid: `uid-${o.name ?? 'hello-v1-abc'}`,
       labels: { 'minik8s.io/function': 'hello', 'minik8s.io/function-version': o.version ?? '1' },
       ...(o.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
     },
@@ -27,8 +40,15 @@ const noProbes: ProbeView = { probedHealthy: new Set(), everKubeletReady: new Se
 describe('podFacts', () => {
   it('reads the function, version, address, port and state', () => {
     assert.deepEqual(facts({ ip: '10.0.0.5', ready: true, ports: [{ containerPort: 9000 }, { name: 'http', containerPort: 8080 }] }), {
-      key: 'ns/hello-v1-abc', uid: 'uid-hello-v1-abc', functionKey: 'ns/hello', version: 1, ip: '10.0.0.5', port: 8080,
-      kubeletReady: true, deleting: false, finished: false,
+      key: 'ns/hello-v1-abc',
+      uid: 'uid-hello-v1-abc',
+      functionKey: 'ns/hello',
+      version: 1,
+      ip: '10.0.0.5',
+      port: 8080,
+      kubeletReady: true,
+      deleting: false,
+      finished: false,
     });
     assert.equal(facts({}).port, 8080);
     assert.equal(facts({ phase: 'Failed' }).finished, true);
@@ -45,9 +65,19 @@ describe('serving and probing', () => {
   const cases: [string, PodFacts, ProbeView, { serving: boolean; probe: boolean }][] = [
     ['no address yet', facts({}), noProbes, { serving: false, probe: false }],
     ['address, not ready: probe it', facts({ ip: '10.0.0.5' }), noProbes, { serving: false, probe: true }],
-    ['probed healthy before the kubelet said so: serving', facts({ ip: '10.0.0.5' }), { probedHealthy: new Set(['uid-hello-v1-abc']), everKubeletReady: new Set() }, { serving: true, probe: false }],
+    [
+      'probed healthy before the kubelet said so: serving',
+      facts({ ip: '10.0.0.5' }),
+      { probedHealthy: new Set(['uid-hello-v1-abc']), everKubeletReady: new Set() },
+      { serving: true, probe: false },
+    ],
     ['kubelet Ready', facts({ ip: '10.0.0.5', ready: true }), noProbes, { serving: true, probe: false }],
-    ['kubelet said Ready once, now not: its word counts, no probe', facts({ ip: '10.0.0.5' }), { probedHealthy: new Set(['uid-hello-v1-abc']), everKubeletReady: new Set(['uid-hello-v1-abc']) }, { serving: false, probe: false }],
+    [
+      'kubelet said Ready once, now not: its word counts, no probe',
+      facts({ ip: '10.0.0.5' }),
+      { probedHealthy: new Set(['uid-hello-v1-abc']), everKubeletReady: new Set(['uid-hello-v1-abc']) },
+      { serving: false, probe: false },
+    ],
     ['being deleted', facts({ ip: '10.0.0.5', ready: true, deleting: true }), noProbes, { serving: false, probe: false }],
     ['finished', facts({ ip: '10.0.0.5', ready: true, phase: 'Succeeded' }), noProbes, { serving: false, probe: false }],
   ];
@@ -62,9 +92,18 @@ describe('serving and probing', () => {
     const old = facts({ name: 'hello-v1-a', version: '1', ip: '10.0.0.1', ready: true });
     const fresh = facts({ name: 'hello-v2-a', version: '2', ip: '10.0.0.2', ready: true });
     const starting = facts({ name: 'hello-v2-b', version: '2', ip: '10.0.0.3' });
-    assert.deepEqual(servingPods([old, fresh, starting], noProbes, 2).map((p) => p.key), ['ns/hello-v2-a']);
-    assert.deepEqual(servingPods([old, starting], noProbes, 2).map((p) => p.key), ['ns/hello-v1-a']);
-    assert.deepEqual(servingPods([old, fresh], noProbes, undefined).map((p) => p.key), ['ns/hello-v1-a', 'ns/hello-v2-a']);
+    assert.deepEqual(
+      servingPods([old, fresh, starting], noProbes, 2).map((p) => p.key),
+      ['ns/hello-v2-a'],
+    );
+    assert.deepEqual(
+      servingPods([old, starting], noProbes, 2).map((p) => p.key),
+      ['ns/hello-v1-a'],
+    );
+    assert.deepEqual(
+      servingPods([old, fresh], noProbes, undefined).map((p) => p.key),
+      ['ns/hello-v1-a', 'ns/hello-v2-a'],
+    );
   });
 });
 
@@ -82,5 +121,9 @@ describe('pickPod', () => {
   for (const [name, inFlight, turn, exclude, want] of cases) {
     it(name, () => assert.equal(pickPod(pods, load(inFlight), turn, new Set(exclude))?.key, want));
   }
-  it('no pods: none', () => assert.equal(pickPod([], () => 0, 0), undefined));
+  it('no pods: none', () =>
+    assert.equal(
+      pickPod([], () => 0, 0),
+      undefined,
+    ));
 });

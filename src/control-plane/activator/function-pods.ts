@@ -83,7 +83,12 @@ export function servingPods(pods: readonly PodFacts[], probes: ProbeView, curren
  * rotates), so that an idle function's requests still spread. Pods in `exclude` (one that
  * refused this request a moment ago) are skipped.
  */
-export function pickPod<T extends { key: string }>(pods: readonly T[], inFlight: (key: string) => number, turn: number, exclude?: ReadonlySet<string>): T | undefined {
+export function pickPod<T extends { key: string }>(
+  pods: readonly T[],
+  inFlight: (key: string) => number,
+  turn: number,
+  exclude?: ReadonlySet<string>,
+): T | undefined {
   let best: T | undefined;
   let bestLoad = Infinity;
   const n = pods.length;

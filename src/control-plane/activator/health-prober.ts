@@ -26,14 +26,18 @@ function probeOnce(t: ProbeTarget, timeoutMs: number): Promise<Attempt> {
     const req = http.get({ host: t.ip, port: t.port, path: '/healthz', agent: false, timeout: timeoutMs }, (res) => {
       let text = '';
       res.setEncoding('utf8');
-      res.on('data', (d: string) => { if (text.length < 64 * 1024) text += d; });
+      res.on('data', (d: string) => {
+        if (text.length < 64 * 1024) text += d;
+      });
       res.on('end', () => {
         if (res.statusCode === 200) return resolve({ type: 'healthy' });
         let message = `/healthz answered ${res.statusCode}`;
         try {
           const body = JSON.parse(text) as { error?: unknown };
           if (typeof body.error === 'string') message = body.error;
-        } catch { /* not the runtime's JSON */ }
+        } catch {
+          /* not the runtime's JSON */
+        }
         // 500 is the runtime saying its handler cannot be loaded; anything else may still come good.
         resolve(res.statusCode === 500 ? { type: 'failed', message } : { type: 'retry' });
       });

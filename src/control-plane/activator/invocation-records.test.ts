@@ -7,8 +7,17 @@ import { invocationsKey, InvocationLog, persistedRecords } from './invocation-re
 
 function record(i: number, o: Partial<InvocationRecord> = {}): InvocationRecord {
   return {
-    id: `id-${i}`, namespace: 'ns', function: 'hello', version: 1, trigger: 'http', start: '2026-01-01T00:00:00Z',
-    durationMs: i, coldStart: false, status: 200, result: { i }, ...o,
+    id: `id-${i}`,
+    namespace: 'ns',
+    function: 'hello',
+    version: 1,
+    trigger: 'http',
+    start: '2026-01-01T00:00:00Z',
+    durationMs: i,
+    coldStart: false,
+    status: 200,
+    result: { i },
+    ...o,
   };
 }
 
@@ -17,9 +26,18 @@ describe('InvocationLog', () => {
     const log = new InvocationLog({ store: new MemoryStore(), limit: 3 });
     for (let i = 1; i <= 5; i++) log.add(record(i));
     log.add(record(9, { function: 'other' }));
-    assert.deepEqual(log.list('ns', 'hello').map((r) => r.id), ['id-5', 'id-4', 'id-3']);
-    assert.deepEqual(log.list('ns', 'hello', 1).map((r) => r.id), ['id-5']);
-    assert.deepEqual(log.list('ns', 'other').map((r) => r.id), ['id-9']);
+    assert.deepEqual(
+      log.list('ns', 'hello').map((r) => r.id),
+      ['id-5', 'id-4', 'id-3'],
+    );
+    assert.deepEqual(
+      log.list('ns', 'hello', 1).map((r) => r.id),
+      ['id-5'],
+    );
+    assert.deepEqual(
+      log.list('ns', 'other').map((r) => r.id),
+      ['id-9'],
+    );
     assert.equal(log.get('ns', 'hello', 'id-4')?.durationMs, 4);
     assert.equal(log.get('ns', 'hello', 'id-1'), undefined);
   });
@@ -31,21 +49,33 @@ describe('InvocationLog', () => {
     log.add(record(2, { function: 'other' }));
     await log.flush();
     const first = await store.get<{ records: InvocationRecord[] }>(invocationsKey('ns', 'hello'));
-    assert.deepEqual(first.value.records.map((r) => r.id), ['id-1']);
+    assert.deepEqual(
+      first.value.records.map((r) => r.id),
+      ['id-1'],
+    );
     // Nothing new: nothing written.
     await log.flush();
     assert.equal((await store.get(invocationsKey('ns', 'hello'))).revision, first.revision);
     log.add(record(3));
     await log.flush();
-    assert.deepEqual((await store.get<{ records: InvocationRecord[] }>(invocationsKey('ns', 'hello'))).value.records.map((r) => r.id), ['id-1', 'id-3']);
+    assert.deepEqual(
+      (await store.get<{ records: InvocationRecord[] }>(invocationsKey('ns', 'hello'))).value.records.map((r) => r.id),
+      ['id-1', 'id-3'],
+    );
 
     const after = new InvocationLog({ store });
     after.add(record(4));
     await after.load();
-    assert.deepEqual(after.list('ns', 'hello').map((r) => r.id), ['id-4', 'id-3', 'id-1']);
+    assert.deepEqual(
+      after.list('ns', 'hello').map((r) => r.id),
+      ['id-4', 'id-3', 'id-1'],
+    );
     // It can go on writing over what the earlier process stored.
     await after.flush();
-    assert.deepEqual((await store.get<{ records: InvocationRecord[] }>(invocationsKey('ns', 'hello'))).value.records.map((r) => r.id), ['id-1', 'id-3', 'id-4']);
+    assert.deepEqual(
+      (await store.get<{ records: InvocationRecord[] }>(invocationsKey('ns', 'hello'))).value.records.map((r) => r.id),
+      ['id-1', 'id-3', 'id-4'],
+    );
 
     await after.forget('ns', 'hello');
     await assert.rejects(store.get(invocationsKey('ns', 'hello')), /not found/i);
@@ -56,10 +86,16 @@ describe('InvocationLog', () => {
   it('stores long fields cut and drops the oldest records beyond the byte budget', () => {
     const big = 'x'.repeat(5000);
     const stored = persistedRecords([record(1, { stdout: big }), record(2), record(3, { result: big })], 10_000);
-    assert.deepEqual(stored.map((r) => r.id), ['id-1', 'id-2', 'id-3']);
+    assert.deepEqual(
+      stored.map((r) => r.id),
+      ['id-1', 'id-2', 'id-3'],
+    );
     assert.ok(stored[0]!.stdout!.endsWith('... (cut)') && stored[0]!.stdout!.length < 2100);
     assert.ok(typeof stored[2]!.result === 'string' && (stored[2]!.result as string).endsWith('... (cut)'));
     const tight = persistedRecords([record(1, { stdout: big }), record(2), record(3)], 600);
-    assert.deepEqual(tight.map((r) => r.id), ['id-2', 'id-3']);
+    assert.deepEqual(
+      tight.map((r) => r.id),
+      ['id-2', 'id-3'],
+    );
   });
 });

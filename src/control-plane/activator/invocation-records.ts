@@ -174,7 +174,10 @@ export class InvocationLog {
         return revision === undefined ? await this.#store.create(key, value) : await this.#store.update(key, value, revision);
       } catch (err) {
         if (attempt >= 3 || !(err instanceof ConflictError || err instanceof NotFoundError || err instanceof AlreadyExistsError)) throw err;
-        revision = await this.#store.get(key).then((e) => e.revision, () => undefined);
+        revision = await this.#store.get(key).then(
+          (e) => e.revision,
+          () => undefined,
+        );
       }
     }
   }

@@ -7,7 +7,6 @@ import type { ObjectService } from '../api-server/object-service.js';
 import { ACTIVATOR_INFO_PATH, INVOCATIONS_PATH } from '../../core/api/activator-paths.js';
 import type { InvocationLog } from './invocation-records.js';
 
-
 export interface InvocationRoutesOptions {
   service: ObjectService;
   records: InvocationLog;

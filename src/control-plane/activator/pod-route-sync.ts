@@ -49,7 +49,13 @@ export class PodRouteSync {
     this.informer = options.informers.informer<Node>(nodeKind);
     const enqueue = () => this.queue.add(KEY);
     // Heartbeats change every Node every 10 s: only readiness, range and address matter here.
-    this.informer.addHandlers({ onAdd: enqueue, onUpdate: (old, node) => { if (routeFieldsChanged(old, node)) enqueue(); }, onDelete: enqueue });
+    this.informer.addHandlers({
+      onAdd: enqueue,
+      onUpdate: (old, node) => {
+        if (routeFieldsChanged(old, node)) enqueue();
+      },
+      onDelete: enqueue,
+    });
   }
 
   /** Runs until `signal`, then removes the routes it made. */

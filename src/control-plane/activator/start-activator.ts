@@ -26,9 +26,12 @@ export async function startActivator(o: StartActivatorOptions): Promise<{ url: s
     await o.activator.listen();
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new StartupError(portInUseMessage({ port: o.config.activatorPort, what: 'activator', flag: '--activator-port' }), { cause: err });
-    if (code === 'EADDRNOTAVAIL') throw new StartupError(`cannot listen on ${address}: no interface of this machine has that address; check --activator-address`, { cause: err });
-    if (code === 'EACCES') throw new StartupError(`not allowed to listen on port ${o.config.activatorPort}; run as root or pass an --activator-port above 1023`, { cause: err });
+    if (code === 'EADDRINUSE')
+      throw new StartupError(portInUseMessage({ port: o.config.activatorPort, what: 'activator', flag: '--activator-port' }), { cause: err });
+    if (code === 'EADDRNOTAVAIL')
+      throw new StartupError(`cannot listen on ${address}: no interface of this machine has that address; check --activator-address`, { cause: err });
+    if (code === 'EACCES')
+      throw new StartupError(`not allowed to listen on port ${o.config.activatorPort}; run as root or pass an --activator-port above 1023`, { cause: err });
     throw err;
   }
   const url = await activatorBaseUrl(o.config);

@@ -86,30 +86,38 @@ export function forward(o: ForwardOptions): Promise<UpstreamResponse> {
       clearTimeout(timer);
       o.signal?.removeEventListener('abort', onAbort);
     };
-    const req = http.request({
-      agent: o.agent, host: o.ip, port: o.port, method: o.method, path: o.path,
-      headers: { ...o.headers, 'content-length': String(o.body.length) },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > MAX_RESPONSE_BYTES) fail(new UpstreamError('too-large', `the function answered more than ${MAX_RESPONSE_BYTES} bytes`, false));
-        else chunks.push(chunk);
-      });
-      res.on('end', () => {
-        if (settled) return;
-        settled = true;
-        cleanup();
-        resolve({ status: res.statusCode ?? 502, headers: res.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
-      });
-      res.on('error', (err) => fail(new UpstreamError('reset', `the answer broke off: ${err.message}`, false, err)));
-    });
+    const req = http.request(
+      {
+        agent: o.agent,
+        host: o.ip,
+        port: o.port,
+        method: o.method,
+        path: o.path,
+        headers: { ...o.headers, 'content-length': String(o.body.length) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_RESPONSE_BYTES) fail(new UpstreamError('too-large', `the function answered more than ${MAX_RESPONSE_BYTES} bytes`, false));
+          else chunks.push(chunk);
+        });
+        res.on('end', () => {
+          if (settled) return;
+          settled = true;
+          cleanup();
+          resolve({ status: res.statusCode ?? 502, headers: res.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+        });
+        res.on('error', (err) => fail(new UpstreamError('reset', `the answer broke off: ${err.message}`, false, err)));
+      },
+    );
     req.on('error', (err: NodeJS.ErrnoException) => {
       const code = err.code ?? '';
       if (code === 'ECONNREFUSED') fail(new UpstreamError('refused', `connection refused by ${o.ip}:${o.port}`, true, err));
       // A kept-alive socket the pod closed as we reused it: the request never reached the handler.
-      else if (req.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE')) fail(new UpstreamError('reset', `connection to ${o.ip}:${o.port} closed`, true, err));
+      else if (req.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE'))
+        fail(new UpstreamError('reset', `connection to ${o.ip}:${o.port} closed`, true, err));
       else if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') fail(new UpstreamError('refused', `${o.ip} is unreachable (${code})`, true, err));
       else fail(new UpstreamError(code === 'ECONNRESET' ? 'reset' : 'other', `${o.ip}:${o.port}: ${err.message}`, false, err));
     });

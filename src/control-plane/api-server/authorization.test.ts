@@ -2,9 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { UserInfo } from './auth.js';
-import {
-  authorize, forbiddenMessage, needsBodyName, needsPodLookup, nodeNameOf, requestAttributes, type RequestAttributes,
-} from './authorization.js';
+import { authorize, forbiddenMessage, needsBodyName, needsPodLookup, nodeNameOf, requestAttributes, type RequestAttributes } from './authorization.js';
 
 const admin: UserInfo = { name: 'admin', groups: ['system:masters'] };
 const n1: UserInfo = { name: 'system:node:n1', groups: ['system:nodes'] };
@@ -15,20 +13,70 @@ const nameless: UserInfo = { name: 'kubelet', groups: ['system:nodes'] };
 describe('requestAttributes', () => {
   const cases: [string, string, { watch?: string }, Partial<RequestAttributes>][] = [
     ['GET', '/api/v1/namespaces/default/pods', {}, { verb: 'list', resource: { group: '', version: 'v1', resource: 'pods', namespace: 'default' } }],
-    ['GET', '/api/v1/namespaces/default/pods', { watch: '1' }, { verb: 'watch', resource: { group: '', version: 'v1', resource: 'pods', namespace: 'default' } }],
+    [
+      'GET',
+      '/api/v1/namespaces/default/pods',
+      { watch: '1' },
+      { verb: 'watch', resource: { group: '', version: 'v1', resource: 'pods', namespace: 'default' } },
+    ],
     ['GET', '/api/v1/pods', { watch: 'true' }, { verb: 'watch', resource: { group: '', version: 'v1', resource: 'pods' } }],
-    ['GET', '/api/v1/namespaces/default/pods/web', {}, { verb: 'get', resource: { group: '', version: 'v1', resource: 'pods', namespace: 'default', name: 'web' } }],
-    ['PATCH', '/api/v1/namespaces/default/pods/web/status', {}, { verb: 'patch', resource: { group: '', version: 'v1', resource: 'pods', namespace: 'default', name: 'web', subresource: 'status' } }],
+    [
+      'GET',
+      '/api/v1/namespaces/default/pods/web',
+      {},
+      { verb: 'get', resource: { group: '', version: 'v1', resource: 'pods', namespace: 'default', name: 'web' } },
+    ],
+    [
+      'PATCH',
+      '/api/v1/namespaces/default/pods/web/status',
+      {},
+      { verb: 'patch', resource: { group: '', version: 'v1', resource: 'pods', namespace: 'default', name: 'web', subresource: 'status' } },
+    ],
     ['PUT', '/api/v1/nodes/n1/status', {}, { verb: 'update', resource: { group: '', version: 'v1', resource: 'nodes', name: 'n1', subresource: 'status' } }],
-    ['DELETE', '/api/v1/namespaces/default/pods', {}, { verb: 'deletecollection', resource: { group: '', version: 'v1', resource: 'pods', namespace: 'default' } }],
+    [
+      'DELETE',
+      '/api/v1/namespaces/default/pods',
+      {},
+      { verb: 'deletecollection', resource: { group: '', version: 'v1', resource: 'pods', namespace: 'default' } },
+    ],
     ['DELETE', '/api/v1/namespaces/default', {}, { verb: 'delete', resource: { group: '', version: 'v1', resource: 'namespaces', name: 'default' } }],
-    ['PUT', '/api/v1/namespaces/ns1/status', {}, { verb: 'update', resource: { group: '', version: 'v1', resource: 'namespaces', name: 'ns1', subresource: 'status' } }],
-    ['POST', '/apis/apps/v1/namespaces/x/deployments', {}, { verb: 'create', resource: { group: 'apps', version: 'v1', resource: 'deployments', namespace: 'x' } }],
+    [
+      'PUT',
+      '/api/v1/namespaces/ns1/status',
+      {},
+      { verb: 'update', resource: { group: '', version: 'v1', resource: 'namespaces', name: 'ns1', subresource: 'status' } },
+    ],
+    [
+      'POST',
+      '/apis/apps/v1/namespaces/x/deployments',
+      {},
+      { verb: 'create', resource: { group: 'apps', version: 'v1', resource: 'deployments', namespace: 'x' } },
+    ],
     ['POST', '/apis/minik8s.io/v1/join', {}, { verb: 'create', resource: { group: 'minik8s.io', version: 'v1', resource: 'join' } }],
-    ['DELETE', '/apis/minik8s.io/v1/jointokens/abcdef', {}, { verb: 'delete', resource: { group: 'minik8s.io', version: 'v1', resource: 'jointokens', name: 'abcdef' } }],
-    ['POST', '/apis/authentication.k8s.io/v1/tokenreviews', {}, { verb: 'create', resource: { group: 'authentication.k8s.io', version: 'v1', resource: 'tokenreviews' } }],
-    ['GET', '/api/v1/namespaces/d/pods/web/log', {}, { verb: 'get', resource: { group: '', version: 'v1', resource: 'pods', namespace: 'd', name: 'web', subresource: 'log' } }],
-    ['POST', '/api/v1/namespaces/d/pods/web/binding', {}, { verb: 'create', resource: { group: '', version: 'v1', resource: 'pods', namespace: 'd', name: 'web', subresource: 'binding' } }],
+    [
+      'DELETE',
+      '/apis/minik8s.io/v1/jointokens/abcdef',
+      {},
+      { verb: 'delete', resource: { group: 'minik8s.io', version: 'v1', resource: 'jointokens', name: 'abcdef' } },
+    ],
+    [
+      'POST',
+      '/apis/authentication.k8s.io/v1/tokenreviews',
+      {},
+      { verb: 'create', resource: { group: 'authentication.k8s.io', version: 'v1', resource: 'tokenreviews' } },
+    ],
+    [
+      'GET',
+      '/api/v1/namespaces/d/pods/web/log',
+      {},
+      { verb: 'get', resource: { group: '', version: 'v1', resource: 'pods', namespace: 'd', name: 'web', subresource: 'log' } },
+    ],
+    [
+      'POST',
+      '/api/v1/namespaces/d/pods/web/binding',
+      {},
+      { verb: 'create', resource: { group: '', version: 'v1', resource: 'pods', namespace: 'd', name: 'web', subresource: 'binding' } },
+    ],
     ['GET', '/api', {}, { verb: 'get' }],
     ['GET', '/api/v1', {}, { verb: 'get' }],
     ['GET', '/apis/apps/v1', {}, { verb: 'get' }],
@@ -45,7 +93,10 @@ describe('requestAttributes', () => {
 });
 
 describe('authorize', () => {
-  const attrs = (method: string, path: string, extra: Partial<RequestAttributes> = {}, query: { watch?: string } = {}) => ({ ...requestAttributes(method, path, query), ...extra });
+  const attrs = (method: string, path: string, extra: Partial<RequestAttributes> = {}, query: { watch?: string } = {}) => ({
+    ...requestAttributes(method, path, query),
+    ...extra,
+  });
   const cases: [string, UserInfo, RequestAttributes, boolean, RegExp?][] = [
     // Admins: everything.
     ['admin creates pods', admin, attrs('POST', '/api/v1/namespaces/default/pods'), true],
@@ -66,7 +117,13 @@ describe('authorize', () => {
     ['node joins again with its credential', n1, attrs('POST', '/apis/minik8s.io/v1/join'), false],
     // Its own Node.
     ['node creates its Node', n1, attrs('POST', '/api/v1/nodes', { resource: { group: '', version: 'v1', resource: 'nodes', name: 'n1' } }), true],
-    ['node creates another Node', n1, attrs('POST', '/api/v1/nodes', { resource: { group: '', version: 'v1', resource: 'nodes', name: 'n2' } }), false, /only change its own Node/],
+    [
+      'node creates another Node',
+      n1,
+      attrs('POST', '/api/v1/nodes', { resource: { group: '', version: 'v1', resource: 'nodes', name: 'n2' } }),
+      false,
+      /only change its own Node/,
+    ],
     ['node creates a Node of unknown name', n1, attrs('POST', '/api/v1/nodes'), false],
     ['node patches its Node', n1, attrs('PATCH', '/api/v1/nodes/n1'), true],
     ['node updates its Node', n1, attrs('PUT', '/api/v1/nodes/n1'), true],
@@ -79,15 +136,21 @@ describe('authorize', () => {
     // Pods: status of its own, deletion of its own, nothing else.
     ['node patches status of its pod', n1, attrs('PATCH', '/api/v1/namespaces/d/pods/web/status', { podNodeName: 'n1' }), true],
     ['node updates status of its pod', n1, attrs('PUT', '/api/v1/namespaces/d/pods/web/status', { podNodeName: 'n1' }), true],
-    ['node patches status of another node\'s pod', n1, attrs('PATCH', '/api/v1/namespaces/d/pods/web/status', { podNodeName: 'n2' }), false, /not bound to node "n1"/],
+    [
+      "node patches status of another node's pod",
+      n1,
+      attrs('PATCH', '/api/v1/namespaces/d/pods/web/status', { podNodeName: 'n2' }),
+      false,
+      /not bound to node "n1"/,
+    ],
     ['node patches status of an unscheduled pod', n1, attrs('PATCH', '/api/v1/namespaces/d/pods/web/status', { podNodeName: '' }), false],
     ['node patches status without a lookup', n1, attrs('PATCH', '/api/v1/namespaces/d/pods/web/status'), false],
     ['node patches status of a missing pod (404 follows)', n1, attrs('PATCH', '/api/v1/namespaces/d/pods/web/status', { podNodeName: null }), true],
     ['node deletes its pod', n1, attrs('DELETE', '/api/v1/namespaces/d/pods/web', { podNodeName: 'n1' }), true],
-    ['node deletes another node\'s pod', n1, attrs('DELETE', '/api/v1/namespaces/d/pods/web', { podNodeName: 'n2' }), false],
+    ["node deletes another node's pod", n1, attrs('DELETE', '/api/v1/namespaces/d/pods/web', { podNodeName: 'n2' }), false],
     ['node deletes all pods', n1, attrs('DELETE', '/api/v1/namespaces/d/pods'), false],
     ['node creates a pod', n1, attrs('POST', '/api/v1/namespaces/d/pods'), false, /only write the status of pods bound to it/],
-    ['node patches its pod\'s spec', n1, attrs('PATCH', '/api/v1/namespaces/d/pods/web', { podNodeName: 'n1' }), false],
+    ["node patches its pod's spec", n1, attrs('PATCH', '/api/v1/namespaces/d/pods/web', { podNodeName: 'n1' }), false],
     // Binding pods to nodes is the scheduler's (an admin's) job: a kubelet may not pick its own pods.
     ['node binds a pod', n1, attrs('POST', '/api/v1/namespaces/d/pods/web/binding', { podNodeName: '' }), false, /only write the status of pods bound to it/],
     ['node binds a pod to itself through bindings', n1, attrs('POST', '/api/v1/namespaces/d/bindings'), false],
@@ -129,7 +192,7 @@ describe('authorize', () => {
 });
 
 describe('lookups the route layer does for nodes', () => {
-  it('asks for the stored pod only for a node\'s pod status writes and deletes', () => {
+  it("asks for the stored pod only for a node's pod status writes and deletes", () => {
     assert.equal(needsPodLookup(n1, requestAttributes('PATCH', '/api/v1/namespaces/d/pods/web/status')), true);
     assert.equal(needsPodLookup(n1, requestAttributes('PUT', '/api/v1/namespaces/d/pods/web/status')), true);
     assert.equal(needsPodLookup(n1, requestAttributes('DELETE', '/api/v1/namespaces/d/pods/web')), true);
@@ -139,7 +202,7 @@ describe('lookups the route layer does for nodes', () => {
     assert.equal(needsPodLookup(boot, requestAttributes('DELETE', '/api/v1/namespaces/d/pods/web')), false);
   });
 
-  it('asks for the body\'s name only for a node creating a Node', () => {
+  it("asks for the body's name only for a node creating a Node", () => {
     assert.equal(needsBodyName(n1, requestAttributes('POST', '/api/v1/nodes')), true);
     assert.equal(needsBodyName(admin, requestAttributes('POST', '/api/v1/nodes')), false);
     assert.equal(needsBodyName(n1, requestAttributes('POST', '/api/v1/namespaces/d/pods')), false);

@@ -74,13 +74,16 @@ function isTrue(v: string | null | undefined): boolean {
  */
 export function requestAttributes(method: string, path: string, query: { watch?: string | null } = {}): RequestAttributes {
   const upper = method.toUpperCase();
-  const parts = path.split('/').filter((p) => p.length > 0).map((p) => {
-    try {
-      return decodeURIComponent(p);
-    } catch {
-      return p;
-    }
-  });
+  const parts = path
+    .split('/')
+    .filter((p) => p.length > 0)
+    .map((p) => {
+      try {
+        return decodeURIComponent(p);
+      } catch {
+        return p;
+      }
+    });
   let group: string;
   let version: string;
   let rest: string[];
@@ -108,11 +111,20 @@ export function requestAttributes(method: string, path: string, query: { watch?:
     case 'HEAD':
       verb = name === undefined ? (isTrue(query.watch) ? 'watch' : 'list') : 'get';
       break;
-    case 'POST': verb = 'create'; break;
-    case 'PUT': verb = 'update'; break;
-    case 'PATCH': verb = 'patch'; break;
-    case 'DELETE': verb = name === undefined ? 'deletecollection' : 'delete'; break;
-    default: verb = upper.toLowerCase();
+    case 'POST':
+      verb = 'create';
+      break;
+    case 'PUT':
+      verb = 'update';
+      break;
+    case 'PATCH':
+      verb = 'patch';
+      break;
+    case 'DELETE':
+      verb = name === undefined ? 'deletecollection' : 'delete';
+      break;
+    default:
+      verb = upper.toLowerCase();
   }
   return { verb, path, resource: attrs };
 }
@@ -136,8 +148,14 @@ export function gpuJobOfUser(user: UserInfo): { namespace: string; name: string;
 export function needsGpuJobLookup(user: UserInfo, attrs: RequestAttributes): boolean {
   const r = attrs.resource;
   const job = gpuJobOfUser(user);
-  return job !== undefined && !user.groups.includes(MASTERS_GROUP) && r?.group === 'minik8s.io' && r.resource === 'gpujobs'
-    && r.namespace === job.namespace && r.name === job.name;
+  return (
+    job !== undefined &&
+    !user.groups.includes(MASTERS_GROUP) &&
+    r?.group === 'minik8s.io' &&
+    r.resource === 'gpujobs' &&
+    r.namespace === job.namespace &&
+    r.name === job.name
+  );
 }
 
 /** True when judging this request for this user needs the stored pod (see RequestAttributes.podNodeName). */
@@ -145,22 +163,33 @@ export function needsPodLookup(user: UserInfo, attrs: RequestAttributes): boolea
   const r = attrs.resource;
   if (r?.group !== '' || r.resource !== 'pods' || r.name === undefined || r.namespace === undefined) return false;
   if (user.groups.includes(MASTERS_GROUP) || nodeNameOf(user) === undefined) return false;
-  return (r.subresource === 'status' && (attrs.verb === 'update' || attrs.verb === 'patch'))
-    || (r.subresource === undefined && attrs.verb === 'delete');
+  return (r.subresource === 'status' && (attrs.verb === 'update' || attrs.verb === 'patch')) || (r.subresource === undefined && attrs.verb === 'delete');
 }
 
 /** True when judging this request needs the body compared with the stored Node (a node writing a Node's spec). */
 export function needsNodeSpecCheck(user: UserInfo, attrs: RequestAttributes): boolean {
   const r = attrs.resource;
-  return WRITE_VERBS.has(attrs.verb) && r?.group === '' && r.resource === 'nodes' && r.subresource === undefined
-    && !user.groups.includes(MASTERS_GROUP) && nodeNameOf(user) !== undefined;
+  return (
+    WRITE_VERBS.has(attrs.verb) &&
+    r?.group === '' &&
+    r.resource === 'nodes' &&
+    r.subresource === undefined &&
+    !user.groups.includes(MASTERS_GROUP) &&
+    nodeNameOf(user) !== undefined
+  );
 }
 
 /** True when judging this request needs the name from the body (a node creating a Node). */
 export function needsBodyName(user: UserInfo, attrs: RequestAttributes): boolean {
   const r = attrs.resource;
-  return attrs.verb === 'create' && r?.group === '' && r.resource === 'nodes' && r.name === undefined
-    && !user.groups.includes(MASTERS_GROUP) && nodeNameOf(user) !== undefined;
+  return (
+    attrs.verb === 'create' &&
+    r?.group === '' &&
+    r.resource === 'nodes' &&
+    r.name === undefined &&
+    !user.groups.includes(MASTERS_GROUP) &&
+    nodeNameOf(user) !== undefined
+  );
 }
 
 function authorizeNode(nodeName: string | undefined, attrs: RequestAttributes): Decision {
@@ -214,7 +243,8 @@ function authorizeGpuJob(job: { namespace: string; name: string; uid: string } |
   if (!job || !r || r.group !== 'minik8s.io' || r.resource !== 'gpujobs' || r.namespace !== job.namespace || r.name !== job.name) return own;
   if (!attrs.gpuJob || attrs.gpuJob.uid !== job.uid) return { allowed: false, reason: 'the job this token was issued for no longer exists' };
   if (attrs.verb === 'get' && (r.subresource === undefined || r.subresource === 'submission')) return ALLOW;
-  if (attrs.gpuJob.phase === 'Succeeded' || attrs.gpuJob.phase === 'Failed') return { allowed: false, reason: 'the job has finished: its token no longer writes' };
+  if (attrs.gpuJob.phase === 'Succeeded' || attrs.gpuJob.phase === 'Failed')
+    return { allowed: false, reason: 'the job has finished: its token no longer writes' };
   if (r.subresource === 'status' && (attrs.verb === 'update' || attrs.verb === 'patch')) return ALLOW;
   if (r.subresource !== undefined && GPUJOB_OUTPUTS.has(r.subresource) && attrs.verb === 'update') return ALLOW;
   return own;

@@ -7,7 +7,15 @@ import { podKind } from '../../core/api/pod.js';
 import { ForbiddenError, NotFoundError } from '../../core/errors.js';
 import type { UserInfo } from './auth.js';
 import {
-  authorize, forbiddenMessage, MASTERS_GROUP, needsBodyName, needsGpuJobLookup, needsNodeSpecCheck, needsPodLookup, requestAttributes, type RequestAttributes,
+  authorize,
+  forbiddenMessage,
+  MASTERS_GROUP,
+  needsBodyName,
+  needsGpuJobLookup,
+  needsNodeSpecCheck,
+  needsPodLookup,
+  requestAttributes,
+  type RequestAttributes,
 } from './authorization.js';
 import { BODY_TEXT_VARIABLE, readRequestText } from './body.js';
 import type { ObjectService } from './object-service.js';
@@ -19,7 +27,7 @@ export interface AuthorizationMiddlewareOptions {
 /** The node the stored pod is bound to, '' when unscheduled, null when there is no such pod. */
 async function podNode(service: ObjectService, namespace: string, name: string): Promise<string | null> {
   try {
-    const pod = await service.get(podKind, namespace, name) as KubeObject & { spec?: { nodeName?: string } };
+    const pod = (await service.get(podKind, namespace, name)) as KubeObject & { spec?: { nodeName?: string } };
     return pod.spec?.nodeName ?? '';
   } catch (err) {
     if (err instanceof NotFoundError) return null;
@@ -30,7 +38,7 @@ async function podNode(service: ObjectService, namespace: string, name: string):
 /** The stored GpuJob's uid and phase, null when there is no such job (a job token is good for that one object only). */
 async function gpuJobFacts(service: ObjectService, namespace: string, name: string): Promise<{ uid: string; phase?: string } | null> {
   try {
-    const job = await service.get(gpuJobKind, namespace, name) as GpuJob;
+    const job = (await service.get(gpuJobKind, namespace, name)) as GpuJob;
     return { uid: job.metadata.uid ?? '', phase: job.status?.phase };
   } catch (err) {
     if (err instanceof NotFoundError) return null;

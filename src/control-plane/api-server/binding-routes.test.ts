@@ -26,7 +26,13 @@ describe('pods/binding', () => {
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   };
-  const binding = (pod: string, node: string, extra: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'Binding', metadata: { name: pod }, target: { kind: 'Node', name: node }, ...extra });
+  const binding = (pod: string, node: string, extra: Record<string, unknown> = {}) => ({
+    apiVersion: 'v1',
+    kind: 'Binding',
+    metadata: { name: pod },
+    target: { kind: 'Node', name: node },
+    ...extra,
+  });
   const makePod = async (name: string) => {
     const res = await call('POST', PODS, { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox:1.35' }] } });
     assert.equal(res.status, 201, JSON.stringify(res.body));
@@ -63,7 +69,7 @@ describe('pods/binding', () => {
         headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/merge-patch+json' },
         body: JSON.stringify({ spec: { nodeName } }),
       });
-      return { status: res.status, body: await res.json() as { reason?: string; message?: string; details?: { causes?: { field: string }[] } } };
+      return { status: res.status, body: (await res.json()) as { reason?: string; message?: string; details?: { causes?: { field: string }[] } } };
     };
     const unbound = await patch('n2');
     assert.equal(unbound.status, 422);
@@ -172,14 +178,17 @@ describe('bindPod', () => {
     const store = new MemoryStore();
     const api = createApiApp({ store, authenticator: new TokenAuthenticator() });
     await ensureSystemNamespaces(api.service);
-    const seen = await api.service.create(podKind, 'default', { metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'x:1' }] } }) as Pod;
+    const seen = (await api.service.create(podKind, 'default', { metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'x:1' }] } })) as Pod;
     // Someone writes the pod's status after the caller read it: the stale copy costs a retry, not a wrong write.
     await api.service.patch(podKind, 'default', 'p', { status: { message: 'hello' } }, { subresource: 'status' });
     const bound = await bindPod(store, { namespace: 'default', name: 'p', nodeName: 'n1', seen });
     assert.equal(bound.spec.nodeName, 'n1');
-    const stored = await api.service.get(podKind, 'default', 'p') as Pod;
+    const stored = (await api.service.get(podKind, 'default', 'p')) as Pod;
     assert.equal(stored.status?.message, 'hello', 'the other write is kept');
     assert.equal(stored.spec.nodeName, 'n1');
-    await assert.rejects(bindPod(store, { namespace: 'default', name: 'p', nodeName: 'n2', seen }), (err: unknown) => err instanceof ConflictError && /already assigned to node "n1"/.test(err.message));
+    await assert.rejects(
+      bindPod(store, { namespace: 'default', name: 'p', nodeName: 'n2', seen }),
+      (err: unknown) => err instanceof ConflictError && /already assigned to node "n1"/.test(err.message),
+    );
   });
 });

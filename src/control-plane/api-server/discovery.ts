@@ -43,9 +43,13 @@ export function apiResourceList(group: string, version: string): unknown {
     }
     for (const sub of def.subresources ?? []) {
       resources.push({
-        name: `${def.resource}/${sub.name}`, singularName: '', namespaced: def.namespaced,
-        ...(sub.group !== undefined ? { group: sub.group } : {}), ...(sub.version !== undefined ? { version: sub.version } : {}),
-        kind: sub.kind, verbs: sub.verbs,
+        name: `${def.resource}/${sub.name}`,
+        singularName: '',
+        namespaced: def.namespaced,
+        ...(sub.group !== undefined ? { group: sub.group } : {}),
+        ...(sub.version !== undefined ? { version: sub.version } : {}),
+        kind: sub.kind,
+        verbs: sub.verbs,
       });
     }
   }

@@ -23,9 +23,19 @@ describe('pods/eviction', () => {
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   };
-  const eviction = (name: string, extra: Record<string, unknown> = {}) => ({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace: 'default' }, ...extra });
+  const eviction = (name: string, extra: Record<string, unknown> = {}) => ({
+    apiVersion: 'policy/v1',
+    kind: 'Eviction',
+    metadata: { name, namespace: 'default' },
+    ...extra,
+  });
   const makePod = async (name: string, spec: Record<string, unknown> = {}) => {
-    const res = await call('POST', PODS, { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox:1.35' }], ...spec } });
+    const res = await call('POST', PODS, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name },
+      spec: { containers: [{ name: 'c', image: 'busybox:1.35' }], ...spec },
+    });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     return res.body as Pod;
   };
@@ -57,7 +67,10 @@ describe('pods/eviction', () => {
     assert.equal((await call('POST', `${PODS}/now/eviction`, eviction('now', { deleteOptions: { gracePeriodSeconds: 0 } }))).status, 201);
     assert.equal((await get('now')).status, 404);
     await makePod('pending');
-    assert.equal((await call('POST', `${PODS}/pending/eviction`, { apiVersion: 'policy/v1beta1', kind: 'Eviction', metadata: { name: 'pending' } })).status, 201);
+    assert.equal(
+      (await call('POST', `${PODS}/pending/eviction`, { apiVersion: 'policy/v1beta1', kind: 'Eviction', metadata: { name: 'pending' } })).status,
+      201,
+    );
     assert.equal((await get('pending')).status, 404);
   });
 
@@ -68,7 +81,7 @@ describe('pods/eviction', () => {
     assert.equal((await get('guarded')).body.metadata.deletionTimestamp, undefined);
   });
 
-  it('a missing pod is a 404 with Kubernetes\' message', async () => {
+  it("a missing pod is a 404 with Kubernetes' message", async () => {
     const res = await call('POST', `${PODS}/ghost/eviction`, eviction('ghost'));
     assert.equal(res.status, 404);
     assert.equal(res.body.message, 'pods "ghost" not found');
@@ -76,7 +89,7 @@ describe('pods/eviction', () => {
 
   for (const [name, body, message] of [
     ['no body', '', /the request body is empty/],
-    ['a name that is not the path\'s', eviction('other'), /name in URL does not match name in Eviction object/],
+    ["a name that is not the path's", eviction('other'), /name in URL does not match name in Eviction object/],
     ['another namespace', { ...eviction('x'), metadata: { name: 'x', namespace: 'kube-system' } }, /namespace of the provided object does not match/],
     ['another kind', { apiVersion: 'policy/v1', kind: 'Binding' }, /expected kind \(Eviction\)/],
     ['another apiVersion', { apiVersion: 'v1', kind: 'Eviction' }, /expected API version \(policy\/v1\)/],
@@ -98,7 +111,10 @@ describe('pods/eviction', () => {
     await makePod('mine', { nodeName: 'n1' });
     const res = await call('POST', `${PODS}/mine/eviction`, eviction('mine'), NODE);
     assert.equal(res.status, 403);
-    assert.match(res.body.message, /^pods "mine" is forbidden: User "system:node:n1" cannot create resource "pods\/eviction" in API group "" in the namespace "default"/);
+    assert.match(
+      res.body.message,
+      /^pods "mine" is forbidden: User "system:node:n1" cannot create resource "pods\/eviction" in API group "" in the namespace "default"/,
+    );
     assert.equal((await get('mine')).body.metadata.deletionTimestamp, undefined);
   });
 });

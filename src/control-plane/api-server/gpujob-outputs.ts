@@ -44,7 +44,10 @@ export class GpuJobOutputs {
     try {
       for await (const chunk of chunks) {
         total += chunk.byteLength;
-        if (total > this.maxBytes) throw new RequestEntityTooLargeError(`${file} is larger than the limit of ${this.maxBytes} bytes: keep the job's output smaller, or write big results to the cluster's storage`);
+        if (total > this.maxBytes)
+          throw new RequestEntityTooLargeError(
+            `${file} is larger than the limit of ${this.maxBytes} bytes: keep the job's output smaller, or write big results to the cluster's storage`,
+          );
         await handle.write(chunk);
       }
       await handle.close();

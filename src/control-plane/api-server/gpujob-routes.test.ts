@@ -61,13 +61,16 @@ describe('GpuJob subresources', () => {
   };
   const makeJob = async (name: string, cluster = 'hpc') => {
     const res = await call('POST', JOBS, {
-      apiVersion: 'minik8s.io/v1', kind: 'GpuJob', metadata: { name },
+      apiVersion: 'minik8s.io/v1',
+      kind: 'GpuJob',
+      metadata: { name },
       spec: { cluster, program: { files: { 'hello.c': 'int main(){return 0;}\n' } }, slurm: { gres: 'gpu:1' } },
     });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     return { body: res.body, token: tokens.mint({ namespace: 'default', name, uid: res.body.metadata.uid }) };
   };
-  const patchStatus = (name: string, status: unknown, token: string) => call('PATCH', `${JOBS}/${name}/status`, { status }, token, 'application/merge-patch+json');
+  const patchStatus = (name: string, status: unknown, token: string) =>
+    call('PATCH', `${JOBS}/${name}/status`, { status }, token, 'application/merge-patch+json');
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'gpujob-outputs-'));
@@ -75,16 +78,31 @@ describe('GpuJob subresources', () => {
     admins.add(ADMIN, ADMIN_USER);
     admins.add(NODE, { name: 'system:node:n1', groups: ['system:nodes'] });
     const outputs = new GpuJobOutputs({ dir, maxBytes: 1024 });
-    api = createApiApp({ store: new MemoryStore(), authenticator: anyOf(admins, tokens), routes: [(app, { service }) => registerGpuJobRoutes(app, { service, outputs })] });
+    api = createApiApp({
+      store: new MemoryStore(),
+      authenticator: anyOf(admins, tokens),
+      routes: [(app, { service }) => registerGpuJobRoutes(app, { service, outputs })],
+    });
     await ensureSystemNamespaces(api.service);
     for (const body of [
-      { apiVersion: 'minik8s.io/v1', kind: 'SlurmCluster', metadata: { name: 'hpc' }, spec: { mode: 'local', local: { slurmConf: '/srv/slurm/slurm.conf', workDir: '/srv/jobs' } } },
-      { apiVersion: 'minik8s.io/v1', kind: 'SlurmCluster', metadata: { name: 'login' }, spec: { mode: 'ssh', ssh: { host: 'login.example', user: 'stu', secretName: 'hpc-key' } } },
-    ]) assert.equal((await call('POST', '/apis/minik8s.io/v1/namespaces/default/slurmclusters', body)).status, 201);
+      {
+        apiVersion: 'minik8s.io/v1',
+        kind: 'SlurmCluster',
+        metadata: { name: 'hpc' },
+        spec: { mode: 'local', local: { slurmConf: '/srv/slurm/slurm.conf', workDir: '/srv/jobs' } },
+      },
+      {
+        apiVersion: 'minik8s.io/v1',
+        kind: 'SlurmCluster',
+        metadata: { name: 'login' },
+        spec: { mode: 'ssh', ssh: { host: 'login.example', user: 'stu', secretName: 'hpc-key' } },
+      },
+    ])
+      assert.equal((await call('POST', '/apis/minik8s.io/v1/namespaces/default/slurmclusters', body)).status, 201);
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('gives the job\'s token its submission: files, the rendered batch script, the job directory and the cluster', async () => {
+  it("gives the job's token its submission: files, the rendered batch script, the job directory and the cluster", async () => {
     const { body, token } = await makeJob('hello');
     const res = await call('GET', `${JOBS}/hello/submission`, undefined, token);
     assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -116,7 +134,10 @@ describe('GpuJob subresources', () => {
       assert.equal(res.status, 403, `${method} ${path}: ${JSON.stringify(res.body)}`);
     }
     const theirs = await call('PATCH', `${JOBS}/theirs/status`, { status: { jobId: '8' } }, token, 'application/merge-patch+json');
-    assert.match(theirs.body.message, /User "system:gpujob:default:mine:[0-9a-f-]+" cannot patch resource "gpujobs\/status" .*: a GPU job token is only for its own job/);
+    assert.match(
+      theirs.body.message,
+      /User "system:gpujob:default:mine:[0-9a-f-]+" cannot patch resource "gpujobs\/status" .*: a GPU job token is only for its own job/,
+    );
     const res = await call('GET', `${JOBS}/mine/output/result.out`);
     assert.equal(res.body, 'hello from slurm\n');
   });
@@ -137,18 +158,26 @@ describe('GpuJob subresources', () => {
     assert.match(stale.body.message, /the job this token was issued for no longer exists/);
   });
 
-  it('hands an ssh-mode submitter the key from the cluster\'s Secret, and says when there is none', async () => {
+  it("hands an ssh-mode submitter the key from the cluster's Secret, and says when there is none", async () => {
     const { token } = await makeJob('remote', 'login');
     const missing = await call('GET', `${JOBS}/remote/submission`, undefined, token);
     assert.equal(missing.status, 404);
     assert.match(missing.body.message, /secret "hpc-key" not found: SlurmCluster "login" takes its SSH private key from it/);
     await call('POST', '/api/v1/namespaces/default/secrets', {
-      apiVersion: 'v1', kind: 'Secret', metadata: { name: 'hpc-key' }, type: 'kubernetes.io/ssh-auth',
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'hpc-key' },
+      type: 'kubernetes.io/ssh-auth',
       stringData: { 'ssh-privatekey': '-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----\n' },
     });
     const res = await call('GET', `${JOBS}/remote/submission`, undefined, token);
     assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.deepEqual(res.body.ssh, { host: 'login.example', port: 22, user: 'stu', privateKey: '-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----\n' });
+    assert.deepEqual(res.body.ssh, {
+      host: 'login.example',
+      port: 22,
+      user: 'stu',
+      privateKey: '-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----\n',
+    });
     assert.equal(res.body.jobDirectory.startsWith('minik8s-jobs/default_remote_'), true);
   });
 

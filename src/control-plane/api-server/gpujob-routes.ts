@@ -64,7 +64,9 @@ export function buildSubmission(job: GpuJob, cluster: SlurmCluster, secret?: Sec
   const ssh = spec.ssh!;
   const privateKey = secret ? secretValue(secret, ssh.privateKeyKey) : undefined;
   if (!secret || privateKey === undefined) {
-    throw new NotFoundError(`secret "${ssh.secretName}" ${secret ? `has no key "${ssh.privateKeyKey}"` : 'not found'}: SlurmCluster "${cluster.metadata.name}" takes its SSH private key from it`);
+    throw new NotFoundError(
+      `secret "${ssh.secretName}" ${secret ? `has no key "${ssh.privateKeyKey}"` : 'not found'}: SlurmCluster "${cluster.metadata.name}" takes its SSH private key from it`,
+    );
   }
   const knownHosts = secretValue(secret, ssh.knownHostsKey);
   submission.ssh = { host: ssh.host, port: ssh.port, user: ssh.user, privateKey, ...(knownHosts !== undefined ? { knownHosts } : {}) };
@@ -82,7 +84,7 @@ const JOB_PATH = '/apis/minik8s.io/v1/namespaces/:namespace/gpujobs/:name';
 async function* bodyChunks(c: Context): AsyncIterable<Uint8Array> {
   const incoming = (c.env as { incoming?: NodeJS.ReadableStream } | undefined)?.incoming;
   if (incoming) {
-    for await (const chunk of incoming) yield typeof chunk === 'string' ? Buffer.from(chunk) : chunk as Uint8Array;
+    for await (const chunk of incoming) yield typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Uint8Array);
     return;
   }
   if (!c.req.raw.body) return;
@@ -101,11 +103,11 @@ export function registerGpuJobRoutes(app: ApiHono, options: GpuJobRoutesOptions)
   app.get(`${JOB_PATH}/submission`, async (c) => {
     const job = await getJob(c);
     const namespace = job.metadata.namespace!;
-    const cluster = await service.get(slurmClusterKind, namespace, job.spec.cluster) as SlurmCluster;
+    const cluster = (await service.get(slurmClusterKind, namespace, job.spec.cluster)) as SlurmCluster;
     let secret: Secret | undefined;
     if (cluster.spec.mode === 'ssh') {
       try {
-        secret = await service.get(secretKind, namespace, cluster.spec.ssh!.secretName) as Secret;
+        secret = (await service.get(secretKind, namespace, cluster.spec.ssh!.secretName)) as Secret;
       } catch (err) {
         if (!(err instanceof NotFoundError)) throw err;
       }
@@ -126,7 +128,8 @@ export function registerGpuJobRoutes(app: ApiHono, options: GpuJobRoutesOptions)
     if (!isOutputFile(file)) throw new NotFoundError(`a GpuJob has two outputs, result.out and error.err, not ${JSON.stringify(file)}`);
     const job = await getJob(c);
     const found = await outputs.read(job.metadata.uid!, file);
-    if (!found) throw new NotFoundError(`gpujob "${job.metadata.name}" has no ${file} yet: it is stored when the job ends (phase ${job.status?.phase ?? 'Pending'})`);
+    if (!found)
+      throw new NotFoundError(`gpujob "${job.metadata.name}" has no ${file} yet: it is stored when the job ends (phase ${job.status?.phase ?? 'Pending'})`);
     const body = new ReadableStream<Uint8Array>({
       async start(controller) {
         try {

@@ -109,14 +109,20 @@ describe('join and node authorization through the API', () => {
   });
 
   it('lets a join token do nothing but join', async () => {
-    for (const [method, path] of [['GET', '/api/v1/pods'], ['GET', '/api'], ['GET', TOKENS], ['POST', REVIEWS], ['GET', '/api/v1/nodes/n1']]) {
+    for (const [method, path] of [
+      ['GET', '/api/v1/pods'],
+      ['GET', '/api'],
+      ['GET', TOKENS],
+      ['POST', REVIEWS],
+      ['GET', '/api/v1/nodes/n1'],
+    ]) {
       const res = await call(method!, path!, joinToken, method === 'POST' ? { spec: { token: 'x' } } : undefined);
       assert.equal(res.status, 403, `${method} ${path}`);
       assert.match(res.body.message, /User "system:bootstrap:\w{6}" cannot/);
     }
   });
 
-  it('lets a node write its own Node and its own pods\' status, and nothing else', async () => {
+  it("lets a node write its own Node and its own pods' status, and nothing else", async () => {
     const n1 = (await join('n1')).body.token as string;
     const n2 = (await join('n2')).body.token as string;
     const status = { status: { conditions: [{ type: 'Ready', status: 'True' }] } };
@@ -125,7 +131,10 @@ describe('join and node authorization through the API', () => {
     assert.equal((await call('PATCH', '/api/v1/nodes/n1', n1, { metadata: { labels: { a: 'b' } } }, merge)).status, 200);
     const other = await call('PATCH', '/api/v1/nodes/n2/status', n1, status, merge);
     assert.equal(other.status, 403);
-    assert.equal(other.body.message, 'nodes "n2" is forbidden: User "system:node:n1" cannot patch resource "nodes/status" in API group "" at the cluster scope: node "n1" may only change its own Node object');
+    assert.equal(
+      other.body.message,
+      'nodes "n2" is forbidden: User "system:node:n1" cannot patch resource "nodes/status" in API group "" at the cluster scope: node "n1" may only change its own Node object',
+    );
     assert.equal((await call('DELETE', '/api/v1/nodes/n1', n1)).status, 403);
     assert.equal((await call('POST', '/api/v1/nodes', n1, { metadata: { name: 'n3' } })).status, 403);
     // Its own name passes, and the route still reads the body the check had to read first.
@@ -148,9 +157,18 @@ describe('join and node authorization through the API', () => {
     assert.equal((await call('PATCH', '/api/v1/namespaces/default/pods/gone/status', n1, podStatus, merge)).status, 404);
     assert.equal((await call('DELETE', '/api/v1/namespaces/default/pods/theirs', n1)).status, 403);
     assert.equal((await call('DELETE', '/api/v1/namespaces/default/pods/mine', n1)).status, 200);
-    assert.equal((await call('POST', '/api/v1/namespaces/default/events', n1, {
-      metadata: { name: 'e1' }, involvedObject: { kind: 'Pod', name: 'mine', namespace: 'default' }, reason: 'Started', message: 'ok', type: 'Normal',
-    })).status, 201);
+    assert.equal(
+      (
+        await call('POST', '/api/v1/namespaces/default/events', n1, {
+          metadata: { name: 'e1' },
+          involvedObject: { kind: 'Pod', name: 'mine', namespace: 'default' },
+          reason: 'Started',
+          message: 'ok',
+          type: 'Normal',
+        })
+      ).status,
+      201,
+    );
     assert.equal((await call('GET', '/api/v1/pods', n1)).status, 200);
     assert.equal((await call('POST', '/api/v1/namespaces/default/services', n1, { metadata: { name: 's' }, spec: { ports: [{ port: 80 }] } })).status, 403);
     assert.equal((await call('GET', TOKENS, n1)).status, 403);
@@ -162,7 +180,10 @@ describe('join and node authorization through the API', () => {
     const yes = await call('POST', REVIEWS, n1, review(n1));
     assert.equal(yes.status, 201);
     assert.deepEqual(yes.body.status, { authenticated: true, user: { username: 'system:node:n1', groups: ['system:nodes'] } });
-    assert.deepEqual((await call('POST', REVIEWS, ADMIN, review(ADMIN))).body.status, { authenticated: true, user: { username: 'admin', groups: ['system:masters'] } });
+    assert.deepEqual((await call('POST', REVIEWS, ADMIN, review(ADMIN))).body.status, {
+      authenticated: true,
+      user: { username: 'admin', groups: ['system:masters'] },
+    });
     assert.deepEqual((await call('POST', REVIEWS, ADMIN, review('nope'))).body.status, { authenticated: false });
     assert.equal((await call('POST', REVIEWS, ADMIN, review(''))).status, 400);
     assert.equal((await call('POST', REVIEWS, ADMIN, { spec: {} })).status, 400);

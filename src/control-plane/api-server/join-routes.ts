@@ -67,7 +67,11 @@ export function parseCreateJoinToken(body: Record<string, unknown>): CreateJoinT
   const ttl = body.ttlSeconds;
   if (ttl !== undefined) {
     if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 0 || ttl > MAX_TTL_SECONDS) {
-      causes.push({ field: 'ttlSeconds', reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(ttl).slice(0, 64)}: must be a whole number of seconds from 0 (never expires) to ${MAX_TTL_SECONDS}` });
+      causes.push({
+        field: 'ttlSeconds',
+        reason: 'FieldValueInvalid',
+        message: `Invalid value: ${JSON.stringify(ttl).slice(0, 64)}: must be a whole number of seconds from 0 (never expires) to ${MAX_TTL_SECONDS}`,
+      });
     } else {
       options.ttlSeconds = ttl;
     }
@@ -76,13 +80,21 @@ export function parseCreateJoinToken(body: Record<string, unknown>): CreateJoinT
   if (description !== undefined) {
     // biome-ignore lint/suspicious/noControlCharactersInRegex: the check refuses control characters, so the class must name them
     if (typeof description !== 'string' || description.length > MAX_DESCRIPTION || /[\u0000-\u001f]/.test(description)) {
-      causes.push({ field: 'description', reason: 'FieldValueInvalid', message: `Invalid value: must be a single line of at most ${MAX_DESCRIPTION} characters` });
+      causes.push({
+        field: 'description',
+        reason: 'FieldValueInvalid',
+        message: `Invalid value: must be a single line of at most ${MAX_DESCRIPTION} characters`,
+      });
     } else if (description) {
       options.description = description;
     }
   }
   if (causes.length) {
-    throw new InvalidError(`JoinToken is invalid: ${causes.map((c) => `${c.field}: ${c.message}`).join(', ')}`, { kind: 'jointokens', group: 'minik8s.io', causes });
+    throw new InvalidError(`JoinToken is invalid: ${causes.map((c) => `${c.field}: ${c.message}`).join(', ')}`, {
+      kind: 'jointokens',
+      group: 'minik8s.io',
+      causes,
+    });
   }
   return options;
 }

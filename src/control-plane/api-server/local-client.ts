@@ -1,7 +1,17 @@
 // The Client over the in-process object service: what the master's controllers use, with the same shapes as the HTTP client.
 import type { KindDefinition } from '../../core/api/kind.js';
 import type { KubeObject } from '../../core/api/meta.js';
-import { createNamespace, type Client, type DeleteOptions, type ListOptions, type ObjectList, type ObjectRef, type WatchEvent, type WatchOptions, type WriteOptions } from '../../core/client/client.js';
+import {
+  createNamespace,
+  type Client,
+  type DeleteOptions,
+  type ListOptions,
+  type ObjectList,
+  type ObjectRef,
+  type WatchEvent,
+  type WatchOptions,
+  type WriteOptions,
+} from '../../core/client/client.js';
 import { BadRequestError } from '../../core/errors.js';
 import type { ObjectService } from './object-service.js';
 

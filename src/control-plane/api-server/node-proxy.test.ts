@@ -13,9 +13,7 @@ import { waitFor } from '../../core/wait-for.js';
 import type { ContainerStats, LogOptions, PodProvider, PodRef, RuntimePod } from '../../runtime/provider.js';
 import { startKubeletServer } from '../../node/kubelet/kubelet-server.js';
 import { ADMIN_USER, TokenAuthenticator, type UserInfo } from './auth.js';
-import {
-  chooseContainer, dialErrorMessage, execBody, kubeletLogQuery, kubeletTarget, registerNodeProxyRoutes,
-} from './node-proxy.js';
+import { chooseContainer, dialErrorMessage, execBody, kubeletLogQuery, kubeletTarget, registerNodeProxyRoutes } from './node-proxy.js';
 import { cpuQuantity, memoryQuantity, podMetrics, type PodMetrics, type Usage } from '../../core/api/metrics.js';
 import type { ObjectService } from './object-service.js';
 import { statusResponse } from './resource-routes.js';
@@ -46,8 +44,12 @@ class StubProvider implements Pick<PodProvider, 'getPod' | 'listPods' | 'logs' |
   logSignals: AbortSignal[] = [];
   logOptions: LogOptions[] = [];
   usage = new Map<string, ContainerStats[]>();
-  async getPod(uid: string) { return this.pods.find((p) => p.uid === uid); }
-  async listPods() { return this.pods; }
+  async getPod(uid: string) {
+    return this.pods.find((p) => p.uid === uid);
+  }
+  async listPods() {
+    return this.pods;
+  }
   async logs(ref: PodRef, container: string, options: LogOptions): Promise<Readable> {
     this.logOptions.push(options);
     if (options.signal) this.logSignals.push(options.signal);
@@ -61,14 +63,25 @@ class StubProvider implements Pick<PodProvider, 'getPod' | 'listPods' | 'logs' |
   async exec(_ref: PodRef, _container: string, command: string[]) {
     return { exitCode: command[0] === 'false' ? 1 : 0, stdout: `ran ${command.join(' ')}\n`, stderr: 'warn\n' };
   }
-  async stats(ref: PodRef) { return this.usage.get(ref.name) ?? []; }
+  async stats(ref: PodRef) {
+    return this.usage.get(ref.name) ?? [];
+  }
 }
 
 function runtimePod(pod: Pod): RuntimePod {
   return {
-    uid: pod.metadata.uid!, namespace: pod.metadata.namespace!, name: pod.metadata.name!,
+    uid: pod.metadata.uid!,
+    namespace: pod.metadata.namespace!,
+    name: pod.metadata.name!,
     sandbox: { id: 'sb', state: 'ready', createdAt: '2026-01-01T00:00:00Z' },
-    containers: pod.spec.containers.map((c) => ({ name: c.name, id: `id-${c.name}`, image: c.image ?? '', state: 'running', attempt: 0, createdAt: '2026-01-01T00:00:00Z' })),
+    containers: pod.spec.containers.map((c) => ({
+      name: c.name,
+      id: `id-${c.name}`,
+      image: c.image ?? '',
+      state: 'running',
+      attempt: 0,
+      createdAt: '2026-01-01T00:00:00Z',
+    })),
   };
 }
 
@@ -83,14 +96,20 @@ async function closedPort(): Promise<number> {
 
 async function addNode(service: ObjectService, name: string, port: number, ready = true): Promise<void> {
   await service.create(nodeKind, undefined, { metadata: { name, labels: { zone: 'a' } } });
-  await service.patch(nodeKind, undefined, name, {
-    status: {
-      addresses: [{ type: 'InternalIP', address: '127.0.0.1' }],
-      daemonEndpoints: { kubeletEndpoint: { Port: port } },
-      conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }],
-      allocatable: { cpu: '2', memory: '4Gi' },
+  await service.patch(
+    nodeKind,
+    undefined,
+    name,
+    {
+      status: {
+        addresses: [{ type: 'InternalIP', address: '127.0.0.1' }],
+        daemonEndpoints: { kubeletEndpoint: { Port: port } },
+        conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }],
+        allocatable: { cpu: '2', memory: '4Gi' },
+      },
     },
-  }, { subresource: 'status' });
+    { subresource: 'status' },
+  );
 }
 
 async function addPod(service: ObjectService, name: string, containers: string[], nodeName?: string, namespace = 'default'): Promise<Pod> {
@@ -171,11 +190,15 @@ describe('node proxy', () => {
     });
     const text = await res.text();
     let body: unknown = text;
-    try { body = JSON.parse(text); } catch { /* plain text */ }
+    try {
+      body = JSON.parse(text);
+    } catch {
+      /* plain text */
+    }
     return { status: res.status, body: body as Answer };
   };
 
-  it('streams a container log from the pod\'s kubelet, passing the options on', async () => {
+  it("streams a container log from the pod's kubelet, passing the options on", async () => {
     const res = await call('GET', '/api/v1/namespaces/default/pods/web/log?tailLines=3&timestamps=true');
     assert.equal(res.status, 200);
     assert.equal(res.body, 'log of web/main\n');
@@ -234,7 +257,7 @@ describe('node proxy', () => {
     assert.match(none.body.message, /at least one command/);
   });
 
-  it('stops the kubelet\'s log stream when the client leaves a follow', async () => {
+  it("stops the kubelet's log stream when the client leaves a follow", async () => {
     const before = provider.logSignals.length;
     const res = await app.request('/api/v1/namespaces/default/pods/web/log?follow=true', { headers: { authorization: `Bearer ${ADMIN}` } });
     assert.equal(res.status, 200);
@@ -252,7 +275,10 @@ describe('node proxy', () => {
     const list = await call('GET', '/apis/metrics.k8s.io/v1beta1/nodes');
     assert.equal(list.status, 200);
     assert.equal(list.body.kind, 'NodeMetricsList');
-    assert.deepEqual(list.body.items.map((i) => i.metadata.name), ['node-1']);
+    assert.deepEqual(
+      list.body.items.map((i) => i.metadata.name),
+      ['node-1'],
+    );
     const node = list.body.items[0];
     assert.equal(node.kind, 'NodeMetrics');
     assert.equal(node.apiVersion, 'metrics.k8s.io/v1beta1');
@@ -270,9 +296,15 @@ describe('node proxy', () => {
   it('serves pod metrics across namespaces, in one, and for one pod', async () => {
     const all = await call('GET', '/apis/metrics.k8s.io/v1beta1/pods');
     assert.equal(all.body.kind, 'PodMetricsList');
-    assert.deepEqual(all.body.items.map((i) => `${i.metadata.namespace}/${i.metadata.name}`), ['default/duo', 'default/web', 'other/api']);
+    assert.deepEqual(
+      all.body.items.map((i) => `${i.metadata.namespace}/${i.metadata.name}`),
+      ['default/duo', 'default/web', 'other/api'],
+    );
     const ns = await call('GET', '/apis/metrics.k8s.io/v1beta1/namespaces/default/pods');
-    assert.deepEqual(ns.body.items.map((i) => i.metadata.name), ['duo', 'web']);
+    assert.deepEqual(
+      ns.body.items.map((i) => i.metadata.name),
+      ['duo', 'web'],
+    );
     const one = await call('GET', '/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/web');
     assert.equal(one.body.kind, 'PodMetrics');
     assert.deepEqual(one.body.containers, [{ name: 'main', usage: { cpu: '12m', memory: '3456Ki' } }]);
@@ -285,7 +317,13 @@ describe('node proxy', () => {
     const groups = await call('GET', '/apis');
     assert.ok(groups.body.groups.some((g) => g.name === 'metrics.k8s.io' && g.preferredVersion.groupVersion === 'metrics.k8s.io/v1beta1'));
     const resources = await call('GET', '/apis/metrics.k8s.io/v1beta1');
-    assert.deepEqual(resources.body.resources.map((r) => [r.name, r.kind, r.namespaced]), [['nodes', 'NodeMetrics', false], ['pods', 'PodMetrics', true]]);
+    assert.deepEqual(
+      resources.body.resources.map((r) => [r.name, r.kind, r.namespaced]),
+      [
+        ['nodes', 'NodeMetrics', false],
+        ['pods', 'PodMetrics', true],
+      ],
+    );
     const core = await call('GET', '/api/v1');
     const names = core.body.resources.map((r) => r.name);
     assert.ok(names.includes('pods') && names.includes('pods/log') && names.includes('pods/exec'));
@@ -330,9 +368,11 @@ describe('node proxy with a kubelet that accepts but never answers', () => {
 });
 
 describe('node proxy pure parts', () => {
-  const pod = (containers: string[], init: string[] = []) => ({
-    metadata: { name: 'p' }, spec: { containers: containers.map((name) => ({ name })), initContainers: init.map((name) => ({ name })) },
-  }) as unknown as Pod;
+  const pod = (containers: string[], init: string[] = []) =>
+    ({
+      metadata: { name: 'p' },
+      spec: { containers: containers.map((name) => ({ name })), initContainers: init.map((name) => ({ name })) },
+    }) as unknown as Pod;
 
   it('chooses the container', () => {
     assert.equal(chooseContainer(pod(['a']), undefined), 'a');
@@ -352,7 +392,18 @@ describe('node proxy pure parts', () => {
 
   it('finds the kubelet of a node', () => {
     const node = (status: NodeStatus) => ({ metadata: { name: 'n' }, spec: {}, status }) as Node;
-    assert.deepEqual(kubeletTarget(node({ addresses: [{ type: 'Hostname', address: 'h' }, { type: 'InternalIP', address: '10.0.0.2' }], daemonEndpoints: { kubeletEndpoint: { Port: 1234 } } })), { nodeName: 'n', host: '10.0.0.2', port: 1234 });
+    assert.deepEqual(
+      kubeletTarget(
+        node({
+          addresses: [
+            { type: 'Hostname', address: 'h' },
+            { type: 'InternalIP', address: '10.0.0.2' },
+          ],
+          daemonEndpoints: { kubeletEndpoint: { Port: 1234 } },
+        }),
+      ),
+      { nodeName: 'n', host: '10.0.0.2', port: 1234 },
+    );
     assert.deepEqual(kubeletTarget(node({ addresses: [{ type: 'Hostname', address: 'h' }] })), { nodeName: 'n', host: 'h', port: 10250 });
     assert.equal(kubeletTarget(node({})), undefined);
   });
@@ -376,9 +427,21 @@ describe('node proxy pure parts', () => {
   it('formats metrics quantities', () => {
     assert.deepEqual([0, 1, 1e6, 12_300_000, 2e9].map(cpuQuantity), ['0m', '1m', '1m', '13m', '2000m']);
     assert.deepEqual([0, 1, 1024, 3456 * 1024].map(memoryQuantity), ['0Ki', '1Ki', '1Ki', '3456Ki']);
-    const summary = { pods: [{ podRef: { name: 'a', namespace: 'x' }, containers: [{ name: 'c', cpu: { usageNanoCores: 5e6 }, memory: { workingSetBytes: 2048 } }] }, { podRef: { name: 'b', namespace: 'y' } }, {}] };
-    assert.deepEqual(podMetrics(summary, 'now', 'x').map((p) => [p.metadata.name, p.timestamp, p.containers]), [['a', 'now', [{ name: 'c', usage: { cpu: '5m', memory: '2Ki' } }]]]);
+    const summary = {
+      pods: [
+        { podRef: { name: 'a', namespace: 'x' }, containers: [{ name: 'c', cpu: { usageNanoCores: 5e6 }, memory: { workingSetBytes: 2048 } }] },
+        { podRef: { name: 'b', namespace: 'y' } },
+        {},
+      ],
+    };
+    assert.deepEqual(
+      podMetrics(summary, 'now', 'x').map((p) => [p.metadata.name, p.timestamp, p.containers]),
+      [['a', 'now', [{ name: 'c', usage: { cpu: '5m', memory: '2Ki' } }]]],
+    );
     assert.equal(podMetrics(summary, 'now').length, 2);
-    assert.equal(podMetrics({ pods: [{ podRef: { name: 'a', namespace: 'x' }, cpu: { time: '2026-01-02T03:04:05.678Z' } }] }, '2026-01-02T03:04:09.001Z')[0]!.timestamp, '2026-01-02T03:04:05Z');
+    assert.equal(
+      podMetrics({ pods: [{ podRef: { name: 'a', namespace: 'x' }, cpu: { time: '2026-01-02T03:04:05.678Z' } }] }, '2026-01-02T03:04:09.001Z')[0]!.timestamp,
+      '2026-01-02T03:04:05Z',
+    );
   });
 });

@@ -4,14 +4,10 @@ import { Readable } from 'node:stream';
 import type { Context, Hono } from 'hono';
 import { isNodeReady, type Node, nodeKind } from '../../core/api/node.js';
 import { podKind, type Pod } from '../../core/api/pod.js';
-import {
-  ApiError, BadRequestError, ForbiddenError, NotFoundError, ServiceUnavailableError, errorFromStatus, type Status,
-} from '../../core/errors.js';
+import { ApiError, BadRequestError, ForbiddenError, NotFoundError, ServiceUnavailableError, errorFromStatus, type Status } from '../../core/errors.js';
 import type { UserInfo } from './auth.js';
 import { apiGroupList, apiResourceList } from './discovery.js';
-import {
-  METRICS_API_VERSION, metricsGroup, metricsList, metricsResourceList, nodeMetrics, podMetrics, type SummaryLike,
-} from '../../core/api/metrics.js';
+import { METRICS_API_VERSION, metricsGroup, metricsList, metricsResourceList, nodeMetrics, podMetrics, type SummaryLike } from '../../core/api/metrics.js';
 import type { ObjectService } from './object-service.js';
 
 export interface NodeProxyOptions {
@@ -127,9 +123,11 @@ export function callKubelet(target: KubeletTarget, call: KubeletCall): Promise<h
     req.on('socket', (socket) => socket.once('connect', () => clearTimeout(dialTimer)));
     if (call.responseTimeoutMs !== undefined) {
       const ms = call.responseTimeoutMs;
-      responseTimer = setTimeout(() => req.destroy(new ServiceUnavailableError(
-        `the kubelet on node "${target.nodeName}" (${target.host}:${target.port}) did not answer within ${ms} ms`,
-      )), ms);
+      responseTimer = setTimeout(
+        () =>
+          req.destroy(new ServiceUnavailableError(`the kubelet on node "${target.nodeName}" (${target.host}:${target.port}) did not answer within ${ms} ms`)),
+        ms,
+      );
     }
     req.on('response', (res) => {
       clear();
@@ -255,15 +253,19 @@ export function registerNodeProxyRoutes<E extends { Variables: { user: UserInfo 
   /** Every Ready node's Summary, asked in parallel; a node that fails or is slow is left out. */
   const scrape = async (only?: string): Promise<{ node: Node; summary: SummaryLike }[]> => {
     const nodes = only
-      ? [(await service.get(nodeKind, undefined, only).catch((err) => {
-        if (err instanceof NotFoundError) return undefined;
-        throw err;
-      })) as Node | undefined].filter((n): n is Node => n !== undefined)
+      ? [
+          (await service.get(nodeKind, undefined, only).catch((err) => {
+            if (err instanceof NotFoundError) return undefined;
+            throw err;
+          })) as Node | undefined,
+        ].filter((n): n is Node => n !== undefined)
       : ((await service.list(nodeKind, undefined)).items as Node[]);
-    const answers = await Promise.all(nodes.map(async (node) => {
-      const summary = await fetchKubeletSummary(node, { token: options.kubeletToken, timeoutMs });
-      return summary ? { node, summary } : undefined;
-    }));
+    const answers = await Promise.all(
+      nodes.map(async (node) => {
+        const summary = await fetchKubeletSummary(node, { token: options.kubeletToken, timeoutMs });
+        return summary ? { node, summary } : undefined;
+      }),
+    );
     return answers.filter((a): a is NonNullable<typeof a> => a !== undefined);
   };
   const stamp = () => now().toISOString();
@@ -313,7 +315,11 @@ export async function fetchKubeletSummary(node: Node, options: { token: string; 
   if (!target) return undefined;
   try {
     const res = await callKubelet(target, {
-      method: 'GET', path: '/stats/summary', token: options.token, dialTimeoutMs: options.timeoutMs, responseTimeoutMs: options.timeoutMs,
+      method: 'GET',
+      path: '/stats/summary',
+      token: options.token,
+      dialTimeoutMs: options.timeoutMs,
+      responseTimeoutMs: options.timeoutMs,
     });
     if ((res.statusCode ?? 500) >= 300) {
       res.destroy();

@@ -8,9 +8,7 @@ import { matchesFields, parseFieldSelector, type FieldRequirement } from '../../
 import { matches, parseSelector, type Selector } from '../../core/api/selector.js';
 import { invalidError, validateObject, validateUpdate } from '../../core/api/validate.js';
 import { apiVersionOf } from '../../core/api/kind.js';
-import {
-  AlreadyExistsError, BadRequestError, ConflictError, ForbiddenError, NotFoundError, toApiError,
-} from '../../core/errors.js';
+import { AlreadyExistsError, BadRequestError, ConflictError, ForbiddenError, NotFoundError, toApiError } from '../../core/errors.js';
 import type { ListWatcher } from '../../core/controller/informer.js';
 import { failedKey, type Store, type StoreEntry, type StoreOp } from '../../core/store/store.js';
 import { withDefaultTolerations } from './default-tolerations.js';
@@ -20,8 +18,15 @@ import { podGracePeriod } from './pod-deletion.js';
 import { RequestCounter } from './request-metrics.js';
 import type { AllocationHook } from './service-allocator.js';
 import {
-  markDeleting, prepareCreate, prepareStatusUpdate, prepareUpdate, qualifiedResource, readyToRemove,
-  reconcileIdentity, sameObject, withResourceVersion,
+  markDeleting,
+  prepareCreate,
+  prepareStatusUpdate,
+  prepareUpdate,
+  qualifiedResource,
+  readyToRemove,
+  reconcileIdentity,
+  sameObject,
+  withResourceVersion,
 } from './objects.js';
 
 /** Namespaces that always exist and may not be deleted. */
@@ -242,7 +247,8 @@ export class ObjectService {
    * parsed and re-serialised.
    */
   async listJson(def: KindDefinition, namespace: string | undefined, options: ListOptions = {}): Promise<string> {
-    const head = (rv: string) => `{"apiVersion":${JSON.stringify(apiVersionOf(def))},"kind":${JSON.stringify(`${def.kind}List`)},"metadata":{"resourceVersion":"${rv}"},"items":[`;
+    const head = (rv: string) =>
+      `{"apiVersion":${JSON.stringify(apiVersionOf(def))},"kind":${JSON.stringify(`${def.kind}List`)},"metadata":{"resourceVersion":"${rv}"},"items":[`;
     if (options.labelSelector || options.fieldSelector) {
       const list = await this.#list(def, namespace, options);
       return `${head(list.resourceVersion)}${list.items.map((i) => JSON.stringify(i)).join(',')}]}`;
@@ -266,9 +272,7 @@ export class ObjectService {
       // Allocation last: a request refused for any other reason records nothing.
       const { object, ops } = allocator ? await allocator.plan(obj, undefined) : { object: obj, ops: [] };
       try {
-        const revision = ops.length
-          ? await this.#store.transaction([{ type: 'create', key, value: object }, ...ops])
-          : await this.#store.create(key, object);
+        const revision = ops.length ? await this.#store.transaction([{ type: 'create', key, value: object }, ...ops]) : await this.#store.create(key, object);
         return withResourceVersion(object, revision);
       } catch (err) {
         // A record someone else took between our read and our write: plan again.
@@ -296,21 +300,40 @@ export class ObjectService {
   }
 
   /** PUT: a full replacement of the object (or of its status, for the /status subresource). */
-  async replace(def: KindDefinition, namespace: string | undefined, name: string, body: Record<string, unknown>, options: WriteOptions = {}): Promise<KubeObject> {
+  async replace(
+    def: KindDefinition,
+    namespace: string | undefined,
+    name: string,
+    body: Record<string, unknown>,
+    options: WriteOptions = {},
+  ): Promise<KubeObject> {
     const identified = reconcileIdentity({ def, namespace, name }, body, apiVersionOf(def));
     const wanted = (identified.metadata as { resourceVersion?: string }).resourceVersion || undefined;
     return this.#write(def, namespace, name, wanted, () => identified, options);
   }
 
   /** PATCH with a JSON merge patch, applied to the latest stored object. */
-  async patch(def: KindDefinition, namespace: string | undefined, name: string, patch: Record<string, unknown>, options: WriteOptions = {}): Promise<KubeObject> {
+  async patch(
+    def: KindDefinition,
+    namespace: string | undefined,
+    name: string,
+    patch: Record<string, unknown>,
+    options: WriteOptions = {},
+  ): Promise<KubeObject> {
     const meta = patch.metadata as { resourceVersion?: unknown } | undefined;
     const wanted = typeof meta?.resourceVersion === 'string' && meta.resourceVersion ? meta.resourceVersion : undefined;
-    return this.#write(def, namespace, name, wanted, (current) => {
-      const merged = applyMergePatch(current, patch);
-      if (typeof merged !== 'object' || merged === null || Array.isArray(merged)) throw new BadRequestError('the patch must be a JSON object');
-      return reconcileIdentity({ def, namespace, name }, merged as Record<string, unknown>, apiVersionOf(def));
-    }, options);
+    return this.#write(
+      def,
+      namespace,
+      name,
+      wanted,
+      (current) => {
+        const merged = applyMergePatch(current, patch);
+        if (typeof merged !== 'object' || merged === null || Array.isArray(merged)) throw new BadRequestError('the patch must be a JSON object');
+        return reconcileIdentity({ def, namespace, name }, merged as Record<string, unknown>, apiVersionOf(def));
+      },
+      options,
+    );
   }
 
   async delete(def: KindDefinition, namespace: string | undefined, name: string, options: DeleteOptions = {}): Promise<KubeObject> {
@@ -325,7 +348,11 @@ export class ObjectService {
         throw this.#conflict(def, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`);
       }
       if (pre?.resourceVersion && pre.resourceVersion !== current.metadata.resourceVersion) {
-        throw this.#conflict(def, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`);
+        throw this.#conflict(
+          def,
+          name,
+          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`,
+        );
       }
       try {
         const grace = podGracePeriod(current, options.gracePeriodSeconds);
@@ -501,7 +528,10 @@ export class ObjectService {
       }
     }
     if (ns.metadata.deletionTimestamp) {
-      throw new ForbiddenError(`unable to create new content in namespace ${namespace} because it is being terminated`, { kind: 'namespaces', name: namespace });
+      throw new ForbiddenError(`unable to create new content in namespace ${namespace} because it is being terminated`, {
+        kind: 'namespaces',
+        name: namespace,
+      });
     }
   }
 
@@ -536,11 +566,23 @@ class ClientObjectService extends ObjectService {
     return this.counted('create', def, '', () => super.create(def, namespace, body), 201);
   }
 
-  override replace(def: KindDefinition, namespace: string | undefined, name: string, body: Record<string, unknown>, options: WriteOptions = {}): Promise<KubeObject> {
+  override replace(
+    def: KindDefinition,
+    namespace: string | undefined,
+    name: string,
+    body: Record<string, unknown>,
+    options: WriteOptions = {},
+  ): Promise<KubeObject> {
     return this.counted('update', def, options.subresource, () => super.replace(def, namespace, name, body, options));
   }
 
-  override patch(def: KindDefinition, namespace: string | undefined, name: string, patch: Record<string, unknown>, options: WriteOptions = {}): Promise<KubeObject> {
+  override patch(
+    def: KindDefinition,
+    namespace: string | undefined,
+    name: string,
+    patch: Record<string, unknown>,
+    options: WriteOptions = {},
+  ): Promise<KubeObject> {
     return this.counted('patch', def, options.subresource, () => super.patch(def, namespace, name, patch, options));
   }
 

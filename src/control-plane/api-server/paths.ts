@@ -23,7 +23,10 @@ function subresourceAllowed(def: KindDefinition, sub: string): boolean {
  * Throws NotFoundError for resource paths naming something that does not exist.
  */
 export function parseResourcePath(path: string): ResourceTarget | undefined {
-  const parts = path.split('/').filter((p) => p.length > 0).map((p) => decodeURIComponent(p));
+  const parts = path
+    .split('/')
+    .filter((p) => p.length > 0)
+    .map((p) => decodeURIComponent(p));
   let group: string;
   let version: string;
   let rest: string[];

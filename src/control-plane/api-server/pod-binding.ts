@@ -36,7 +36,10 @@ export function boundPod(pod: Pod, nodeName: string, now: Date): Pod {
 function refuse(pod: Pod, request: BindPodRequest): ConflictError | undefined {
   const { name } = request;
   if (request.uid && pod.metadata.uid !== request.uid) {
-    return new ConflictError(`Operation cannot be fulfilled on pods/binding "${name}": the UID in the binding (${request.uid}) does not match the pod's (${pod.metadata.uid})`, { kind: 'pods', name });
+    return new ConflictError(
+      `Operation cannot be fulfilled on pods/binding "${name}": the UID in the binding (${request.uid}) does not match the pod's (${pod.metadata.uid})`,
+      { kind: 'pods', name },
+    );
   }
   if (pod.spec.nodeName) return new ConflictError(`pod ${name} is already assigned to node "${pod.spec.nodeName}"`, { kind: 'pods', name });
   if (pod.metadata.deletionTimestamp) return new ConflictError(`pod ${name} is being deleted, cannot be assigned to a host`, { kind: 'pods', name });
@@ -91,9 +94,12 @@ export type PodBinder = (pod: Pod, nodeName: string) => Promise<Pod>;
  * as POST pods/NAME/binding would be.
  */
 export function storePodBinder(service: ObjectService, now: () => Date = () => new Date()): PodBinder {
-  return (pod, nodeName) => service.counted(
-    'create', podKind, 'binding',
-    () => bindPod(service.store, { namespace: pod.metadata.namespace!, name: pod.metadata.name!, nodeName, uid: pod.metadata.uid, seen: pod }, now),
-    201,
-  );
+  return (pod, nodeName) =>
+    service.counted(
+      'create',
+      podKind,
+      'binding',
+      () => bindPod(service.store, { namespace: pod.metadata.namespace!, name: pod.metadata.name!, nodeName, uid: pod.metadata.uid, seen: pod }, now),
+      201,
+    );
 }

@@ -23,7 +23,8 @@ export function requestCountingMiddleware(counter: RequestCounter): MiddlewareHa
     const attrs = requestAttributes(method, c.req.path, method === 'GET' ? { watch: c.req.query('watch') } : {});
     const r = attrs.resource;
     // Errors thrown further in have been rendered by the app's onError by now, so the status is the one sent.
-    if (r) counter.add({ verb: attrs.verb, group: r.group, resource: r.resource, subresource: r.subresource ?? '', client: user.name, code: String(c.res.status) });
+    if (r)
+      counter.add({ verb: attrs.verb, group: r.group, resource: r.resource, subresource: r.subresource ?? '', client: user.name, code: String(c.res.status) });
   };
 }
 
@@ -31,7 +32,9 @@ export function requestCountingMiddleware(counter: RequestCounter): MiddlewareHa
 export function metricsResponse(c: Context, counter: RequestCounter): Response {
   const user = c.get('user') as UserInfo | undefined;
   if (!user?.groups.includes(MASTERS_GROUP)) {
-    throw new ForbiddenError(`forbidden: User "${user?.name ?? 'system:anonymous'}" cannot get path "${METRICS_PATH}": only cluster admins may read the API server's metrics`);
+    throw new ForbiddenError(
+      `forbidden: User "${user?.name ?? 'system:anonymous'}" cannot get path "${METRICS_PATH}": only cluster admins may read the API server's metrics`,
+    );
   }
   return c.body(renderRequestMetrics(counter.snapshot()), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
 }

@@ -10,9 +10,17 @@ import { ObjectService } from './object-service.js';
 import { parseRequestMetrics, renderRequestMetrics, RequestCounter, requestDeltas, type RequestCount } from './request-metrics.js';
 import { createApiApp, ensureSystemNamespaces } from './server.js';
 
-const count = (verb: string, resource: string, client: string, value: number, group = '', subresource = '', code = '200'): RequestCount =>
-  ({ verb, group, resource, subresource, client, code, value });
-const created = (resource: string, client: string, value: number, group = '', subresource = '') => count('create', resource, client, value, group, subresource, '201');
+const count = (verb: string, resource: string, client: string, value: number, group = '', subresource = '', code = '200'): RequestCount => ({
+  verb,
+  group,
+  resource,
+  subresource,
+  client,
+  code,
+  value,
+});
+const created = (resource: string, client: string, value: number, group = '', subresource = '') =>
+  count('create', resource, client, value, group, subresource, '201');
 
 describe('RequestCounter', () => {
   const cases: { name: string; adds: [RequestCount, number?][]; maxSeries?: number; want: RequestCount[] }[] = [
@@ -24,14 +32,28 @@ describe('RequestCounter', () => {
     },
     {
       name: 'subresource, group and code tell series apart',
-      adds: [[count('patch', 'pods', 'k', 0, '', 'status')], [count('patch', 'pods', 'k', 0)], [count('patch', 'replicasets', 'k', 0, 'apps', 'status')], [count('patch', 'pods', 'k', 0, '', '', '409')]],
-      want: [count('patch', 'pods', 'k', 1), count('patch', 'pods', 'k', 1, '', '', '409'), count('patch', 'pods', 'k', 1, '', 'status'), count('patch', 'replicasets', 'k', 1, 'apps', 'status')],
+      adds: [
+        [count('patch', 'pods', 'k', 0, '', 'status')],
+        [count('patch', 'pods', 'k', 0)],
+        [count('patch', 'replicasets', 'k', 0, 'apps', 'status')],
+        [count('patch', 'pods', 'k', 0, '', '', '409')],
+      ],
+      want: [
+        count('patch', 'pods', 'k', 1),
+        count('patch', 'pods', 'k', 1, '', '', '409'),
+        count('patch', 'pods', 'k', 1, '', 'status'),
+        count('patch', 'replicasets', 'k', 1, 'apps', 'status'),
+      ],
     },
     {
       name: 'beyond maxSeries new label sets fold into one overflow series; known ones still count',
       maxSeries: 2,
       adds: [[count('get', 'a', 'u', 0)], [count('get', 'b', 'u', 0)], [count('get', 'c', 'u', 0)], [count('get', 'd', 'u', 0)], [count('get', 'a', 'u', 0)]],
-      want: [count('get', 'a', 'u', 2), count('get', 'b', 'u', 1), { verb: 'overflow', group: 'overflow', resource: 'overflow', subresource: 'overflow', client: 'overflow', code: 'overflow', value: 2 }],
+      want: [
+        count('get', 'a', 'u', 2),
+        count('get', 'b', 'u', 1),
+        { verb: 'overflow', group: 'overflow', resource: 'overflow', subresource: 'overflow', client: 'overflow', code: 'overflow', value: 2 },
+      ],
     },
   ];
   for (const c of cases) {
@@ -52,14 +74,20 @@ describe('RequestCounter', () => {
 
 describe('Prometheus text', () => {
   it('renders HELP, TYPE and one line per series', () => {
-    const text = renderRequestMetrics([created('pods', 'replicaset-controller', 100), count('patch', 'replicasets', 'system:node:n1', 2, 'apps', 'status', '409')]);
-    assert.equal(text, [
-      '# HELP apiserver_request_total API requests by verb, API group, resource, subresource, client (the authenticated user, or the master\'s in-process component) and HTTP status code.',
-      '# TYPE apiserver_request_total counter',
-      'apiserver_request_total{verb="create",group="",resource="pods",subresource="",client="replicaset-controller",code="201"} 100',
-      'apiserver_request_total{verb="patch",group="apps",resource="replicasets",subresource="status",client="system:node:n1",code="409"} 2',
-      '',
-    ].join('\n'));
+    const text = renderRequestMetrics([
+      created('pods', 'replicaset-controller', 100),
+      count('patch', 'replicasets', 'system:node:n1', 2, 'apps', 'status', '409'),
+    ]);
+    assert.equal(
+      text,
+      [
+        "# HELP apiserver_request_total API requests by verb, API group, resource, subresource, client (the authenticated user, or the master's in-process component) and HTTP status code.",
+        '# TYPE apiserver_request_total counter',
+        'apiserver_request_total{verb="create",group="",resource="pods",subresource="",client="replicaset-controller",code="201"} 100',
+        'apiserver_request_total{verb="patch",group="apps",resource="replicasets",subresource="status",client="system:node:n1",code="409"} 2',
+        '',
+      ].join('\n'),
+    );
   });
 
   it('escapes label values and reads them back unchanged', () => {
@@ -68,7 +96,8 @@ describe('Prometheus text', () => {
   });
 
   it('parsing skips comments and other metrics', () => {
-    const text = '# TYPE x counter\nother_total{verb="get"} 4\napiserver_request_total{verb="get",group="",resource="pods",subresource="",client="u",code="200"} 5\n';
+    const text =
+      '# TYPE x counter\nother_total{verb="get"} 4\napiserver_request_total{verb="get",group="",resource="pods",subresource="",client="u",code="200"} 5\n';
     assert.deepEqual(parseRequestMetrics(text), [count('get', 'pods', 'u', 5)]);
   });
 });
@@ -76,7 +105,12 @@ describe('Prometheus text', () => {
 describe('requestDeltas', () => {
   const cases: { name: string; before: RequestCount[]; after: RequestCount[]; want: RequestCount[] }[] = [
     { name: 'unchanged series are left out', before: [count('get', 'pods', 'u', 5)], after: [count('get', 'pods', 'u', 5)], want: [] },
-    { name: 'grown series give the difference', before: [count('get', 'pods', 'u', 5)], after: [count('get', 'pods', 'u', 9)], want: [count('get', 'pods', 'u', 4)] },
+    {
+      name: 'grown series give the difference',
+      before: [count('get', 'pods', 'u', 5)],
+      after: [count('get', 'pods', 'u', 9)],
+      want: [count('get', 'pods', 'u', 4)],
+    },
     { name: 'new series count from zero', before: [], after: [created('pods', 'rs', 2)], want: [created('pods', 'rs', 2)] },
     {
       name: 'series differing only in client or code are kept apart',
@@ -91,7 +125,7 @@ describe('requestDeltas', () => {
 const pod = (name: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
 
 describe('ObjectService client views', () => {
-  it('count each call under the view\'s client, in the counter the service shares; the service itself counts nothing', async () => {
+  it("count each call under the view's client, in the counter the service shares; the service itself counts nothing", async () => {
     const service = new ObjectService({ store: new MemoryStore() });
     await ensureSystemNamespaces(service);
     await service.create(podKind, 'default', pod('by-service'));
@@ -107,7 +141,17 @@ describe('ObjectService client views', () => {
     await gc.delete(podKind, 'default', 'a');
     await assert.rejects(gc.get(podKind, 'default', 'a'), { code: 404 });
     await rs.counted('create', podKind, 'binding', async () => {}, 201);
-    await assert.rejects(rs.counted('create', podKind, 'binding', async () => { throw new ConflictError('lost'); }, 201));
+    await assert.rejects(
+      rs.counted(
+        'create',
+        podKind,
+        'binding',
+        async () => {
+          throw new ConflictError('lost');
+        },
+        201,
+      ),
+    );
     const events = gc.listWatcher(podKind, 'default').watch('0', new AbortController().signal)[Symbol.asyncIterator]();
     await events.next();
     await events.return?.(undefined);
@@ -133,7 +177,12 @@ describe('ObjectService client views', () => {
     const service = new ObjectService({ store: new MemoryStore() });
     const view = service.forClient('c');
     let asked = 0;
-    service.useNamespaceCache({ get: (name) => { asked++; return { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }; } });
+    service.useNamespaceCache({
+      get: (name) => {
+        asked++;
+        return { apiVersion: 'v1', kind: 'Namespace', metadata: { name } };
+      },
+    });
     await view.create(podKind, 'cached-only', pod('p'));
     assert.equal(asked, 1);
   });
@@ -148,15 +197,16 @@ describe('GET /metrics on the API app', () => {
     authenticator.add(NODE, { name: 'system:node:n1', groups: ['system:nodes', 'system:authenticated'] });
     const api = createApiApp({ store: new MemoryStore(), authenticator });
     await ensureSystemNamespaces(api.service);
-    const call = (token: string | undefined, method: string, path: string, body?: unknown) => api.app.request(path, {
-      method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    const call = (token: string | undefined, method: string, path: string, body?: unknown) =>
+      api.app.request(path, {
+        method,
+        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
     return { api, call };
   };
 
-  it('counts HTTP requests by user (refused ones too) beside the in-process clients\' calls, and serves them to admins', async () => {
+  it("counts HTTP requests by user (refused ones too) beside the in-process clients' calls, and serves them to admins", async () => {
     const { api, call } = await setup();
     assert.equal((await call(ADMIN, 'POST', '/api/v1/namespaces/default/pods', pod('web'))).status, 201);
     assert.equal((await call(ADMIN, 'GET', '/api/v1/namespaces/default/pods')).status, 200);
@@ -183,7 +233,7 @@ describe('GET /metrics on the API app', () => {
     const { call } = await setup();
     const res = await call(NODE, 'GET', '/metrics');
     assert.equal(res.status, 403);
-    const status = await res.json() as { kind: string; reason: string; message: string };
+    const status = (await res.json()) as { kind: string; reason: string; message: string };
     assert.equal(status.kind, 'Status');
     assert.equal(status.reason, 'Forbidden');
     assert.match(status.message, /User "system:node:n1" cannot get path "\/metrics"/);

@@ -114,8 +114,13 @@ export function parseRequestMetrics(text: string): RequestCount[] {
     const labels: Record<string, string> = {};
     for (const l of m[1]!.matchAll(LABEL)) labels[l[1]!] = l[2]!.replace(/\\(.)/g, (_, ch: string) => (ch === 'n' ? '\n' : ch));
     out.push({
-      verb: labels.verb ?? '', group: labels.group ?? '', resource: labels.resource ?? '', subresource: labels.subresource ?? '', client: labels.client ?? '',
-      code: labels.code ?? '', value: Number(m[2]),
+      verb: labels.verb ?? '',
+      group: labels.group ?? '',
+      resource: labels.resource ?? '',
+      subresource: labels.subresource ?? '',
+      client: labels.client ?? '',
+      code: labels.code ?? '',
+      value: Number(m[2]),
     });
   }
   return out;

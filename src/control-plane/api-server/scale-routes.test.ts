@@ -27,8 +27,14 @@ describe('replicasets/scale', () => {
     api = createApiApp({ store: new MemoryStore(), authenticator, routes: [(app, { service }) => registerScaleRoutes(app, { service })] });
     await ensureSystemNamespaces(api.service);
     const res = await call('POST', RS, {
-      apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web' },
-      spec: { replicas: 2, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      metadata: { name: 'web' },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: 'web' } },
+        template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+      },
     });
     assert.equal(res.status, 201, JSON.stringify(res.body));
   });
@@ -70,6 +76,14 @@ describe('replicasets/scale', () => {
   it('discovery lists replicasets/scale', async () => {
     const res = await call('GET', '/apis/apps/v1');
     const scale = res.body.resources.find((r: { name: string }) => r.name === 'replicasets/scale');
-    assert.deepEqual(scale, { name: 'replicasets/scale', singularName: '', namespaced: true, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
+    assert.deepEqual(scale, {
+      name: 'replicasets/scale',
+      singularName: '',
+      namespaced: true,
+      group: 'autoscaling',
+      version: 'v1',
+      kind: 'Scale',
+      verbs: ['get', 'patch', 'update'],
+    });
   });
 });

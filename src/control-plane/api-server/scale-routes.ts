@@ -28,7 +28,14 @@ function json(c: Context, body: unknown): Response {
 const PATCH_RETRIES = 8;
 
 /** Writes spec.replicas, guarded by the resourceVersion the client read (if it sent one). */
-async function setReplicas(options: ScaleRoutesOptions, def: KindDefinition, namespace: string, name: string, replicas: unknown, resourceVersion: unknown): Promise<unknown> {
+async function setReplicas(
+  options: ScaleRoutesOptions,
+  def: KindDefinition,
+  namespace: string,
+  name: string,
+  replicas: unknown,
+  resourceVersion: unknown,
+): Promise<unknown> {
   const problem = scaleReplicasProblem(replicas);
   if (problem) throw new InvalidError(`Scale.autoscaling "${name}" is invalid: ${problem}`, { kind: 'Scale', name });
   const rv = typeof resourceVersion === 'string' && resourceVersion ? { resourceVersion } : {};
@@ -43,7 +50,8 @@ async function handle(c: Context, options: ScaleRoutesOptions, def: KindDefiniti
   if (c.req.method === 'GET') return json(c, scaleOf(await service.get(def, namespace, name)));
   const body = parseJsonObject(await readRequestText(c), c.req.header('content-type'));
   if (c.req.method === 'PUT') {
-    if (body.kind !== undefined && body.kind !== 'Scale') throw new BadRequestError(`the kind in the data (${String(body.kind).slice(0, 64)}) does not match the expected kind (Scale)`);
+    if (body.kind !== undefined && body.kind !== 'Scale')
+      throw new BadRequestError(`the kind in the data (${String(body.kind).slice(0, 64)}) does not match the expected kind (Scale)`);
     const meta = (body.metadata ?? {}) as { name?: unknown; resourceVersion?: unknown };
     if (meta.name !== undefined && meta.name !== name) throw new BadRequestError('the name of the object does not match the name on the URL');
     return json(c, await setReplicas(options, def, namespace, name, (body.spec as { replicas?: unknown } | undefined)?.replicas, meta.resourceVersion));

@@ -18,7 +18,7 @@ function pod(name: string) {
 }
 
 describe('API server on shared informers', () => {
-  it('uses the factory\'s Namespace informer, and admits creates before the factory starts', async () => {
+  it("uses the factory's Namespace informer, and admits creates before the factory starts", async () => {
     const store = new MemoryStore();
     const service = new ObjectService({ store });
     const informers = new InformerFactory({ client: new LocalClient(service.forClient('shared-informers')) });
@@ -30,8 +30,12 @@ describe('API server on shared informers', () => {
     try {
       assert.equal(informers.size, 1, 'the server asked the factory for its Namespace informer');
       const call = async (method: string, path: string, body?: unknown) => {
-        const res = await fetch(`${api.url}${path}`, { method, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-        return { status: res.status, body: await res.json() as Status };
+        const res = await fetch(`${api.url}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        return { status: res.status, body: (await res.json()) as Status };
       };
 
       // Not started yet (the master starts it with its controllers): namespaces are read from the store.
@@ -43,7 +47,10 @@ describe('API server on shared informers', () => {
       await call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'doomed' } });
       assert.equal((await call('DELETE', '/api/v1/namespaces/doomed')).status, 200);
       const namespaces = informers.informer(namespaceKind);
-      await waitFor(() => namespaces.get('doomed')?.metadata.deletionTimestamp, { timeoutMs: 5_000, description: 'the shared informer sees the namespace terminating' });
+      await waitFor(() => namespaces.get('doomed')?.metadata.deletionTimestamp, {
+        timeoutMs: 5_000,
+        description: 'the shared informer sees the namespace terminating',
+      });
       const refused = await call('POST', '/api/v1/namespaces/doomed/pods', pod('late'));
       assert.equal(refused.status, 403);
       assert.match(refused.body.message, /being terminated/);

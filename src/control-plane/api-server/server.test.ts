@@ -100,7 +100,7 @@ describe('API server', () => {
     for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: 'Basic abc' }] as Record<string, string>[]) {
       const res = await h.api.app.request(PODS, { headers });
       assert.equal(res.status, 401);
-      const body = await res.json() as Status;
+      const body = (await res.json()) as Status;
       assert.equal(body.kind, 'Status');
       assert.equal(body.reason, 'Unauthorized');
     }
@@ -182,7 +182,11 @@ describe('API server', () => {
 
   it('keeps status on spec writes and changes only status through /status', async () => {
     const created = (await h.call('POST', PODS, pod('web'))).body;
-    const st = await h.call('PUT', `${PODS}/web/status`, { ...created, metadata: { ...created.metadata, labels: { sneaky: 'yes' } }, status: { phase: 'Running', podIP: '10.244.1.5' } });
+    const st = await h.call('PUT', `${PODS}/web/status`, {
+      ...created,
+      metadata: { ...created.metadata, labels: { sneaky: 'yes' } },
+      status: { phase: 'Running', podIP: '10.244.1.5' },
+    });
     assert.equal(st.status, 200);
     assert.equal(st.body.status.phase, 'Running');
     assert.deepEqual(st.body.metadata.labels, {}, 'status writes must not change metadata');
@@ -194,7 +198,12 @@ describe('API server', () => {
 
   it('merge-patches labels without bumping generation, and skips no-op writes', async () => {
     const created = (await h.call('POST', PODS, pod('web', { app: 'web' }))).body;
-    const patched = await h.call('PATCH', `${PODS}/web`, { metadata: { labels: { tier: 'front', app: null } } }, { 'content-type': 'application/merge-patch+json' });
+    const patched = await h.call(
+      'PATCH',
+      `${PODS}/web`,
+      { metadata: { labels: { tier: 'front', app: null } } },
+      { 'content-type': 'application/merge-patch+json' },
+    );
     assert.equal(patched.status, 200);
     assert.deepEqual(patched.body.metadata.labels, { tier: 'front' });
     assert.equal(patched.body.metadata.generation, 1);
@@ -221,11 +230,16 @@ describe('API server', () => {
     assert.equal((await h.call('GET', `${PODS}/web`)).status, 404);
   });
 
-  it('puts the garbage collector\'s finalizer on an owner for Foreground and Orphan (query, body or orphanDependents)', async () => {
+  it("puts the garbage collector's finalizer on an owner for Foreground and Orphan (query, body or orphanDependents)", async () => {
     const RS = '/apis/apps/v1/namespaces/default/replicasets';
     const rs = (name: string) => ({
-      apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name },
-      spec: { selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } },
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      metadata: { name },
+      spec: {
+        selector: { matchLabels: { app: name } },
+        template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } },
+      },
     });
     for (const name of ['fg', 'or', 'od', 'bg']) assert.equal((await h.call('POST', RS, rs(name))).status, 201);
     const fg = await h.call('DELETE', `${RS}/fg?propagationPolicy=Foreground`);
@@ -271,9 +285,16 @@ describe('API server', () => {
     // Resume from just after the create of a: the patch, the create of b and the delete follow.
     const w = watchReader(await openWatch(h, `${PODS}?watch=1&resourceVersion=${a.metadata.resourceVersion}`));
     const events = await w.take(3);
-    assert.deepEqual(events.map((e) => `${e.type} ${e.object.metadata.name}`), ['MODIFIED a', 'ADDED b', 'DELETED a']);
+    assert.deepEqual(
+      events.map((e) => `${e.type} ${e.object.metadata.name}`),
+      ['MODIFIED a', 'ADDED b', 'DELETED a'],
+    );
     const rvs = events.map((e) => Number(e.object.metadata.resourceVersion));
-    assert.deepEqual([...rvs].sort((x, y) => x - y), rvs, 'revisions must increase');
+    assert.deepEqual(
+      [...rvs].sort((x, y) => x - y),
+      rvs,
+      'revisions must increase',
+    );
     await h.call('POST', PODS, pod('c'));
     const [live] = await w.take(1);
     assert.equal(live.type, 'ADDED');
@@ -292,7 +313,10 @@ describe('API server', () => {
     await h.call('PATCH', `${PODS}/b`, { metadata: { labels: { app: 'web' } } }, { 'content-type': 'application/merge-patch+json' });
     await h.call('PATCH', `${PODS}/a`, { metadata: { labels: { app: 'db' } } }, { 'content-type': 'application/merge-patch+json' });
     const next = await w.take(2);
-    assert.deepEqual(next.map((e) => `${e.type} ${e.object.metadata.name}`), ['ADDED b', 'DELETED a']);
+    assert.deepEqual(
+      next.map((e) => `${e.type} ${e.object.metadata.name}`),
+      ['ADDED b', 'DELETED a'],
+    );
     await w.close();
   });
 
@@ -303,7 +327,7 @@ describe('API server', () => {
     await h.store.compact(await h.store.currentRevision());
     const res = await openWatch(h, `${PODS}?watch=1&resourceVersion=${a.metadata.resourceVersion}`);
     assert.equal(res.status, 410);
-    const body = await res.json() as Status;
+    const body = (await res.json()) as Status;
     assert.equal(body.kind, 'Status');
     assert.equal(body.code, 410);
   });

@@ -213,7 +213,12 @@ export function planServiceAllocation(input: PlanInput): PlanResult {
   // ---- cluster IP ----
   const requested = spec.clusterIP || spec.clusterIPs?.[0] || '';
   if (spec.clusterIP && spec.clusterIPs?.length && spec.clusterIPs[0] !== spec.clusterIP) {
-    problems.push({ path: ['spec', 'clusterIPs', 0], reason: 'FieldValueInvalid', value: spec.clusterIPs[0], detail: 'must match `clusterIP` when both are given' });
+    problems.push({
+      path: ['spec', 'clusterIPs', 0],
+      reason: 'FieldValueInvalid',
+      value: spec.clusterIPs[0],
+      detail: 'must match `clusterIP` when both are given',
+    });
   }
   if (requested === 'None') {
     spec.clusterIP = 'None';
@@ -225,9 +230,19 @@ export function planServiceAllocation(input: PlanInput): PlanResult {
     const reserved = reservedFor(requested, ranges.serviceCIDR);
     const holder = held.ips.get(requested);
     if (!ipInRange(requested, ranges.serviceCIDR)) {
-      problems.push({ path: ['spec', 'clusterIP'], reason: 'FieldValueInvalid', value: requested, detail: `provided IP is not in the valid range. The range of valid IPs is ${validRange}` });
+      problems.push({
+        path: ['spec', 'clusterIP'],
+        reason: 'FieldValueInvalid',
+        value: requested,
+        detail: `provided IP is not in the valid range. The range of valid IPs is ${validRange}`,
+      });
     } else if (reserved && !is(input.service, reserved)) {
-      problems.push({ path: ['spec', 'clusterIP'], reason: 'FieldValueInvalid', value: requested, detail: `provided IP is reserved for the ${reserved.namespace}/${reserved.name} service` });
+      problems.push({
+        path: ['spec', 'clusterIP'],
+        reason: 'FieldValueInvalid',
+        value: requested,
+        detail: `provided IP is reserved for the ${reserved.namespace}/${reserved.name} service`,
+      });
     } else if (holder && !ours(holder)) {
       problems.push({ path: ['spec', 'clusterIP'], reason: 'FieldValueInvalid', value: requested, detail: 'provided IP is already allocated' });
     } else {
@@ -271,7 +286,12 @@ export function planServiceAllocation(input: PlanInput): PlanResult {
       }
       const holder = held.ports.get(p.nodePort);
       if (p.nodePort < ranges.nodePorts.min || p.nodePort > ranges.nodePorts.max) {
-        problems.push({ path, reason: 'FieldValueInvalid', value: p.nodePort, detail: `provided port is not in the valid range. The range of valid ports is ${ranges.nodePorts.min}-${ranges.nodePorts.max}` });
+        problems.push({
+          path,
+          reason: 'FieldValueInvalid',
+          value: p.nodePort,
+          detail: `provided port is not in the valid range. The range of valid ports is ${ranges.nodePorts.min}-${ranges.nodePorts.max}`,
+        });
       } else if (holder && !ours(holder)) {
         problems.push({ path, reason: 'FieldValueInvalid', value: p.nodePort, detail: 'provided port is already allocated' });
       } else {
@@ -283,7 +303,12 @@ export function planServiceAllocation(input: PlanInput): PlanResult {
       if (p.nodePort) return;
       const port = pickNodePort(ranges.nodePorts, (n) => held.ports.has(n) || after.has(n) || before.has(n), random);
       if (port === undefined) {
-        problems.push({ path: ['spec', 'ports', i, 'nodePort'], reason: 'FieldValueInvalid', value: 0, detail: `no node port is left in the range ${ranges.nodePorts.min}-${ranges.nodePorts.max}` });
+        problems.push({
+          path: ['spec', 'ports', i, 'nodePort'],
+          reason: 'FieldValueInvalid',
+          value: 0,
+          detail: `no node port is left in the range ${ranges.nodePorts.min}-${ranges.nodePorts.max}`,
+        });
         return;
       }
       p.nodePort = port;
@@ -300,7 +325,9 @@ export function planServiceAllocation(input: PlanInput): PlanResult {
 /** What a deleted service frees: the records it holds. */
 export function releasesOf(service: Service, held: HeldAllocations): { ips: string[]; ports: number[] } {
   const uid = service.metadata.uid;
-  const ips = [...new Set([service.spec.clusterIP, ...(service.spec.clusterIPs ?? [])])].filter((ip): ip is string => Boolean(ip) && held.ips.get(ip!)?.uid === uid);
+  const ips = [...new Set([service.spec.clusterIP, ...(service.spec.clusterIPs ?? [])])].filter(
+    (ip): ip is string => Boolean(ip) && held.ips.get(ip!)?.uid === uid,
+  );
   const ports = [...new Set(service.spec.ports.map((p) => p.nodePort).filter((n): n is number => Boolean(n)))].filter((n) => held.ports.get(n)?.uid === uid);
   return { ips, ports };
 }
@@ -343,7 +370,8 @@ export function planRepair(services: readonly Service[], held: HeldAllocations, 
     if (!usesNodePorts(s.spec)) continue;
     for (const port of new Set(s.spec.ports.map((p) => p.nodePort).filter((n): n is number => Boolean(n)))) {
       const owner = held.ports.get(port) ?? claimedPorts.get(port);
-      if (port < ranges.nodePorts.min || port > ranges.nodePorts.max) plan.warnings.push(`${who} has node port ${port}, outside the range ${ranges.nodePorts.min}-${ranges.nodePorts.max}`);
+      if (port < ranges.nodePorts.min || port > ranges.nodePorts.max)
+        plan.warnings.push(`${who} has node port ${port}, outside the range ${ranges.nodePorts.min}-${ranges.nodePorts.max}`);
       if (!owner) {
         plan.claimPorts.push({ port, holder });
         claimedPorts.set(port, holder);

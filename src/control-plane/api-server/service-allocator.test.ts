@@ -24,7 +24,10 @@ async function setup(random?: () => number) {
 
 /** The causes of a 422, as `field: message`. */
 async function refused(p: Promise<unknown>): Promise<string[]> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   assert.ok(err instanceof InvalidError, `expected a 422, got ${String(err)}`);
   return (err.details.causes ?? []).map((c) => `${c.field}: ${c.message}`);
 }
@@ -62,10 +65,26 @@ describe('ServiceAllocator in the object service', () => {
     const before = await store.currentRevision();
     const table: [string, Record<string, unknown>, string[]][] = [
       ['a taken address', { clusterIP: '10.96.1.1', ports: [{ port: 80 }] }, ['spec.clusterIP: Invalid value: "10.96.1.1": provided IP is already allocated']],
-      ['an address out of range', { clusterIP: '192.168.0.1', ports: [{ port: 80 }] }, ['spec.clusterIP: Invalid value: "192.168.0.1": provided IP is not in the valid range. The range of valid IPs is 10.96.0.0/16']],
-      ['the DNS address', { clusterIP: '10.96.0.10', ports: [{ port: 80 }] }, ['spec.clusterIP: Invalid value: "10.96.0.10": provided IP is reserved for the kube-system/kube-dns service']],
-      ['a taken node port', { type: 'NodePort', ports: [{ port: 80, nodePort: 30080 }] }, ['spec.ports[0].nodePort: Invalid value: 30080: provided port is already allocated']],
-      ['a node port out of range', { type: 'NodePort', ports: [{ port: 80, nodePort: 40000 }] }, ['spec.ports[0].nodePort: Invalid value: 40000: provided port is not in the valid range. The range of valid ports is 30000-32767']],
+      [
+        'an address out of range',
+        { clusterIP: '192.168.0.1', ports: [{ port: 80 }] },
+        ['spec.clusterIP: Invalid value: "192.168.0.1": provided IP is not in the valid range. The range of valid IPs is 10.96.0.0/16'],
+      ],
+      [
+        'the DNS address',
+        { clusterIP: '10.96.0.10', ports: [{ port: 80 }] },
+        ['spec.clusterIP: Invalid value: "10.96.0.10": provided IP is reserved for the kube-system/kube-dns service'],
+      ],
+      [
+        'a taken node port',
+        { type: 'NodePort', ports: [{ port: 80, nodePort: 30080 }] },
+        ['spec.ports[0].nodePort: Invalid value: 30080: provided port is already allocated'],
+      ],
+      [
+        'a node port out of range',
+        { type: 'NodePort', ports: [{ port: 80, nodePort: 40000 }] },
+        ['spec.ports[0].nodePort: Invalid value: 40000: provided port is not in the valid range. The range of valid ports is 30000-32767'],
+      ],
     ];
     for (const [what, spec, want] of table) assert.deepEqual(await refused(create('b', spec)), want, what);
     // Invalid objects are refused before anything is allocated.
@@ -80,22 +99,39 @@ describe('ServiceAllocator in the object service', () => {
     const ip = s.spec.clusterIP!;
     const port = s.spec.ports[0]!.nodePort!;
     // A PUT that leaves both out keeps both (kubectl replace of the original manifest).
-    const replaced = await api.replace(serviceKind, 'default', 'n', { metadata: { name: 'n' }, spec: { type: 'NodePort', selector: { app: 'x' }, ports: [{ name: 'http', port: 80 }] } }) as Service;
+    const replaced = (await api.replace(serviceKind, 'default', 'n', {
+      metadata: { name: 'n' },
+      spec: { type: 'NodePort', selector: { app: 'x' }, ports: [{ name: 'http', port: 80 }] },
+    })) as Service;
     assert.equal(replaced.spec.clusterIP, ip);
     assert.equal(replaced.spec.ports[0]!.nodePort, port);
-    assert.deepEqual(await refused(api.patch(serviceKind, 'default', 'n', { spec: { clusterIP: '10.96.9.9' } })), ['spec.clusterIP: Invalid value: "10.96.9.9": field is immutable']);
-    assert.deepEqual(await refused(api.patch(serviceKind, 'default', 'n', { spec: { ports: [{ name: 'http', port: 80, nodePort: 31111 }] } })), [`spec.ports[0].nodePort: Invalid value: 31111: field is immutable`]);
+    assert.deepEqual(await refused(api.patch(serviceKind, 'default', 'n', { spec: { clusterIP: '10.96.9.9' } })), [
+      'spec.clusterIP: Invalid value: "10.96.9.9": field is immutable',
+    ]);
+    assert.deepEqual(await refused(api.patch(serviceKind, 'default', 'n', { spec: { ports: [{ name: 'http', port: 80, nodePort: 31111 }] } })), [
+      `spec.ports[0].nodePort: Invalid value: 31111: field is immutable`,
+    ]);
     // A new port gets its own node port; back to ClusterIP frees them all.
-    const two = await api.patch(serviceKind, 'default', 'n', { spec: { ports: [{ name: 'http', port: 80 }, { name: 'https', port: 443 }] } }) as Service;
+    const two = (await api.patch(serviceKind, 'default', 'n', {
+      spec: {
+        ports: [
+          { name: 'http', port: 80 },
+          { name: 'https', port: 443 },
+        ],
+      },
+    })) as Service;
     assert.equal(two.spec.ports[0]!.nodePort, port);
     assert.ok(two.spec.ports[1]!.nodePort);
     assert.equal((await records()).ports.length, 2);
-    const back = await api.patch(serviceKind, 'default', 'n', { spec: { type: 'ClusterIP' } }) as Service;
-    assert.deepEqual(back.spec.ports.map((p) => p.nodePort), [undefined, undefined]);
+    const back = (await api.patch(serviceKind, 'default', 'n', { spec: { type: 'ClusterIP' } })) as Service;
+    assert.deepEqual(
+      back.spec.ports.map((p) => p.nodePort),
+      [undefined, undefined],
+    );
     assert.equal(back.spec.clusterIP, ip);
     assert.deepEqual(await records(), { ips: [`${ip}=n`], ports: [] });
     // And to NodePort again: new ports.
-    const again = await api.patch(serviceKind, 'default', 'n', { spec: { type: 'NodePort' } }) as Service;
+    const again = (await api.patch(serviceKind, 'default', 'n', { spec: { type: 'NodePort' } })) as Service;
     assert.ok(again.spec.ports.every((p) => p.nodePort));
     assert.equal((await records()).ports.length, 2);
   });
@@ -118,7 +154,10 @@ describe('ServiceAllocator in the object service', () => {
     const { store, records, create } = await setup();
     // A store written before allocation records existed: services straight through a plain object service.
     const plain = new ObjectService({ store });
-    await plain.create(serviceKind, 'default', { metadata: { name: 'old' }, spec: { clusterIP: '10.96.7.7', type: 'NodePort', ports: [{ port: 80, nodePort: 30777 }] } });
+    await plain.create(serviceKind, 'default', {
+      metadata: { name: 'old' },
+      spec: { clusterIP: '10.96.7.7', type: 'NodePort', ports: [{ port: 80, nodePort: 30777 }] },
+    });
     await store.create(`${SERVICE_IP_PREFIX}10.96.8.8`, { namespace: 'default', name: 'gone', uid: 'gone', value: '10.96.8.8', allocatedAt: '' });
     const allocator = new ServiceAllocator({ store, ranges: { serviceCIDR: '10.96.0.0/16', nodePorts: { min: 30000, max: 32767 } } });
     assert.deepEqual(await allocator.repair(), [
@@ -128,7 +167,9 @@ describe('ServiceAllocator in the object service', () => {
     ]);
     assert.deepEqual(await records(), { ips: ['10.96.7.7=old'], ports: ['30777=old'] });
     assert.deepEqual(await allocator.repair(), [], 'a second run has nothing to do');
-    assert.deepEqual(await refused(create('new', { clusterIP: '10.96.7.7', ports: [{ port: 80 }] })), ['spec.clusterIP: Invalid value: "10.96.7.7": provided IP is already allocated']);
+    assert.deepEqual(await refused(create('new', { clusterIP: '10.96.7.7', ports: [{ port: 80 }] })), [
+      'spec.clusterIP: Invalid value: "10.96.7.7": provided IP is already allocated',
+    ]);
   });
 
   it('gives headless services nothing', async () => {

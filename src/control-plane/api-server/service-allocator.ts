@@ -6,7 +6,13 @@ import { storePrefix } from '../../core/api/registry.js';
 import { AlreadyExistsError, ConflictError, NotFoundError } from '../../core/errors.js';
 import type { Store, StoreOp } from '../../core/store/store.js';
 import {
-  carryOverAllocations, planRepair, planServiceAllocation, releasesOf, type HeldAllocations, type Holder, type ServiceRanges,
+  carryOverAllocations,
+  planRepair,
+  planServiceAllocation,
+  releasesOf,
+  type HeldAllocations,
+  type Holder,
+  type ServiceRanges,
 } from './service-allocation.js';
 
 /** One key per cluster IP and per node port, created only if absent: the store refuses a second holder. */
@@ -80,8 +86,12 @@ export class ServiceAllocator implements AllocationHook {
     const holder: Holder = { namespace: service.metadata.namespace ?? '', name: service.metadata.name ?? '', uid: service.metadata.uid ?? '' };
     const allocatedAt = this.#now().toISOString();
     const ops: StoreOp[] = [
-      ...plan.claimIPs.map((ip): StoreOp => ({ type: 'create', key: serviceIPKey(ip), value: { ...holder, value: ip, allocatedAt } satisfies AllocationRecord })),
-      ...plan.claimPorts.map((port): StoreOp => ({ type: 'create', key: nodePortKey(port), value: { ...holder, value: String(port), allocatedAt } satisfies AllocationRecord })),
+      ...plan.claimIPs.map(
+        (ip): StoreOp => ({ type: 'create', key: serviceIPKey(ip), value: { ...holder, value: ip, allocatedAt } satisfies AllocationRecord }),
+      ),
+      ...plan.claimPorts.map(
+        (port): StoreOp => ({ type: 'create', key: nodePortKey(port), value: { ...holder, value: String(port), allocatedAt } satisfies AllocationRecord }),
+      ),
       ...deletes(plan.releaseIPs.map(serviceIPKey), revisions),
       ...deletes(plan.releasePorts.map(nodePortKey), revisions),
     ];
@@ -113,13 +123,19 @@ export class ServiceAllocator implements AllocationHook {
       }
     };
     for (const { ip, holder } of plan.claimIPs) {
-      await write(`recorded cluster IP ${ip} of service ${holder.namespace}/${holder.name}`, () => this.#store.create(serviceIPKey(ip), { ...holder, value: ip, allocatedAt } satisfies AllocationRecord));
+      await write(`recorded cluster IP ${ip} of service ${holder.namespace}/${holder.name}`, () =>
+        this.#store.create(serviceIPKey(ip), { ...holder, value: ip, allocatedAt } satisfies AllocationRecord),
+      );
     }
     for (const { port, holder } of plan.claimPorts) {
-      await write(`recorded node port ${port} of service ${holder.namespace}/${holder.name}`, () => this.#store.create(nodePortKey(port), { ...holder, value: String(port), allocatedAt } satisfies AllocationRecord));
+      await write(`recorded node port ${port} of service ${holder.namespace}/${holder.name}`, () =>
+        this.#store.create(nodePortKey(port), { ...holder, value: String(port), allocatedAt } satisfies AllocationRecord),
+      );
     }
-    for (const ip of plan.releaseIPs) await write(`freed cluster IP ${ip} (its service is gone)`, () => this.#store.delete(serviceIPKey(ip), revisions.get(serviceIPKey(ip))));
-    for (const port of plan.releasePorts) await write(`freed node port ${port} (its service is gone)`, () => this.#store.delete(nodePortKey(port), revisions.get(nodePortKey(port))));
+    for (const ip of plan.releaseIPs)
+      await write(`freed cluster IP ${ip} (its service is gone)`, () => this.#store.delete(serviceIPKey(ip), revisions.get(serviceIPKey(ip))));
+    for (const port of plan.releasePorts)
+      await write(`freed node port ${port} (its service is gone)`, () => this.#store.delete(nodePortKey(port), revisions.get(nodePortKey(port))));
     return notes;
   }
 
@@ -129,10 +145,7 @@ export class ServiceAllocator implements AllocationHook {
   }
 
   async #read(): Promise<HeldState> {
-    const [ips, ports] = await Promise.all([
-      this.#store.list<AllocationRecord>(SERVICE_IP_PREFIX),
-      this.#store.list<AllocationRecord>(NODE_PORT_PREFIX),
-    ]);
+    const [ips, ports] = await Promise.all([this.#store.list<AllocationRecord>(SERVICE_IP_PREFIX), this.#store.list<AllocationRecord>(NODE_PORT_PREFIX)]);
     const revisions = new Map<string, number>();
     const holder = (r: AllocationRecord): Holder => ({ namespace: r.namespace, name: r.name, uid: r.uid });
     const ipMap = new Map<string, Holder>();

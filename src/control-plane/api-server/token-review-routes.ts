@@ -20,7 +20,8 @@ export function registerTokenReviewRoutes<E extends { Variables: { user: UserInf
     if (body.apiVersion !== undefined && body.apiVersion !== TOKEN_REVIEW_API_VERSION) {
       throw new BadRequestError(`TokenReview must have apiVersion "${TOKEN_REVIEW_API_VERSION}", not ${JSON.stringify(body.apiVersion).slice(0, 64)}`);
     }
-    if (body.kind !== undefined && body.kind !== 'TokenReview') throw new BadRequestError(`the body must be a TokenReview, not ${JSON.stringify(body.kind).slice(0, 64)}`);
+    if (body.kind !== undefined && body.kind !== 'TokenReview')
+      throw new BadRequestError(`the body must be a TokenReview, not ${JSON.stringify(body.kind).slice(0, 64)}`);
     const spec = body.spec as { token?: unknown } | undefined;
     if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) throw new BadRequestError('TokenReview needs spec.token');
     // Kubernetes' own words for an empty token.

@@ -36,7 +36,9 @@ export async function watchResponse(c: Context, options: WatchResponseOptions): 
   // Start pulling; an immediate failure (410, bad selector) becomes the HTTP status.
   const firstPull = iterator.next();
   let timer: NodeJS.Timeout | undefined;
-  const grace = new Promise<'pending'>((resolve) => { timer = setTimeout(() => resolve('pending'), FIRST_EVENT_GRACE_MS); });
+  const grace = new Promise<'pending'>((resolve) => {
+    timer = setTimeout(() => resolve('pending'), FIRST_EVENT_GRACE_MS);
+  });
   let first: IteratorResult<ObjectWatchEvent> | 'pending';
   try {
     first = await Promise.race([firstPull, grace]);
@@ -65,7 +67,11 @@ export async function watchResponse(c: Context, options: WatchResponseOptions): 
         if (closed) return;
         closed = true;
         cleanup();
-        try { controller.close(); } catch { /* already closed by a cancel */ }
+        try {
+          controller.close();
+        } catch {
+          /* already closed by a cancel */
+        }
       };
       const send = (event: ObjectWatchEvent) => {
         lastRevision = Math.max(lastRevision, event.revision);
@@ -73,10 +79,12 @@ export async function watchResponse(c: Context, options: WatchResponseOptions): 
       };
       bookmarkTimer = setInterval(() => {
         if (closed) return;
-        controller.enqueue(line({
-          type: 'BOOKMARK',
-          object: { kind: options.def.kind, apiVersion: apiVersionOf(options.def), metadata: { resourceVersion: String(lastRevision) } },
-        }));
+        controller.enqueue(
+          line({
+            type: 'BOOKMARK',
+            object: { kind: options.def.kind, apiVersion: apiVersionOf(options.def), metadata: { resourceVersion: String(lastRevision) } },
+          }),
+        );
       }, options.bookmarkIntervalMs);
       if (options.timeoutMs) timeoutTimer = setTimeout(close, options.timeoutMs);
       abort.signal.addEventListener('abort', close, { once: true });

@@ -45,14 +45,22 @@ export function etcdArgs(options: { dataDir: string; clientPort: number; peerPor
   const client = `http://127.0.0.1:${options.clientPort}`;
   const peer = `http://127.0.0.1:${options.peerPort}`;
   return [
-    '--name', MEMBER_NAME,
-    '--data-dir', etcdLayout(options.dataDir).etcdDataDir,
-    '--listen-client-urls', client,
-    '--advertise-client-urls', client,
-    '--listen-peer-urls', peer,
-    '--initial-advertise-peer-urls', peer,
-    '--initial-cluster', `${MEMBER_NAME}=${peer}`,
-    '--initial-cluster-state', 'new',
+    '--name',
+    MEMBER_NAME,
+    '--data-dir',
+    etcdLayout(options.dataDir).etcdDataDir,
+    '--listen-client-urls',
+    client,
+    '--advertise-client-urls',
+    client,
+    '--listen-peer-urls',
+    peer,
+    '--initial-advertise-peer-urls',
+    peer,
+    '--initial-cluster',
+    `${MEMBER_NAME}=${peer}`,
+    '--initial-cluster-state',
+    'new',
   ];
 }
 
@@ -98,38 +106,46 @@ export async function startManagedEtcd(options: ManagedEtcdOptions): Promise<Man
     throw new StartupError(`${what}: install it with "apt-get install -y etcd-server"`);
   }
 
-  const portError = (port: number): StartupError => new StartupError(portInUseMessage({
-    port, what: port === peerPort ? 'etcd peer port' : 'etcd client port', flag: '--etcd-port',
-  }));
+  const portError = (port: number): StartupError =>
+    new StartupError(
+      portInUseMessage({
+        port,
+        what: port === peerPort ? 'etcd peer port' : 'etcd client port',
+        flag: '--etcd-port',
+      }),
+    );
 
-  const supervised = await startSupervisedProcess({
-    name: 'etcd',
-    title: 'etcd',
-    executable: etcdPath,
-    args: etcdArgs({ dataDir: options.dataDir, clientPort, peerPort }),
-    pidFile: layout.pidFile,
-    logFile: layout.logFile,
-    leftoverFor: layout.etcdDataDir,
-    isOurs: (argv) => isOurEtcd(argv, layout.etcdDataDir),
-    prepare: () => mkdirSync(options.dataDir, { recursive: true, mode: 0o700 }),
-    preflight: async () => {
-      for (const port of [clientPort, peerPort]) {
-        const code = await probePort(port);
-        if (code === 'EADDRINUSE') throw portError(port);
-        if (code) throw new StartupError(`cannot listen on 127.0.0.1:${port} for etcd (${code}); pass another --etcd-port`);
-      }
+  const supervised = await startSupervisedProcess(
+    {
+      name: 'etcd',
+      title: 'etcd',
+      executable: etcdPath,
+      args: etcdArgs({ dataDir: options.dataDir, clientPort, peerPort }),
+      pidFile: layout.pidFile,
+      logFile: layout.logFile,
+      leftoverFor: layout.etcdDataDir,
+      isOurs: (argv) => isOurEtcd(argv, layout.etcdDataDir),
+      prepare: () => mkdirSync(options.dataDir, { recursive: true, mode: 0o700 }),
+      preflight: async () => {
+        for (const port of [clientPort, peerPort]) {
+          const code = await probePort(port);
+          if (code === 'EADDRINUSE') throw portError(port);
+          if (code) throw new StartupError(`cannot listen on 127.0.0.1:${port} for etcd (${code}); pass another --etcd-port`);
+        }
+      },
+      defaultStartTimeoutMs: 30_000,
+      isHealthy: () => isHealthy(clientUrl),
+      healthGoal: `become healthy at ${clientUrl}`,
+      // etcd warns about deprecated flags at every start: noise that would push out its real complaint.
+      ignoreLogLine: (l) => l.startsWith('[WARNING] Deprecated'),
+      summarizeLog,
+      explainFailure: (tail) => {
+        const inUse = tail.map((l) => /127\.0\.0\.1:(\d+).*address already in use/.exec(l)).find(Boolean);
+        return inUse ? portError(Number(inUse[1])) : undefined;
+      },
     },
-    defaultStartTimeoutMs: 30_000,
-    isHealthy: () => isHealthy(clientUrl),
-    healthGoal: `become healthy at ${clientUrl}`,
-    // etcd warns about deprecated flags at every start: noise that would push out its real complaint.
-    ignoreLogLine: (l) => l.startsWith('[WARNING] Deprecated'),
-    summarizeLog,
-    explainFailure: (tail) => {
-      const inUse = tail.map((l) => /127\.0\.0\.1:(\d+).*address already in use/.exec(l)).find(Boolean);
-      return inUse ? portError(Number(inUse[1])) : undefined;
-    },
-  }, options);
+    options,
+  );
 
   return { endpoints: [clientUrl], pid: supervised.pid, restarts: supervised.restarts, stopped: supervised.stopped };
 }

@@ -5,15 +5,27 @@ import type { NetworkInterfaceInfo, networkInterfaces } from 'node:os';
 import { advertisedServerUrl, interfaceAddress, joinCommand, readyBanner } from './announce.js';
 
 type Interfaces = ReturnType<typeof networkInterfaces>;
-const ipv4 = (address: string, internal = false): NetworkInterfaceInfo => ({ address, family: 'IPv4', internal, netmask: '255.255.255.0', mac: '00:00:00:00:00:00', cidr: `${address}/24` });
+const ipv4 = (address: string, internal = false): NetworkInterfaceInfo => ({
+  address,
+  family: 'IPv4',
+  internal,
+  netmask: '255.255.255.0',
+  mac: '00:00:00:00:00:00',
+  cidr: `${address}/24`,
+});
 
 describe('announce', () => {
   it('prints the banner on one line, with the registry when there is one', () => {
     const facts = { url: 'http://127.0.0.1:6443', dataDir: '/d', adminTokenPath: '/d/admin-token', joinTokenPath: '/d/join-token' };
-    assert.equal(readyBanner({ ...facts, registry: '127.0.0.1:5000' }),
-      'minik8s master ready: API http://127.0.0.1:6443, registry 127.0.0.1:5000, data /d, admin token in /d/admin-token, join token in /d/join-token');
+    assert.equal(
+      readyBanner({ ...facts, registry: '127.0.0.1:5000' }),
+      'minik8s master ready: API http://127.0.0.1:6443, registry 127.0.0.1:5000, data /d, admin token in /d/admin-token, join token in /d/join-token',
+    );
     assert.equal(readyBanner(facts), 'minik8s master ready: API http://127.0.0.1:6443, data /d, admin token in /d/admin-token, join token in /d/join-token');
-    assert.equal(joinCommand('http://10.0.0.1:6443', 'abcdef.0123456789abcdef'), 'join a worker: minik8s --role=worker --server http://10.0.0.1:6443 --token abcdef.0123456789abcdef');
+    assert.equal(
+      joinCommand('http://10.0.0.1:6443', 'abcdef.0123456789abcdef'),
+      'join a worker: minik8s --role=worker --server http://10.0.0.1:6443 --token abcdef.0123456789abcdef',
+    );
   });
 
   it('advertises the listen address itself unless it is a wildcard', async () => {

@@ -17,7 +17,10 @@ describe('ensureClusterDnsService', () => {
     const created = await ensureClusterDnsService({ service: api, serviceCIDR: ranges.serviceCIDR });
     assert.equal(created?.spec.clusterIP, '10.100.0.10');
     assert.equal(created?.spec.selector, undefined);
-    assert.deepEqual(created?.spec.ports.map((p) => `${p.name} ${p.port}/${p.protocol}`), ['dns 53/UDP', 'dns-tcp 53/TCP']);
+    assert.deepEqual(
+      created?.spec.ports.map((p) => `${p.name} ${p.port}/${p.protocol}`),
+      ['dns 53/UDP', 'dns-tcp 53/TCP'],
+    );
     await api.patch(serviceKind, 'kube-system', 'kube-dns', { metadata: { labels: { 'k8s-app': 'kube-dns', edited: 'yes' } } });
     const again = await ensureClusterDnsService({ service: api, serviceCIDR: ranges.serviceCIDR });
     assert.equal(again?.metadata.labels?.edited, 'yes');

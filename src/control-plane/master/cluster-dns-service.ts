@@ -35,12 +35,12 @@ export function clusterDnsService(serviceCIDR: string): Record<string, unknown> 
 export async function ensureClusterDnsService(options: ClusterDnsServiceOptions): Promise<Service | undefined> {
   const { service } = options;
   try {
-    return await service.get(serviceKind, DNS_SERVICE.namespace, DNS_SERVICE.name) as Service;
+    return (await service.get(serviceKind, DNS_SERVICE.namespace, DNS_SERVICE.name)) as Service;
   } catch (err) {
     if (!(err instanceof NotFoundError)) throw err;
   }
   try {
-    const created = await service.create(serviceKind, DNS_SERVICE.namespace, clusterDnsService(options.serviceCIDR)) as Service;
+    const created = (await service.create(serviceKind, DNS_SERVICE.namespace, clusterDnsService(options.serviceCIDR))) as Service;
     options.log?.(`created service ${DNS_SERVICE.namespace}/${DNS_SERVICE.name} at ${created.spec.clusterIP}`);
     return created;
   } catch (err) {
@@ -49,6 +49,6 @@ export async function ensureClusterDnsService(options: ClusterDnsServiceOptions)
       return undefined;
     }
     if (!(err instanceof AlreadyExistsError)) throw err;
-    return await service.get(serviceKind, DNS_SERVICE.namespace, DNS_SERVICE.name) as Service;
+    return (await service.get(serviceKind, DNS_SERVICE.namespace, DNS_SERVICE.name)) as Service;
   }
 }

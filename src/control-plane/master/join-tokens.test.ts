@@ -6,9 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NotFoundError } from '../../core/errors.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
-import {
-  ensureDefaultJoinToken, generateJoinToken, JOIN_TOKEN_PATTERN, JOIN_TOKEN_PREFIX, JoinTokenStore, parseJoinToken,
-} from './join-tokens.js';
+import { ensureDefaultJoinToken, generateJoinToken, JOIN_TOKEN_PATTERN, JOIN_TOKEN_PREFIX, JoinTokenStore, parseJoinToken } from './join-tokens.js';
 
 const dirs: string[] = [];
 after(() => {
@@ -19,12 +17,24 @@ describe('join token format', () => {
   it('makes kubeadm-shaped tokens', () => {
     for (let i = 0; i < 50; i++) assert.match(generateJoinToken().token, JOIN_TOKEN_PATTERN);
     let n = 0;
-    assert.deepEqual(generateJoinToken(() => n++ % 36), { id: 'abcdef', secret: 'ghijklmnopqrstuv', token: 'abcdef.ghijklmnopqrstuv' });
+    assert.deepEqual(
+      generateJoinToken(() => n++ % 36),
+      { id: 'abcdef', secret: 'ghijklmnopqrstuv', token: 'abcdef.ghijklmnopqrstuv' },
+    );
   });
 
   it('parses only that shape', () => {
     assert.deepEqual(parseJoinToken('abcdef.0123456789abcdef'), { id: 'abcdef', secret: '0123456789abcdef' });
-    for (const bad of ['', 'abcdef', 'abcdef.0123456789abcde', 'ABCDEF.0123456789abcdef', 'abcdef.0123456789abcdef0', ' abcdef.0123456789abcdef', 'abcde.0123456789abcdefg', 'a'.repeat(64)]) {
+    for (const bad of [
+      '',
+      'abcdef',
+      'abcdef.0123456789abcde',
+      'ABCDEF.0123456789abcdef',
+      'abcdef.0123456789abcdef0',
+      ' abcdef.0123456789abcdef',
+      'abcde.0123456789abcdefg',
+      'a'.repeat(64),
+    ]) {
       assert.equal(parseJoinToken(bad), undefined, bad);
     }
   });
@@ -61,7 +71,10 @@ describe('JoinTokenStore', () => {
     assert.equal(await tokens.authenticate(day.token), undefined);
     assert.ok(await tokens.authenticate(never.token));
     assert.equal(await tokens.removeExpired(), 2);
-    assert.deepEqual((await tokens.list()).map((t) => t.id), [never.info.id]);
+    assert.deepEqual(
+      (await tokens.list()).map((t) => t.id),
+      [never.info.id],
+    );
   });
 
   it('lists without secrets, gets, and revokes', async () => {

@@ -29,10 +29,13 @@ export async function startNodeAccess(options: NodeAccessOptions): Promise<NodeA
   const joinTokens = new JoinTokenStore({ store });
   const credentials = new NodeCredentials({ store, log });
   const stopped = credentials.start(signal);
-  await Promise.race([credentials.whenSynced(), new Promise<void>((resolve) => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener('abort', () => resolve(), { once: true });
-  })]);
+  await Promise.race([
+    credentials.whenSynced(),
+    new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener('abort', () => resolve(), { once: true });
+    }),
+  ]);
   const allocator = new PodCIDRAllocator({ store, clusterCIDR: options.clusterCIDR });
   const registrar = new NodeRegistrar({ service: options.service, allocator, credentials, log });
   return { joinTokens, credentials, registrar, stopped };

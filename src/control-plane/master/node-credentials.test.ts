@@ -51,7 +51,10 @@ describe('NodeCredentials', () => {
       await store.delete(nodeCredentialKey('n1'));
       await waitFor(async () => (await reader.authenticate(early)) === undefined, { timeoutMs: 2000, description: 'the watch to drop n1' });
       const renewed = await writer.issue('n2');
-      await waitFor(async () => (await reader.authenticate(later)) === undefined && (await reader.authenticate(renewed)) !== undefined, { timeoutMs: 2000, description: 'the watch to replace n2' });
+      await waitFor(async () => (await reader.authenticate(later)) === undefined && (await reader.authenticate(renewed)) !== undefined, {
+        timeoutMs: 2000,
+        description: 'the watch to replace n2',
+      });
       assert.deepEqual((await reader.nodeNames()).sort(), ['n2']);
     } finally {
       stop.abort();

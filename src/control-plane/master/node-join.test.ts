@@ -19,7 +19,7 @@ function setup(clusterCIDR = '10.244.0.0/16') {
   const allocator = new PodCIDRAllocator({ store, clusterCIDR });
   const credentials = new NodeCredentials({ store });
   const registrar = new NodeRegistrar({ service, allocator, credentials });
-  const node = async (name: string) => await service.get(nodeKind, undefined, name) as Node;
+  const node = async (name: string) => (await service.get(nodeKind, undefined, name)) as Node;
   return { store, service, allocator, credentials, registrar, node };
 }
 
@@ -38,13 +38,16 @@ describe('validateNodeName', () => {
       ['a'.repeat(254), 'FieldValueInvalid', /no more than 253/],
     ];
     for (const [value, reason, message] of cases) {
-      assert.throws(() => validateNodeName(value), (err: unknown) => {
-        assert.ok(err instanceof InvalidError, String(value));
-        assert.equal(err.details.causes?.[0]?.reason, reason);
-        assert.equal(err.details.causes?.[0]?.field, 'nodeName');
-        assert.match(err.message, message);
-        return true;
-      });
+      assert.throws(
+        () => validateNodeName(value),
+        (err: unknown) => {
+          assert.ok(err instanceof InvalidError, String(value));
+          assert.equal(err.details.causes?.[0]?.reason, reason);
+          assert.equal(err.details.causes?.[0]?.field, 'nodeName');
+          assert.match(err.message, message);
+          return true;
+        },
+      );
     }
   });
 });

@@ -17,15 +17,22 @@ export interface JoinResult {
 
 /** Checks a node name as Kubernetes checks object names (a DNS-1123 subdomain); 422 with one cause otherwise. */
 export function validateNodeName(value: unknown, field = 'nodeName'): string {
-  const fail = (reason: string, message: string, shown: string) => new InvalidError(`JoinRequest "${shown}" is invalid: ${field}: ${message}`, {
-    kind: 'nodes', name: shown, causes: [{ field, reason, message }],
-  });
+  const fail = (reason: string, message: string, shown: string) =>
+    new InvalidError(`JoinRequest "${shown}" is invalid: ${field}: ${message}`, {
+      kind: 'nodes',
+      name: shown,
+      causes: [{ field, reason, message }],
+    });
   if (value === undefined || value === null || value === '') throw fail('FieldValueRequired', 'Required value', '');
   if (typeof value !== 'string') throw fail('FieldValueTypeInvalid', `Invalid value: ${JSON.stringify(value).slice(0, 64)}: must be a string`, '');
   const shown = value.length > 64 ? `${value.slice(0, 64)}...` : value;
   if (value.length > 253) throw fail('FieldValueInvalid', `Invalid value: "${shown}": must be no more than 253 characters`, shown);
   if (!DNS1123_SUBDOMAIN.test(value)) {
-    throw fail('FieldValueInvalid', `Invalid value: "${shown}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character`, shown);
+    throw fail(
+      'FieldValueInvalid',
+      `Invalid value: "${shown}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character`,
+      shown,
+    );
   }
   return value;
 }
@@ -84,7 +91,9 @@ export class NodeRegistrar {
       const freed = await this.#allocator.releaseNode(nodeName);
       const revoked = await this.#credentials.revoke(nodeName);
       if (freed.length || revoked) {
-        this.#log(`node ${nodeName} is gone: ${[freed.length ? `freed pod CIDR ${freed.join(', ')}` : '', revoked ? 'revoked its credential' : ''].filter(Boolean).join(', ')}`);
+        this.#log(
+          `node ${nodeName} is gone: ${[freed.length ? `freed pod CIDR ${freed.join(', ')}` : '', revoked ? 'revoked its credential' : ''].filter(Boolean).join(', ')}`,
+        );
       }
       return { freed, revoked };
     });
@@ -132,7 +141,7 @@ export class NodeRegistrar {
 
   async #getNode(name: string): Promise<Node | undefined> {
     try {
-      return await this.#service.get(nodeKind, undefined, name) as Node;
+      return (await this.#service.get(nodeKind, undefined, name)) as Node;
     } catch (err) {
       if (err instanceof NotFoundError) return undefined;
       throw err;

@@ -44,7 +44,7 @@ describe('pickPodCIDR', () => {
   });
 
   it('parses, orders and compares ranges', () => {
-    assert.deepEqual(parseIpv4Cidr('10.244.1.0/24'), { base: (10 * 256 ** 3) + (244 * 256 ** 2) + 256, bits: 24 });
+    assert.deepEqual(parseIpv4Cidr('10.244.1.0/24'), { base: 10 * 256 ** 3 + 244 * 256 ** 2 + 256, bits: 24 });
     assert.equal(parseIpv4Cidr('10.244.1.1/24'), undefined);
     assert.equal(parseIpv4Cidr('10.256.0.0/16'), undefined);
     assert.equal(cidrContains('10.244.0.0/16', '10.244.7.0/24'), true);
@@ -62,7 +62,14 @@ describe('PodCIDRAllocator', () => {
     assert.equal(await a.allocate('n2'), '10.244.1.0/24');
     const b = new PodCIDRAllocator({ store, clusterCIDR: '10.244.0.0/16' });
     assert.equal(await b.allocate('n3'), '10.244.2.0/24');
-    assert.deepEqual((await b.list()).map((r) => [r.cidr, r.nodeName]), [['10.244.0.0/24', 'n1'], ['10.244.1.0/24', 'n2'], ['10.244.2.0/24', 'n3']]);
+    assert.deepEqual(
+      (await b.list()).map((r) => [r.cidr, r.nodeName]),
+      [
+        ['10.244.0.0/24', 'n1'],
+        ['10.244.1.0/24', 'n2'],
+        ['10.244.2.0/24', 'n3'],
+      ],
+    );
     const keys = (await store.list(POD_CIDR_PREFIX)).items.map((e) => e.key);
     assert.deepEqual(keys, [`${POD_CIDR_PREFIX}10.244.0.0-24`, `${POD_CIDR_PREFIX}10.244.1.0-24`, `${POD_CIDR_PREFIX}10.244.2.0-24`]);
   });
@@ -72,7 +79,10 @@ describe('PodCIDRAllocator', () => {
     const allocators = Array.from({ length: 4 }, () => new PodCIDRAllocator({ store, clusterCIDR: '10.244.0.0/16' }));
     const got = await Promise.all(Array.from({ length: 24 }, (_, i) => allocators[i % 4]!.allocate(`n${i}`)));
     assert.equal(new Set(got).size, 24);
-    assert.deepEqual([...got].sort(compareCidrs), Array.from({ length: 24 }, (_, i) => `10.244.${i}.0/24`));
+    assert.deepEqual(
+      [...got].sort(compareCidrs),
+      Array.from({ length: 24 }, (_, i) => `10.244.${i}.0/24`),
+    );
   });
 
   it('skips ranges given by hand, and answers 503 when the range is full', async () => {
@@ -85,12 +95,15 @@ describe('PodCIDRAllocator', () => {
       assert.ok(err instanceof ServiceUnavailableError);
       assert.match(err.message, /no pod CIDR left for node "n4": all 4 \/24 ranges of the cluster CIDR 10\.9\.0\.0\/22 are allocated/);
       // The cause tells a joining worker that retrying will not help.
-      assert.deepEqual(err.toStatus().details?.causes?.map((c) => c.reason), [POD_CIDR_RANGE_FULL]);
+      assert.deepEqual(
+        err.toStatus().details?.causes?.map((c) => c.reason),
+        [POD_CIDR_RANGE_FULL],
+      );
       return true;
     });
   });
 
-  it('claims, releases one or all of a node\'s ranges, and refuses another node\'s range', async () => {
+  it("claims, releases one or all of a node's ranges, and refuses another node's range", async () => {
     const store = new MemoryStore();
     const a = new PodCIDRAllocator({ store, clusterCIDR: '10.244.0.0/16' });
     await a.claim('10.244.7.0/24', 'n1');
@@ -99,7 +112,7 @@ describe('PodCIDRAllocator', () => {
     assert.equal(await a.heldBy('n1'), '10.244.7.0/24');
     assert.equal(await a.heldBy('n2'), undefined);
     assert.equal(await a.allocate('n2'), '10.244.0.0/24');
-    assert.equal(await a.release('10.244.0.0/24', 'n1'), false, 'not n1\'s');
+    assert.equal(await a.release('10.244.0.0/24', 'n1'), false, "not n1's");
     assert.equal(await a.release('10.244.0.0/24', 'n2'), true);
     assert.equal(await a.release('10.244.0.0/24', 'n2'), false, 'already free');
     await a.claim('10.244.9.0/24', 'n1');

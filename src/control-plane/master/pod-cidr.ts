@@ -86,7 +86,9 @@ export class PodCIDRAllocator {
         const capacity = podCIDRCapacity(this.clusterCIDR);
         const message = `no pod CIDR left for node "${nodeName}": all ${capacity} /${NODE_CIDR_BITS} ranges of the cluster CIDR ${this.clusterCIDR} are allocated; delete nodes that are gone, or start the master with a larger --cluster-cidr`;
         throw new ServiceUnavailableError(message, {
-          kind: 'nodes', name: nodeName, causes: [{ reason: POD_CIDR_RANGE_FULL, field: 'spec.podCIDR', message }],
+          kind: 'nodes',
+          name: nodeName,
+          causes: [{ reason: POD_CIDR_RANGE_FULL, field: 'spec.podCIDR', message }],
         });
       }
       try {
@@ -114,7 +116,10 @@ export class PodCIDRAllocator {
 
   /** The lowest range recorded for `nodeName`, if any (a node re-joining before its old Node's release). */
   async heldBy(nodeName: string): Promise<string | undefined> {
-    return (await this.list()).filter((r) => r.nodeName === nodeName).map((r) => r.cidr).sort(compareCidrs)[0];
+    return (await this.list())
+      .filter((r) => r.nodeName === nodeName)
+      .map((r) => r.cidr)
+      .sort(compareCidrs)[0];
   }
 
   /** Frees one range if `nodeName` holds it. */

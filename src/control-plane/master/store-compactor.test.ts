@@ -30,7 +30,14 @@ describe('StoreCompactor', () => {
     const store = new MemoryStore();
     await store.create('/k/a', { n: 1 });
     const compacted: number[] = [];
-    const compactor = new StoreCompactor({ store: { currentRevision: () => store.currentRevision(), compact: async (r) => { compacted.push(r); } } });
+    const compactor = new StoreCompactor({
+      store: {
+        currentRevision: () => store.currentRevision(),
+        compact: async (r) => {
+          compacted.push(r);
+        },
+      },
+    });
     await compactor.tick();
     await compactor.tick();
     await compactor.tick();
@@ -54,6 +61,9 @@ describe('StoreCompactor', () => {
     });
     await compactor.start(controller.signal);
     assert.ok(calls >= 3);
-    assert.ok(logs.some((l) => l === 'store: compaction failed: etcd away'), logs.join('\n'));
+    assert.ok(
+      logs.some((l) => l === 'store: compaction failed: etcd away'),
+      logs.join('\n'),
+    );
   });
 });

@@ -4,7 +4,16 @@ import assert from 'node:assert/strict';
 import type { Deployment } from '../../core/api/deployment.js';
 import type { ReplicaSet } from '../../core/api/replicaset.js';
 import { POD_TEMPLATE_HASH_LABEL, REVISION_ANNOTATION } from '../../core/api/deployment.js';
-import { newReplicaSetBody, planDeployment, podTemplateHash, resolveFenceposts, rollingStep, splitReplicaSets, statusChanged, type DeploymentAction } from './deployment.js';
+import {
+  newReplicaSetBody,
+  planDeployment,
+  podTemplateHash,
+  resolveFenceposts,
+  rollingStep,
+  splitReplicaSets,
+  statusChanged,
+  type DeploymentAction,
+} from './deployment.js';
 
 const NOW = new Date('2026-01-01T00:10:00Z');
 const D_UID = 'd-uid';
@@ -21,7 +30,8 @@ interface DOpts {
 
 function deploy(o: DOpts = {}): Deployment {
   return {
-    apiVersion: 'apps/v1', kind: 'Deployment',
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
     metadata: { name: 'web', namespace: 'ns', uid: D_UID, generation: 3 },
     spec: {
       replicas: o.replicas ?? 3,
@@ -38,13 +48,20 @@ function deploy(o: DOpts = {}): Deployment {
 }
 
 /** A ReplicaSet of the Deployment for `image` (as the controller would have made it) with spec replicas and available pods. */
-function rs(image: string, replicas: number, avail: number, o: { revision?: number; created?: string; owner?: string | null; statusReplicas?: number } = {}): ReplicaSet {
+function rs(
+  image: string,
+  replicas: number,
+  avail: number,
+  o: { revision?: number; created?: string; owner?: string | null; statusReplicas?: number } = {},
+): ReplicaSet {
   const body = newReplicaSetBody(deploy({ image }), { replicas, revision: o.revision ?? 1 }) as ReplicaSet;
   const owner = o.owner === undefined ? D_UID : o.owner;
   return {
     ...body,
     metadata: {
-      ...body.metadata, uid: `uid-${image}`, creationTimestamp: o.created ?? '2026-01-01T00:00:00Z',
+      ...body.metadata,
+      uid: `uid-${image}`,
+      creationTimestamp: o.created ?? '2026-01-01T00:00:00Z',
       ownerReferences: owner ? [{ ...body.metadata.ownerReferences![0]!, uid: owner }] : undefined,
     },
     spec: body.spec,
@@ -59,9 +76,12 @@ function describeActions(actions: DeploymentAction[]): string[] {
         const body = a.body as ReplicaSet;
         return `create ${body.spec.template.spec.containers[0]!.image}=${body.spec.replicas} rev${body.metadata.annotations![REVISION_ANNOTATION]}`;
       }
-      case 'update': return `scale ${a.rs.spec.template.spec.containers[0]!.image}=${a.replicas}${a.annotations ? ` rev${a.annotations[REVISION_ANNOTATION]}` : ''}`;
-      case 'delete': return `delete ${a.rs.spec.template.spec.containers[0]!.image}`;
-      default: return `${a.type} ${a.rs.spec.template.spec.containers[0]!.image}`;
+      case 'update':
+        return `scale ${a.rs.spec.template.spec.containers[0]!.image}=${a.replicas}${a.annotations ? ` rev${a.annotations[REVISION_ANNOTATION]}` : ''}`;
+      case 'delete':
+        return `delete ${a.rs.spec.template.spec.containers[0]!.image}`;
+      default:
+        return `${a.type} ${a.rs.spec.template.spec.containers[0]!.image}`;
     }
   });
 }
@@ -84,13 +104,18 @@ describe('podTemplateHash', () => {
     assert.deepEqual(body.metadata.labels, { app: 'web', [POD_TEMPLATE_HASH_LABEL]: hash });
     assert.deepEqual(body.spec.template.metadata?.labels, { app: 'web', [POD_TEMPLATE_HASH_LABEL]: hash });
     assert.equal(body.metadata.annotations?.[REVISION_ANNOTATION], '4');
-    assert.deepEqual(body.metadata.ownerReferences, [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: D_UID, controller: true, blockOwnerDeletion: true }]);
+    assert.deepEqual(body.metadata.ownerReferences, [
+      { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: D_UID, controller: true, blockOwnerDeletion: true },
+    ]);
   });
 
   it('finds the new ReplicaSet by template, the hash label aside', () => {
     const { newRs, old } = splitReplicaSets(deploy({ image: 'v2' }), [rs('v1', 3, 3), rs('v2', 1, 0)]);
     assert.equal(newRs?.spec.template.spec.containers[0]?.image, 'v2');
-    assert.deepEqual(old.map((r) => r.spec.template.spec.containers[0]!.image), ['v1']);
+    assert.deepEqual(
+      old.map((r) => r.spec.template.spec.containers[0]!.image),
+      ['v1'],
+    );
   });
 });
 
@@ -105,7 +130,10 @@ describe('resolveFenceposts', () => {
   ];
   for (const [name, replicas, maxSurge, maxUnavailable, surge, unavailable] of cases) {
     it(name, () => {
-      assert.deepEqual(resolveFenceposts(deploy({ replicas, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge, maxUnavailable } } })), { maxSurge: surge, maxUnavailable: unavailable });
+      assert.deepEqual(resolveFenceposts(deploy({ replicas, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge, maxUnavailable } } })), {
+        maxSurge: surge,
+        maxUnavailable: unavailable,
+      });
     });
   }
 });
@@ -119,7 +147,16 @@ describe('rollingStep', () => {
     ['old down: new up again', { replicas: 3, surge: 1, unavailable: 0 }, [1, 1], [[2, 2]], { new: 2 }],
     ['surge 0 / unavailable 1: old down first', { replicas: 3, surge: 0, unavailable: 1 }, [0, 0], [[3, 3]], { old0: 2 }],
     ['unavailable old pods go first (no available one is lost)', { replicas: 3, surge: 1, unavailable: 0 }, [1, 1], [[3, 1]], { old0: 2 }],
-    ['oldest ReplicaSet first', { replicas: 4, surge: 0, unavailable: 2 }, [0, 0], [[2, 2], [2, 2]], { old0: 0 }],
+    [
+      'oldest ReplicaSet first',
+      { replicas: 4, surge: 0, unavailable: 2 },
+      [0, 0],
+      [
+        [2, 2],
+        [2, 2],
+      ],
+      { old0: 0 },
+    ],
     ['new above desired: down to desired', { replicas: 2, surge: 1, unavailable: 0 }, [3, 3], [], { new: 2 }],
     ['done: nothing', { replicas: 3, surge: 1, unavailable: 0 }, [3, 3], [[0, 0]], {}],
     ['defaults 25% of 4: new up 1, then old down to keep 3 available', { replicas: 4, surge: '25%', unavailable: '25%' }, [1, 0], [[4, 4]], { old0: 3 }],
@@ -127,7 +164,11 @@ describe('rollingStep', () => {
   for (const [name, o, [nr, na], old, want] of cases) {
     it(name, () => {
       const d = deploy({ replicas: o.replicas, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: o.surge, maxUnavailable: o.unavailable } } });
-      const targets = rollingStep(d, { name: 'new', replicas: nr, available: na }, old.map(([replicas, available], i) => ({ name: `old${i}`, replicas, available })));
+      const targets = rollingStep(
+        d,
+        { name: 'new', replicas: nr, available: na },
+        old.map(([replicas, available], i) => ({ name: `old${i}`, replicas, available })),
+      );
       assert.deepEqual(Object.fromEntries(targets), want);
     });
   }
@@ -139,7 +180,13 @@ describe('planDeployment', () => {
     ['first sync: the new ReplicaSet with surge allowance', deploy(), [], false, ['create v2=3 rev1']],
     ['new template: new RS at revision 2, one surge pod', deploy(), [rs('v1', 3, 3)], false, ['create v2=1 rev2']],
     ['rolling: old down once the new pod is available', deploy(), [rs('v1', 3, 3), rs('v2', 1, 1, { revision: 2 })], false, ['scale v1=2']],
-    ['undo to an old template: it becomes the newest revision', deploy({ image: 'v1' }), [rs('v1', 0, 0, { revision: 1 }), rs('v2', 3, 3, { revision: 2 })], false, ['scale v1=1 rev3']],
+    [
+      'undo to an old template: it becomes the newest revision',
+      deploy({ image: 'v1' }),
+      [rs('v1', 0, 0, { revision: 1 }), rs('v2', 3, 3, { revision: 2 })],
+      false,
+      ['scale v1=1 rev3'],
+    ],
     ['adopts a matching orphan ReplicaSet', deploy(), [rs('v2', 3, 3, { owner: null })], false, ['adopt v2']],
     ['ignores a ReplicaSet of another controller', deploy(), [rs('v2', 3, 3, { owner: 'other' })], false, ['create v2=3 rev1']],
     ['recreate: old down to 0 first', deploy({ strategy: recreate }), [rs('v1', 3, 3)], true, ['scale v1=0']],
@@ -147,9 +194,20 @@ describe('planDeployment', () => {
     ['recreate: then the new at full size', deploy({ strategy: recreate }), [rs('v1', 0, 0)], false, ['create v2=3 rev2']],
     ['paused: no rollout', deploy({ paused: true }), [rs('v1', 3, 3)], false, []],
     ['paused: plain scaling still happens', deploy({ paused: true, replicas: 5 }), [rs('v1', 3, 3)], false, ['scale v1=5']],
-    ['history: idle old ReplicaSets beyond the limit deleted, oldest revision first', deploy({ revisionHistoryLimit: 1 }),
-      [rs('a', 0, 0, { revision: 1 }), rs('b', 0, 0, { revision: 2 }), rs('c', 0, 0, { revision: 3 }), rs('v2', 3, 3, { revision: 4 })], false, ['delete a', 'delete b']],
-    ['history: an old ReplicaSet with pods left is kept', deploy({ revisionHistoryLimit: 0 }), [rs('a', 0, 0, { statusReplicas: 1 }), rs('v2', 3, 3, { revision: 2 })], false, []],
+    [
+      'history: idle old ReplicaSets beyond the limit deleted, oldest revision first',
+      deploy({ revisionHistoryLimit: 1 }),
+      [rs('a', 0, 0, { revision: 1 }), rs('b', 0, 0, { revision: 2 }), rs('c', 0, 0, { revision: 3 }), rs('v2', 3, 3, { revision: 4 })],
+      false,
+      ['delete a', 'delete b'],
+    ],
+    [
+      'history: an old ReplicaSet with pods left is kept',
+      deploy({ revisionHistoryLimit: 0 }),
+      [rs('a', 0, 0, { statusReplicas: 1 }), rs('v2', 3, 3, { revision: 2 })],
+      false,
+      [],
+    ],
     ['minReadySeconds changed: pushed to the new ReplicaSet', deploy({ minReadySeconds: 5 }), [rs('v2', 3, 3)], false, ['scale v2=3']],
   ];
   for (const [name, d, rses, oldPodsRunning, want] of cases) {
@@ -188,7 +246,11 @@ describe('planDeployment', () => {
     assert.equal(p.status, 'False');
     assert.equal(p.reason, 'ProgressDeadlineExceeded');
 
-    const moved = planDeployment(stuck, { replicaSets: [rs('v1', 3, 3), rs('v2', 1, 1, { revision: 2 })], oldPodsRunning: false, now: new Date(NOW.getTime() + 60_000) });
+    const moved = planDeployment(stuck, {
+      replicaSets: [rs('v1', 3, 3), rs('v2', 1, 1, { revision: 2 })],
+      oldPodsRunning: false,
+      now: new Date(NOW.getTime() + 60_000),
+    });
     const q = moved.status.conditions!.find((c) => c.type === 'Progressing')!;
     assert.equal(q.reason, 'ReplicaSetUpdated');
     assert.equal(q.lastUpdateTime, new Date(NOW.getTime() + 60_000).toISOString());
@@ -198,15 +260,44 @@ describe('planDeployment', () => {
     const before = new Date(NOW.getTime() - 5_000).toISOString();
     const cases: { name: string; reason: string; message?: string; moves: boolean }[] = [
       { name: 'a step retried (the same condition) writes nothing new', reason: 'ReplicaSetUpdated', moves: false },
-      { name: 'a rollout starting on an existing ReplicaSet moves the deadline', reason: 'NewReplicaSetAvailable', message: 'ReplicaSet "web-old" has successfully progressed.', moves: true },
+      {
+        name: 'a rollout starting on an existing ReplicaSet moves the deadline',
+        reason: 'NewReplicaSetAvailable',
+        message: 'ReplicaSet "web-old" has successfully progressed.',
+        moves: true,
+      },
     ];
     // v2 has 1 of 3 available and the one surge pod is in use: the step scales v1 down; the counts are those already reported.
     const replicaSets = [rs('v1', 3, 3), rs('v2', 1, 1, { revision: 2 })];
     const newName = replicaSets[1]!.metadata.name;
     for (const c of cases) {
-      const progressing = { type: 'Progressing', status: 'True', reason: c.reason, message: c.message ?? `ReplicaSet "${newName}" is progressing.`, lastTransitionTime: before, lastUpdateTime: before };
-      const available = { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.', lastTransitionTime: before, lastUpdateTime: before };
-      const d = deploy({ status: { observedGeneration: 3, replicas: 4, updatedReplicas: 1, readyReplicas: 4, availableReplicas: 4, unavailableReplicas: 0, conditions: [available, progressing] } as Deployment['status'] });
+      const progressing = {
+        type: 'Progressing',
+        status: 'True',
+        reason: c.reason,
+        message: c.message ?? `ReplicaSet "${newName}" is progressing.`,
+        lastTransitionTime: before,
+        lastUpdateTime: before,
+      };
+      const available = {
+        type: 'Available',
+        status: 'True',
+        reason: 'MinimumReplicasAvailable',
+        message: 'Deployment has minimum availability.',
+        lastTransitionTime: before,
+        lastUpdateTime: before,
+      };
+      const d = deploy({
+        status: {
+          observedGeneration: 3,
+          replicas: 4,
+          updatedReplicas: 1,
+          readyReplicas: 4,
+          availableReplicas: 4,
+          unavailableReplicas: 0,
+          conditions: [available, progressing],
+        } as Deployment['status'],
+      });
       const plan = planDeployment(d, { replicaSets, oldPodsRunning: false, now: NOW });
       assert.deepEqual(describeActions(plan.actions), ['scale v1=2'], c.name);
       const p = plan.status.conditions!.find((x) => x.type === 'Progressing')!;

@@ -2,7 +2,14 @@
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import {
-  CHANGE_CAUSE_ANNOTATION, deploymentKind, POD_TEMPLATE_HASH_LABEL, resolveIntOrPercent, REVISION_ANNOTATION, revisionOf, type Deployment, type DeploymentStatus,
+  CHANGE_CAUSE_ANNOTATION,
+  deploymentKind,
+  POD_TEMPLATE_HASH_LABEL,
+  resolveIntOrPercent,
+  REVISION_ANNOTATION,
+  revisionOf,
+  type Deployment,
+  type DeploymentStatus,
 } from '../../core/api/deployment.js';
 import type { Condition, OwnerReference } from '../../core/api/meta.js';
 import { podKind, type Pod, type PodTemplateSpec } from '../../core/api/pod.js';
@@ -26,7 +33,10 @@ const SAFE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
  * written in another order hashes the same.
  */
 export function podTemplateHash(template: PodTemplateSpec, collisionCount = 0): string {
-  const digest = createHash('sha256').update(canonicalJson(template)).update(collisionCount ? `/${collisionCount}` : '').digest();
+  const digest = createHash('sha256')
+    .update(canonicalJson(template))
+    .update(collisionCount ? `/${collisionCount}` : '')
+    .digest();
   let out = '';
   for (let i = 0; i < 10; i++) out += SAFE_ALPHABET[digest[i]! % SAFE_ALPHABET.length];
   return out;
@@ -227,7 +237,8 @@ export function planDeployment(d: Deployment, inputs: DeploymentInputs): Deploym
     if (ref) {
       if (ref.uid !== uid) continue;
       if (matching) owned.push(rs);
-      else if (!rs.metadata.deletionTimestamp) actions.push({ type: 'release', rs, ownerReferences: (rs.metadata.ownerReferences ?? []).filter((r) => r.uid !== uid) });
+      else if (!rs.metadata.deletionTimestamp)
+        actions.push({ type: 'release', rs, ownerReferences: (rs.metadata.ownerReferences ?? []).filter((r) => r.uid !== uid) });
     } else if (matching && !deleting && !rs.metadata.deletionTimestamp) {
       actions.push({ type: 'adopt', rs, ownerReferences: [...(rs.metadata.ownerReferences ?? []), ownerReferenceToDeployment(d)] });
       owned.push(rs);
@@ -267,7 +278,10 @@ export function planDeployment(d: Deployment, inputs: DeploymentInputs): Deploym
         else oldTargets.set(only.metadata.name!, d.spec.replicas);
       }
     } else if (d.spec.strategy.type === 'Recreate') {
-      if (olds.some((rs) => rs.replicas > 0)) for (const rs of olds) { if (rs.replicas > 0) oldTargets.set(rs.name, 0); }
+      if (olds.some((rs) => rs.replicas > 0))
+        for (const rs of olds) {
+          if (rs.replicas > 0) oldTargets.set(rs.name, 0);
+        }
       else if (!inputs.oldPodsRunning) {
         newTarget = d.spec.replicas;
         newExists = true;
@@ -304,17 +318,30 @@ export function planDeployment(d: Deployment, inputs: DeploymentInputs): Deploym
   const { maxUnavailable } = resolveFenceposts(d);
   let conditions = [...(d.status?.conditions ?? [])];
   const minAvailable = d.spec.replicas - maxUnavailable;
-  conditions = setCondition(conditions, c.availableReplicas >= minAvailable
-    ? { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.' }
-    : { type: 'Available', status: 'False', reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.' }, now);
+  conditions = setCondition(
+    conditions,
+    c.availableReplicas >= minAvailable
+      ? { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.' }
+      : { type: 'Available', status: 'False', reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.' },
+    now,
+  );
 
-  const newName = newRs?.metadata.name ?? (actions.find((a) => a.type === 'create') as { body: { metadata: { name: string } } } | undefined)?.body.metadata.name;
-  const complete = !!newRs && c.updatedReplicas === d.spec.replicas && c.replicas === d.spec.replicas && c.availableReplicas === d.spec.replicas
-    && specReplicas(newRs) === d.spec.replicas && old.every((rs) => specReplicas(rs) === 0);
+  const newName =
+    newRs?.metadata.name ?? (actions.find((a) => a.type === 'create') as { body: { metadata: { name: string } } } | undefined)?.body.metadata.name;
+  const complete =
+    !!newRs &&
+    c.updatedReplicas === d.spec.replicas &&
+    c.replicas === d.spec.replicas &&
+    c.availableReplicas === d.spec.replicas &&
+    specReplicas(newRs) === d.spec.replicas &&
+    old.every((rs) => specReplicas(rs) === 0);
   const prevProgressing = conditions.find((x) => x.type === 'Progressing');
   const prev = d.status ?? {};
-  const progressed = (c.updatedReplicas > (prev.updatedReplicas ?? 0)) || (c.readyReplicas > (prev.readyReplicas ?? 0)) || (c.availableReplicas > (prev.availableReplicas ?? 0))
-    || (c.replicas - c.updatedReplicas < (prev.replicas ?? 0) - (prev.updatedReplicas ?? 0));
+  const progressed =
+    c.updatedReplicas > (prev.updatedReplicas ?? 0) ||
+    c.readyReplicas > (prev.readyReplicas ?? 0) ||
+    c.availableReplicas > (prev.availableReplicas ?? 0) ||
+    c.replicas - c.updatedReplicas < (prev.replicas ?? 0) - (prev.updatedReplicas ?? 0);
   let recheckAfterMs: number | undefined;
   const progressing = (reason: string, message: string): Condition => ({ type: 'Progressing', status: 'True', reason, message });
   if (paused) {
@@ -340,7 +367,11 @@ export function planDeployment(d: Deployment, inputs: DeploymentInputs): Deploym
   if (!paused && !complete && current && current.status === 'True' && current.reason !== 'NewReplicaSetAvailable' && current.lastUpdateTime) {
     const deadline = Date.parse(current.lastUpdateTime) + d.spec.progressDeadlineSeconds * 1000;
     if (deadline <= inputs.now.getTime()) {
-      conditions = setCondition(conditions, { type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: `ReplicaSet "${newName}" has timed out progressing.` }, now);
+      conditions = setCondition(
+        conditions,
+        { type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: `ReplicaSet "${newName}" has timed out progressing.` },
+        now,
+      );
     } else recheckAfterMs = deadline - inputs.now.getTime();
   }
 
@@ -432,7 +463,14 @@ export class DeploymentController {
   /** Runs the workers once the informers (started by the process's factory) have synced. */
   async start(signal: AbortSignal): Promise<void> {
     await runController(
-      { name: 'deployment', queue: this.queue, informers: [this.deployments, this.replicaSets, this.pods], reconcile: (key) => this.reconcile(key), workers: this.#workers, log: this.#log },
+      {
+        name: 'deployment',
+        queue: this.queue,
+        informers: [this.deployments, this.replicaSets, this.pods],
+        reconcile: (key) => this.reconcile(key),
+        workers: this.#workers,
+        log: this.#log,
+      },
       signal,
     );
   }
@@ -441,8 +479,16 @@ export class DeploymentController {
   #oldPodsRunning(d: Deployment, rses: readonly ReplicaSet[]): boolean {
     const owned = rses.filter((rs) => controllerRef(rs)?.uid === d.metadata.uid);
     const { newRs } = splitReplicaSets(d, owned);
-    const running = (rs: ReplicaSet) => this.pods.byIndex(OWNER_UID_INDEX, rs.metadata.uid!).some((p) => p.metadata.namespace === d.metadata.namespace
-      && controllerRef(p)?.uid === rs.metadata.uid && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
+    const running = (rs: ReplicaSet) =>
+      this.pods
+        .byIndex(OWNER_UID_INDEX, rs.metadata.uid!)
+        .some(
+          (p) =>
+            p.metadata.namespace === d.metadata.namespace &&
+            controllerRef(p)?.uid === rs.metadata.uid &&
+            p.status?.phase !== 'Succeeded' &&
+            p.status?.phase !== 'Failed',
+        );
     return owned.some((rs) => rs !== newRs && running(rs));
   }
 
@@ -461,7 +507,11 @@ export class DeploymentController {
     if (!d) return;
     const namespace = d.metadata.namespace!;
     const rses = this.replicaSets.byIndex(NAMESPACE_INDEX, namespace);
-    const plan = planDeployment(d, { replicaSets: rses, oldPodsRunning: d.spec.strategy.type === 'Recreate' && this.#oldPodsRunning(d, rses), now: this.#now() });
+    const plan = planDeployment(d, {
+      replicaSets: rses,
+      oldPodsRunning: d.spec.strategy.type === 'Recreate' && this.#oldPodsRunning(d, rses),
+      now: this.#now(),
+    });
     let status = plan.status;
     let retry = false;
     for (const action of plan.actions) {
@@ -470,7 +520,11 @@ export class DeploymentController {
           case 'adopt':
           case 'release':
             // Guarded by the cached resourceVersion: a ReplicaSet changed meanwhile is looked at again.
-            await this.#client.patch(replicaSetKind, { namespace, name: action.rs.metadata.name! }, { metadata: { resourceVersion: action.rs.metadata.resourceVersion, ownerReferences: action.ownerReferences } });
+            await this.#client.patch(
+              replicaSetKind,
+              { namespace, name: action.rs.metadata.name! },
+              { metadata: { resourceVersion: action.rs.metadata.resourceVersion, ownerReferences: action.ownerReferences } },
+            );
             this.#log(`deployment ${key}: ${action.type === 'adopt' ? 'adopted' : 'released'} replicaset ${action.rs.metadata.name}`);
             break;
           case 'create':
@@ -479,10 +533,14 @@ export class DeploymentController {
             break;
           case 'update': {
             const annotations = action.annotations ? { annotations: action.annotations } : {};
-            await this.#client.patch(replicaSetKind, { namespace, name: action.rs.metadata.name! }, {
-              metadata: { resourceVersion: action.rs.metadata.resourceVersion, ...annotations },
-              spec: { replicas: action.replicas, ...(action.minReadySeconds !== undefined ? { minReadySeconds: action.minReadySeconds } : {}) },
-            });
+            await this.#client.patch(
+              replicaSetKind,
+              { namespace, name: action.rs.metadata.name! },
+              {
+                metadata: { resourceVersion: action.rs.metadata.resourceVersion, ...annotations },
+                spec: { replicas: action.replicas, ...(action.minReadySeconds !== undefined ? { minReadySeconds: action.minReadySeconds } : {}) },
+              },
+            );
             if (action.replicas !== action.rs.spec.replicas) this.#log(`deployment ${key}: scaled replicaset ${action.rs.metadata.name} to ${action.replicas}`);
             break;
           }
@@ -494,7 +552,8 @@ export class DeploymentController {
       } catch (err) {
         if (err instanceof AlreadyExistsError && action.type === 'create') {
           // Ours but not yet in the cache: wait for it. Someone else's under our hash name: as Kubernetes, bump collisionCount for a new name.
-          if (!(await this.#isOurs(d, (action.body.metadata as { name: string }).name))) status = { ...status, collisionCount: (d.status?.collisionCount ?? 0) + 1 };
+          if (!(await this.#isOurs(d, (action.body.metadata as { name: string }).name)))
+            status = { ...status, collisionCount: (d.status?.collisionCount ?? 0) + 1 };
           retry = true;
         } else if (err instanceof ConflictError || err instanceof NotFoundError) retry = true;
         else throw err;
@@ -505,7 +564,12 @@ export class DeploymentController {
         // Against the cached version, as Kubernetes' UpdateStatus: a status worked out from a cache that has not yet
         // seen our previous write (or a newer spec) must not land; the event on its way reconciles again. Unguarded,
         // such a write set Progressing's lastUpdateTime again and again with nothing else changed.
-        await this.#client.patch(deploymentKind, { namespace, name: d.metadata.name! }, { metadata: { resourceVersion: d.metadata.resourceVersion }, status }, { subresource: 'status' });
+        await this.#client.patch(
+          deploymentKind,
+          { namespace, name: d.metadata.name! },
+          { metadata: { resourceVersion: d.metadata.resourceVersion }, status },
+          { subresource: 'status' },
+        );
       } catch (err) {
         if (!(err instanceof NotFoundError || err instanceof ConflictError)) throw err;
       }

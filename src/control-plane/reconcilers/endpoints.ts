@@ -59,7 +59,8 @@ function portKey(p: EndpointPort): string {
   return `${p.name ?? ''}/${p.port}/${p.protocol}`;
 }
 
-const byIP = (a: EndpointAddress, b: EndpointAddress) => a.ip.localeCompare(b.ip, 'en', { numeric: true }) || (a.targetRef?.name ?? '').localeCompare(b.targetRef?.name ?? '');
+const byIP = (a: EndpointAddress, b: EndpointAddress) =>
+  a.ip.localeCompare(b.ip, 'en', { numeric: true }) || (a.targetRef?.name ?? '').localeCompare(b.targetRef?.name ?? '');
 
 /**
  * Pure: the subsets for `service` from the pods of its namespace. A pod counts when the
@@ -96,21 +97,19 @@ export function desiredSubsets(service: Service, pods: readonly Pod[]): SubsetsR
     groups.set(key, group);
     (publishNotReady || isPodReady(pod) ? group.ready : group.notReady).push(addressOf(pod));
   }
-  const subsets = [...groups.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, g]) => {
-    const subset: EndpointSubset = {};
-    if (g.ready.length) subset.addresses = g.ready.sort(byIP);
-    if (g.notReady.length) subset.notReadyAddresses = g.notReady.sort(byIP);
-    if (g.ports.length) subset.ports = g.ports;
-    return subset;
-  });
+  const subsets = [...groups.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([, g]) => {
+      const subset: EndpointSubset = {};
+      if (g.ready.length) subset.addresses = g.ready.sort(byIP);
+      if (g.notReady.length) subset.notReadyAddresses = g.notReady.sort(byIP);
+      if (g.ports.length) subset.ports = g.ports;
+      return subset;
+    });
   return { subsets, unresolved };
 }
 
-export type EndpointsAction =
-  | { type: 'none' }
-  | { type: 'create'; endpoints: Endpoints }
-  | { type: 'update'; endpoints: Endpoints }
-  | { type: 'delete' };
+export type EndpointsAction = { type: 'none' } | { type: 'create'; endpoints: Endpoints } | { type: 'update'; endpoints: Endpoints } | { type: 'delete' };
 
 /**
  * Pure decision for one service key. No Service: its Endpoints go (Kubernetes does the same).
@@ -125,7 +124,12 @@ export function planEndpoints(service: Service | undefined, current: Endpoints |
   if (!current) {
     return {
       type: 'create',
-      endpoints: { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: service.metadata.name, namespace: service.metadata.namespace, ...(Object.keys(labels).length ? { labels } : {}) }, subsets },
+      endpoints: {
+        apiVersion: 'v1',
+        kind: 'Endpoints',
+        metadata: { name: service.metadata.name, namespace: service.metadata.namespace, ...(Object.keys(labels).length ? { labels } : {}) },
+        subsets,
+      },
     };
   }
   if (isDeepStrictEqual(current.subsets ?? [], subsets) && isDeepStrictEqual(current.metadata.labels ?? {}, labels)) return { type: 'none' };
@@ -238,7 +242,16 @@ export class EndpointsReconciler {
   /** Runs the worker and the sweep of orphans once the informers (started by the process's factory) have synced. */
   async start(signal: AbortSignal): Promise<void> {
     await Promise.all([
-      runController({ name: 'endpoints', queue: this.queue, informers: [this.services, this.pods, this.endpoints], reconcile: (key) => this.reconcile(key), log: this.#log }, signal),
+      runController(
+        {
+          name: 'endpoints',
+          queue: this.queue,
+          informers: [this.services, this.pods, this.endpoints],
+          reconcile: (key) => this.reconcile(key),
+          log: this.#log,
+        },
+        signal,
+      ),
       this.#sweep(signal),
     ]);
   }
@@ -274,14 +287,17 @@ export class EndpointsReconciler {
     if (names.length === 0) return;
     const podNames = [...unresolved.keys()].sort();
     const shown = podNames.slice(0, 5).join(', ') + (podNames.length > 5 ? ` and ${podNames.length - 5} more` : '');
-    await recordEvent({
-      client: this.#client,
-      object: service,
-      type: 'Warning',
-      reason: 'FailedToResolvePort',
-      message: `target port ${names.map((n) => `"${n}"`).join(', ')} is not a container port name of pod ${shown}: left out of the endpoints`,
-      component: 'endpoint-controller',
-    }, this.#log);
+    await recordEvent(
+      {
+        client: this.#client,
+        object: service,
+        type: 'Warning',
+        reason: 'FailedToResolvePort',
+        message: `target port ${names.map((n) => `"${n}"`).join(', ')} is not a container port name of pod ${shown}: left out of the endpoints`,
+        component: 'endpoint-controller',
+      },
+      this.#log,
+    );
   }
 
   /** Endpoints whose Service went while the master was down: looked at once the caches are in. */

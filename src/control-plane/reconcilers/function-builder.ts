@@ -26,7 +26,11 @@ export async function startFunctionBuilder(options: FunctionBuilderOptions): Pro
   if (!options.registryEndpoint) return new UnavailableBuilder('the master runs no image registry (--no-registry): function images cannot be built');
   try {
     return await ImageFactory.create({
-      registryEndpoint: options.registryEndpoint, dockerHost: options.dockerHost, pipIndexUrl: options.pipIndexUrl, templateDir: options.templateDir, log,
+      registryEndpoint: options.registryEndpoint,
+      dockerHost: options.dockerHost,
+      pipIndexUrl: options.pipIndexUrl,
+      templateDir: options.templateDir,
+      log,
     });
   } catch (err) {
     const reason = `the image factory cannot start: ${err instanceof Error ? err.message : String(err)}`;

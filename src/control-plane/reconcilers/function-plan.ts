@@ -86,14 +86,16 @@ export function replicaSetBody(fn: FunctionObject, version: FunctionVersion, rep
       template: {
         metadata: { labels },
         spec: {
-          containers: [{
-            name: 'function',
-            image: version.status?.image,
-            ports: [{ name: 'http', containerPort: FUNCTION_PORT, protocol: 'TCP' }],
-            env,
-            ...(t.resources ? { resources: t.resources } : {}),
-            readinessProbe: { httpGet: { path: '/healthz', port: FUNCTION_PORT }, periodSeconds: 1, timeoutSeconds: 1, failureThreshold: 3 },
-          }],
+          containers: [
+            {
+              name: 'function',
+              image: version.status?.image,
+              ports: [{ name: 'http', containerPort: FUNCTION_PORT, protocol: 'TCP' }],
+              env,
+              ...(t.resources ? { resources: t.resources } : {}),
+              readinessProbe: { httpGet: { path: '/healthz', port: FUNCTION_PORT }, periodSeconds: 1, timeoutSeconds: 1, failureThreshold: 3 },
+            },
+          ],
           // The runtime drains on SIGTERM: a request in flight may take up to the timeout.
           terminationGracePeriodSeconds: t.timeoutSeconds + DRAIN_MARGIN_SECONDS,
         },
@@ -131,10 +133,16 @@ export function planFunction(fn: FunctionObject, inputs: FunctionInputs): Functi
   if (fn.metadata.deletionTimestamp) return { actions, status: prev };
 
   /** An earlier version built from the same inputs, whose image a version can take instead of a build. */
-  const donorFor = (hash: string, except?: number) => versions.filter((v) => v.spec.version !== except && v.spec.buildHash === hash && v.status?.phase === 'Succeeded' && v.status.image).pop();
+  const donorFor = (hash: string, except?: number) =>
+    versions.filter((v) => v.spec.version !== except && v.spec.buildHash === hash && v.status?.phase === 'Succeeded' && v.status.image).pop();
   const reuseStatus = (donor: FunctionVersion): FunctionVersionStatus => ({
-    phase: 'Succeeded', image: donor.status!.image!, tag: donor.status!.tag, reusedFrom: donor.spec.version,
-    message: `reused the image of version ${donor.spec.version} (same code and requirements): no build`, ...(request ? { request } : {}), completionTime: now,
+    phase: 'Succeeded',
+    image: donor.status!.image!,
+    tag: donor.status!.tag,
+    reusedFrom: donor.spec.version,
+    message: `reused the image of version ${donor.spec.version} (same code and requirements): no build`,
+    ...(request ? { request } : {}),
+    completionTime: now,
   });
   const target = matchingVersion(fn, versions);
   if (!target) {
@@ -153,7 +161,13 @@ export function planFunction(fn: FunctionObject, inputs: FunctionInputs): Functi
       events.push({ type: 'Normal', reason: 'BuildStarted', message: `Building the image of version ${number}` });
     }
     actions.push({ type: 'createVersion', body: versionBody(fn, number, hash), status, build: !donor, events });
-    build = { version: number, phase: status.phase!, ...(status.step ? { step: status.step } : {}), ...(status.message ? { message: status.message } : {}), ...(request ? { request } : {}) };
+    build = {
+      version: number,
+      phase: status.phase!,
+      ...(status.step ? { step: status.step } : {}),
+      ...(status.message ? { message: status.message } : {}),
+      ...(request ? { request } : {}),
+    };
     built = donor
       ? { type: 'Built', status: 'True', reason: 'ImageReused', message: `version ${number}: ${status.message}` }
       : { type: 'Built', status: 'Unknown', reason: 'Building', message: `building version ${number}` };
@@ -166,7 +180,12 @@ export function planFunction(fn: FunctionObject, inputs: FunctionInputs): Functi
     const donor = vs.phase === undefined && !here ? donorFor(target.spec.buildHash, n) : undefined;
     if (donor) {
       vs = reuseStatus(donor);
-      actions.push({ type: 'reuseImage', version: target, status: vs, events: [{ type: 'Normal', reason: 'VersionCreated', message: `Version ${n}: ${vs.message}` }] });
+      actions.push({
+        type: 'reuseImage',
+        version: target,
+        status: vs,
+        events: [{ type: 'Normal', reason: 'VersionCreated', message: `Version ${n}: ${vs.message}` }],
+      });
     }
     // A build of ours in progress: Building, even before its first status write (an old failure is not this request's answer).
     const finished = vs.phase === 'Succeeded' || (vs.phase === 'Failed' && vs.request === request);
@@ -176,7 +195,12 @@ export function planFunction(fn: FunctionObject, inputs: FunctionInputs): Functi
     } else if ((vs.phase === undefined && !donor) || lost || retry) {
       // Never started (its status was not written), lost to a master restart, or asked for again after a failure.
       const why = retry ? 'again, as asked' : lost ? 'again (the build in progress was lost with a master restart)' : '';
-      actions.push({ type: 'build', version: target, ...(request ? { request } : {}), events: [{ type: 'Normal', reason: 'BuildStarted', message: `Building the image of version ${n}${why ? ` ${why}` : ''}` }] });
+      actions.push({
+        type: 'build',
+        version: target,
+        ...(request ? { request } : {}),
+        events: [{ type: 'Normal', reason: 'BuildStarted', message: `Building the image of version ${n}${why ? ` ${why}` : ''}` }],
+      });
       build = { version: n, phase: 'Building', step: 'queued', ...(request ? { request } : {}) };
       built = { type: 'Built', status: 'Unknown', reason: 'Building', message: `building version ${n}` };
     } else {
@@ -187,11 +211,12 @@ export function planFunction(fn: FunctionObject, inputs: FunctionInputs): Functi
         ...(vs.message ? { message: vs.message } : {}),
         ...(request ? { request } : {}),
       };
-      built = vs.phase === 'Succeeded'
-        ? { type: 'Built', status: 'True', reason: vs.reusedFrom ? 'ImageReused' : 'BuildSucceeded', message: `version ${n}: ${vs.tag ?? vs.image ?? ''}` }
-        : vs.phase === 'Failed'
-          ? { type: 'Built', status: 'False', reason: 'BuildFailed', message: `version ${n}: ${vs.message ?? 'the build failed'}` }
-          : { type: 'Built', status: 'Unknown', reason: 'Building', message: `building version ${n}${vs.step ? `: ${vs.step}` : ''}` };
+      built =
+        vs.phase === 'Succeeded'
+          ? { type: 'Built', status: 'True', reason: vs.reusedFrom ? 'ImageReused' : 'BuildSucceeded', message: `version ${n}: ${vs.tag ?? vs.image ?? ''}` }
+          : vs.phase === 'Failed'
+            ? { type: 'Built', status: 'False', reason: 'BuildFailed', message: `version ${n}: ${vs.message ?? 'the build failed'}` }
+            : { type: 'Built', status: 'Unknown', reason: 'Building', message: `building version ${n}${vs.step ? `: ${vs.step}` : ''}` };
     }
 
     if (vs.phase === 'Succeeded' && vs.image && !retry) {
@@ -201,14 +226,14 @@ export function planFunction(fn: FunctionObject, inputs: FunctionInputs): Functi
       const hard = fn.spec.updateStrategy === 'Hard';
       const { minScale, maxScale } = fn.spec.scaling;
       // Soft: the new version starts with the old one's pods, so capacity carries over; Hard: from minScale (the next request cold-starts it).
-      const initial = Math.min(maxScale, Math.max(minScale, hard || !old ? 0 : old.spec.replicas ?? 0));
+      const initial = Math.min(maxScale, Math.max(minScale, hard || !old ? 0 : (old.spec.replicas ?? 0)));
       if (!rs) actions.push({ type: 'createReplicaSet', body: replicaSetBody(fn, target, initial) });
       else if (serving !== n && (rs.spec.replicas ?? 0) < initial) {
         // A rollback to a version whose ReplicaSet was kept at 0: it takes over the pods.
         actions.push({ type: 'scale', rs, replicas: initial, events: [] });
       }
       serving = n;
-      const desired = rs ? (serving !== prev.version ? Math.max(rs.spec.replicas ?? 0, initial) : rs.spec.replicas ?? 0) : initial;
+      const desired = rs ? (serving !== prev.version ? Math.max(rs.spec.replicas ?? 0, initial) : (rs.spec.replicas ?? 0)) : initial;
       const ready = rs?.status?.readyReplicas ?? 0;
       // Old versions go to 0: Hard at once; Soft once the new one serves (a Ready pod) or needs no pods at all.
       const handover = hard || ready >= 1 || desired === 0;
@@ -216,8 +241,12 @@ export function planFunction(fn: FunctionObject, inputs: FunctionInputs): Functi
         if (other.metadata.name === versionObjectName(name, n) || (other.spec.replicas ?? 0) === 0) continue;
         if (!handover) continue;
         actions.push({
-          type: 'scale', rs: other, replicas: 0,
-          events: [{ type: 'Normal', reason: 'ScaledOldVersion', message: `Scaled ${other.metadata.name} to 0 (${hard ? 'hard update' : `version ${n} is serving`})` }],
+          type: 'scale',
+          rs: other,
+          replicas: 0,
+          events: [
+            { type: 'Normal', reason: 'ScaledOldVersion', message: `Scaled ${other.metadata.name} to 0 (${hard ? 'hard update' : `version ${n} is serving`})` },
+          ],
         });
       }
     }
@@ -236,13 +265,14 @@ export function planFunction(fn: FunctionObject, inputs: FunctionInputs): Functi
   const servingVersion = versions.find((v) => v.spec.version === serving) ?? (serving === target?.spec.version ? target : undefined);
   const servingRs = serving !== undefined ? rsOf(serving) : undefined;
   const created = actions.find((a): a is Extract<FunctionAction, { type: 'createReplicaSet' }> => a.type === 'createReplicaSet');
-  const desired = servingRs?.spec.replicas ?? ((created?.body.spec as { replicas?: number } | undefined)?.replicas ?? 0);
+  const desired = servingRs?.spec.replicas ?? (created?.body.spec as { replicas?: number } | undefined)?.replicas ?? 0;
   const readyReplicas = servingRs?.status?.readyReplicas ?? 0;
   let readyCondition: Condition;
   if (serving === undefined) {
-    readyCondition = build?.phase === 'Failed'
-      ? { type: 'Ready', status: 'False', reason: 'BuildFailed', message: `no version can serve: the build of version ${build.version} failed` }
-      : { type: 'Ready', status: 'False', reason: 'NoVersion', message: 'the first version is being built' };
+    readyCondition =
+      build?.phase === 'Failed'
+        ? { type: 'Ready', status: 'False', reason: 'BuildFailed', message: `no version can serve: the build of version ${build.version} failed` }
+        : { type: 'Ready', status: 'False', reason: 'NoVersion', message: 'the first version is being built' };
   } else if (desired === 0) {
     readyCondition = { type: 'Ready', status: 'True', reason: 'ScaledToZero', message: `version ${serving} has no pods: the next request starts one` };
   } else if (readyReplicas >= 1) {

@@ -112,12 +112,23 @@ export class FunctionController {
   }
 
   async start(signal: AbortSignal): Promise<void> {
-    signal.addEventListener('abort', () => {
-      for (const build of this.#builds.values()) build.abort.abort(new Error('the master is stopping'));
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const build of this.#builds.values()) build.abort.abort(new Error('the master is stopping'));
+      },
+      { once: true },
+    );
     // The informers are started by the process's factory; the workers wait for them.
     await runController(
-      { name: 'function', queue: this.queue, informers: [this.functions, this.versions, this.replicaSets], reconcile: (key) => this.reconcile(key), workers: this.#options.workers ?? 2, log: this.#log },
+      {
+        name: 'function',
+        queue: this.queue,
+        informers: [this.functions, this.versions, this.replicaSets],
+        reconcile: (key) => this.reconcile(key),
+        workers: this.#options.workers ?? 2,
+        log: this.#log,
+      },
       signal,
     );
     // A stopping master waits for its builds to notice (they record nothing more once aborted).
@@ -127,11 +138,16 @@ export class FunctionController {
 
   /** What `fn` controls, from the owner index. */
   #ownedBy<T extends FunctionVersion | ReplicaSet>(informer: Informer<T>, fn: FunctionObject): T[] {
-    return informer.byIndex(OWNER_UID_INDEX, fn.metadata.uid!).filter((o) => o.metadata.namespace === fn.metadata.namespace && controllerRef(o)?.uid === fn.metadata.uid);
+    return informer
+      .byIndex(OWNER_UID_INDEX, fn.metadata.uid!)
+      .filter((o) => o.metadata.namespace === fn.metadata.namespace && controllerRef(o)?.uid === fn.metadata.uid);
   }
 
   async #event(fn: FunctionObject, e: FunctionEvent): Promise<void> {
-    await recordEvent({ client: this.#client, object: fn, type: e.type, reason: e.reason, message: e.message, component: 'function-controller', now: this.#now() }, this.#log);
+    await recordEvent(
+      { client: this.#client, object: fn, type: e.type, reason: e.reason, message: e.message, component: 'function-controller', now: this.#now() },
+      this.#log,
+    );
   }
 
   async reconcile(key: string): Promise<{ requeueAfterMs?: number } | void> {
@@ -158,7 +174,12 @@ export class FunctionController {
     }
     if (!isDeepStrictEqual(fn.status ?? {}, plan.status)) {
       try {
-        await this.#client.patch(functionKind, { namespace, name: fn.metadata.name! }, { status: replacingPatch(fn.status ?? {}, plan.status) }, { subresource: 'status' });
+        await this.#client.patch(
+          functionKind,
+          { namespace, name: fn.metadata.name! },
+          { status: replacingPatch(fn.status ?? {}, plan.status) },
+          { subresource: 'status' },
+        );
       } catch (err) {
         if (!(err instanceof NotFoundError || err instanceof ConflictError)) throw err;
       }
@@ -190,16 +211,27 @@ export class FunctionController {
         return;
       case 'createReplicaSet':
         await this.#client.create(replicaSetKind, action.body, { namespace });
-        this.#log(`function ${key}: created replicaset ${(action.body.metadata as { name: string }).name} with ${(action.body.spec as { replicas: number }).replicas} replicas`);
+        this.#log(
+          `function ${key}: created replicaset ${(action.body.metadata as { name: string }).name} with ${(action.body.spec as { replicas: number }).replicas} replicas`,
+        );
         return;
       case 'scale':
-        await this.#client.patch(replicaSetKind, { namespace, name: action.rs.metadata.name! }, { metadata: { resourceVersion: action.rs.metadata.resourceVersion }, spec: { replicas: action.replicas } });
+        await this.#client.patch(
+          replicaSetKind,
+          { namespace, name: action.rs.metadata.name! },
+          { metadata: { resourceVersion: action.rs.metadata.resourceVersion }, spec: { replicas: action.replicas } },
+        );
         this.#log(`function ${key}: scaled replicaset ${action.rs.metadata.name} to ${action.replicas}`);
         for (const e of action.events) await this.#event(fn, e);
         return;
       case 'deleteVersion':
-        if (action.rs) await this.#client.delete(replicaSetKind, { namespace, name: action.rs.metadata.name! }, { preconditions: { uid: action.rs.metadata.uid } });
-        await this.#client.delete(functionVersionKind, { namespace, name: action.version.metadata.name! }, { preconditions: { uid: action.version.metadata.uid } });
+        if (action.rs)
+          await this.#client.delete(replicaSetKind, { namespace, name: action.rs.metadata.name! }, { preconditions: { uid: action.rs.metadata.uid } });
+        await this.#client.delete(
+          functionVersionKind,
+          { namespace, name: action.version.metadata.name! },
+          { preconditions: { uid: action.version.metadata.uid } },
+        );
         this.#log(`function ${key}: deleted old version ${action.version.spec.version}`);
         return;
     }
@@ -239,8 +271,13 @@ export class FunctionController {
       try {
         await this.#writeVersionStatus(namespace, name, { phase: 'Building', step: 'queued', ...(request ? { request } : {}), startTime: timestamp(started) });
         const built = await this.#builder.build({
-          namespace, name: fn.metadata.name!, version: version.spec.version, spec: version.spec.template, buildHash: version.spec.buildHash,
-          onProgress: (step) => progress.push(step), signal: abort.signal,
+          namespace,
+          name: fn.metadata.name!,
+          version: version.spec.version,
+          spec: version.spec.template,
+          buildHash: version.spec.buildHash,
+          onProgress: (step) => progress.push(step),
+          signal: abort.signal,
         });
         const seconds = ((this.#now().getTime() - started.getTime()) / 1000).toFixed(1);
         outcome = { phase: 'Succeeded', image: built.image, tag: built.tag, message: `built in ${seconds} s`, completionTime: timestamp(this.#now()) };
@@ -263,7 +300,8 @@ export class FunctionController {
         await this.#event(fn, event);
         this.#log(`function ${namespace}/${fn.metadata.name}: ${event.message.split('\n')[0]}`);
       } catch (err) {
-        if (!(err instanceof NotFoundError)) this.#log(`function ${namespace}/${fn.metadata.name}: recording the build of version ${version.spec.version}: ${(err as Error).message}`);
+        if (!(err instanceof NotFoundError))
+          this.#log(`function ${namespace}/${fn.metadata.name}: recording the build of version ${version.spec.version}: ${(err as Error).message}`);
       }
     })().finally(() => {
       this.#builds.delete(key);

@@ -14,9 +14,17 @@ import { ensureSystemNamespaces } from '../api-server/server.js';
 import { controllerFixture } from './controller-fixture.js';
 import { GarbageCollector, planDependent, planOwner, type OwnerState } from './garbage-collector.js';
 
-const ref = (uid: string, block = false): OwnerReference => ({ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `rs-${uid}`, uid, controller: true, ...(block ? { blockOwnerDeletion: true } : {}) });
+const ref = (uid: string, block = false): OwnerReference => ({
+  apiVersion: 'apps/v1',
+  kind: 'ReplicaSet',
+  name: `rs-${uid}`,
+  uid,
+  controller: true,
+  ...(block ? { blockOwnerDeletion: true } : {}),
+});
 const pod = (name: string, refs: OwnerReference[], deleting = false): KubeObject => ({
-  apiVersion: 'v1', kind: 'Pod',
+  apiVersion: 'v1',
+  kind: 'Pod',
   metadata: { name, uid: `pod-${name}`, ownerReferences: refs, ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
 });
 
@@ -25,18 +33,50 @@ describe('planDependent', () => {
     ['no owners: nothing', [], false, 'none'],
     ['live owner: nothing', [[ref('a'), 'present']], false, 'none'],
     ['owner gone: delete in the background', [[ref('a'), 'absent']], false, 'delete Background'],
-    ['all owners gone: delete', [[ref('a'), 'absent'], [ref('b'), 'absent']], false, 'delete Background'],
-    ['one owner gone, one live: drop the dangling reference', [[ref('a'), 'absent'], [ref('b'), 'present']], false, 'removeOwnerRefs a'],
-    ['foreground owner, another live: drop its reference', [[ref('a', true), 'waiting'], [ref('b'), 'present']], false, 'removeOwnerRefs a'],
+    [
+      'all owners gone: delete',
+      [
+        [ref('a'), 'absent'],
+        [ref('b'), 'absent'],
+      ],
+      false,
+      'delete Background',
+    ],
+    [
+      'one owner gone, one live: drop the dangling reference',
+      [
+        [ref('a'), 'absent'],
+        [ref('b'), 'present'],
+      ],
+      false,
+      'removeOwnerRefs a',
+    ],
+    [
+      'foreground owner, another live: drop its reference',
+      [
+        [ref('a', true), 'waiting'],
+        [ref('b'), 'present'],
+      ],
+      false,
+      'removeOwnerRefs a',
+    ],
     ['foreground owner, blocking, dependent can own: foreground', [[ref('a', true), 'waiting']], true, 'delete Foreground'],
     ['foreground owner, blocking, dependent owns nothing: background', [[ref('a', true), 'waiting']], false, 'delete Background'],
     ['foreground owner, not blocking: background', [[ref('a'), 'waiting']], true, 'delete Background'],
   ];
   for (const [name, owners, canOwn, want] of cases) {
     it(name, () => {
-      const dep = pod('p', owners.map(([r]) => r));
-      const action = planDependent(dep, owners.map(([r, state]) => ({ ref: r, state })), canOwn);
-      const got = action.type === 'delete' ? `delete ${action.policy}` : action.type === 'removeOwnerRefs' ? `removeOwnerRefs ${action.uids.join(',')}` : 'none';
+      const dep = pod(
+        'p',
+        owners.map(([r]) => r),
+      );
+      const action = planDependent(
+        dep,
+        owners.map(([r, state]) => ({ ref: r, state })),
+        canOwn,
+      );
+      const got =
+        action.type === 'delete' ? `delete ${action.policy}` : action.type === 'removeOwnerRefs' ? `removeOwnerRefs ${action.uids.join(',')}` : 'none';
       assert.equal(got, want);
     });
   }
@@ -47,7 +87,8 @@ describe('planDependent', () => {
 
 describe('planOwner', () => {
   const owner = (finalizers: string[], deleting = true): KubeObject => ({
-    apiVersion: 'apps/v1', kind: 'ReplicaSet',
+    apiVersion: 'apps/v1',
+    kind: 'ReplicaSet',
     metadata: { name: 'rs-a', uid: 'a', finalizers, ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
   });
   const cases: [string, KubeObject, KubeObject[], string[]][] = [
@@ -82,12 +123,23 @@ async function gone(service: ObjectService, def: typeof podKind | typeof deploym
 describe('GarbageCollector', () => {
   const rsBody = (name: string) => ({
     metadata: { name },
-    spec: { replicas: 0, selector: { matchLabels: { app: `gc-${name}` } }, template: { metadata: { labels: { app: `gc-${name}` } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } },
+    spec: {
+      replicas: 0,
+      selector: { matchLabels: { app: `gc-${name}` } },
+      template: { metadata: { labels: { app: `gc-${name}` } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } },
+    },
   });
   const podBody = (name: string, owners: KubeObject[], block = false) => ({
     metadata: {
-      name, labels: { role: 'hand-made' },
-      ownerReferences: owners.map((o) => ({ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: o.metadata.name!, uid: o.metadata.uid!, ...(block ? { blockOwnerDeletion: true } : {}) })),
+      name,
+      labels: { role: 'hand-made' },
+      ownerReferences: owners.map((o) => ({
+        apiVersion: 'apps/v1',
+        kind: 'ReplicaSet',
+        name: o.metadata.name!,
+        uid: o.metadata.uid!,
+        ...(block ? { blockOwnerDeletion: true } : {}),
+      })),
     },
     spec: { containers: [{ name: 'c', image: 'busybox' }] },
   });
@@ -115,11 +167,13 @@ describe('GarbageCollector', () => {
       await service.create(podKind, 'default', podBody('unowned', []));
       await service.delete(replicaSetKind, 'default', 'a');
       await waitFor(() => gone(service, podKind, 'only-a'), { description: 'only-a collected' });
-      await waitFor(async () => (await service.get(podKind, 'default', 'a-and-b')).metadata.ownerReferences?.length === 1, { description: 'dangling reference dropped' });
+      await waitFor(async () => (await service.get(podKind, 'default', 'a-and-b')).metadata.ownerReferences?.length === 1, {
+        description: 'dangling reference dropped',
+      });
       const shared = await service.get(podKind, 'default', 'a-and-b');
       assert.equal(shared.metadata.ownerReferences![0]!.uid, b.metadata.uid);
       assert.equal(shared.metadata.deletionTimestamp, undefined);
-      assert.ok(!await gone(service, podKind, 'unowned'));
+      assert.ok(!(await gone(service, podKind, 'unowned')));
     });
   });
 
@@ -127,12 +181,17 @@ describe('GarbageCollector', () => {
     await withCollector(async (service) => {
       const a = await service.create(replicaSetKind, 'default', rsBody('a'));
       // A finalizer of someone else holds the dependent, so the owner's wait can be seen.
-      await service.create(podKind, 'default', { ...podBody('held', [a], true), metadata: { ...podBody('held', [a], true).metadata, finalizers: ['test/hold'] } });
+      await service.create(podKind, 'default', {
+        ...podBody('held', [a], true),
+        metadata: { ...podBody('held', [a], true).metadata, finalizers: ['test/hold'] },
+      });
       const marked = await service.delete(replicaSetKind, 'default', 'a', { propagationPolicy: 'Foreground' });
       assert.ok(marked.metadata.deletionTimestamp);
       assert.deepEqual(marked.metadata.finalizers, ['foregroundDeletion']);
-      await waitFor(async () => Boolean((await service.get(podKind, 'default', 'held')).metadata.deletionTimestamp), { description: 'dependent marked for deletion' });
-      assert.ok(!await gone(service, replicaSetKind, 'a'));
+      await waitFor(async () => Boolean((await service.get(podKind, 'default', 'held')).metadata.deletionTimestamp), {
+        description: 'dependent marked for deletion',
+      });
+      assert.ok(!(await gone(service, replicaSetKind, 'a')));
       await service.patch(podKind, 'default', 'held', { metadata: { finalizers: null } });
       await waitFor(() => gone(service, replicaSetKind, 'a'), { description: 'owner removed after its dependent' });
     });
@@ -156,15 +215,20 @@ describe('GarbageCollector', () => {
       await withCollector(async (service) => {
         const spec = rsBody('d').spec;
         const d = await service.create(deploymentKind, 'default', { metadata: { name: 'd' }, spec: { selector: spec.selector, template: spec.template } });
-        const own = (o: KubeObject, kind: string) => [{ apiVersion: 'apps/v1', kind, name: o.metadata.name!, uid: o.metadata.uid!, controller: true, blockOwnerDeletion: true }];
+        const own = (o: KubeObject, kind: string) => [
+          { apiVersion: 'apps/v1', kind, name: o.metadata.name!, uid: o.metadata.uid!, controller: true, blockOwnerDeletion: true },
+        ];
         const r = await service.create(replicaSetKind, 'default', { ...rsBody('r'), metadata: { name: 'r', ownerReferences: own(d, 'Deployment') } });
         await service.create(podKind, 'default', { ...podBody('p', []), metadata: { name: 'p', ownerReferences: own(r, 'ReplicaSet') } });
         await service.create(replicaSetKind, 'default', rsBody('bystander'));
         await service.create(podKind, 'default', podBody('bystander-pod', []));
         await service.delete(deploymentKind, 'default', 'd', { propagationPolicy: policy });
-        await waitFor(async () => await gone(service, deploymentKind, 'd') && await gone(service, replicaSetKind, 'r') && await gone(service, podKind, 'p'), { description: 'the whole chain removed' });
-        assert.ok(!await gone(service, replicaSetKind, 'bystander'));
-        assert.ok(!await gone(service, podKind, 'bystander-pod'));
+        await waitFor(
+          async () => (await gone(service, deploymentKind, 'd')) && (await gone(service, replicaSetKind, 'r')) && (await gone(service, podKind, 'p')),
+          { description: 'the whole chain removed' },
+        );
+        assert.ok(!(await gone(service, replicaSetKind, 'bystander')));
+        assert.ok(!(await gone(service, podKind, 'bystander-pod')));
       });
     });
   }

@@ -2,7 +2,11 @@
 import type { KindDefinition } from '../../core/api/kind.js';
 import type { KubeObject, OwnerReference } from '../../core/api/meta.js';
 import {
-  FOREGROUND_FINALIZER, GARBAGE_COLLECTED_KINDS, ORPHAN_FINALIZER, ownsDependents, type PropagationPolicy,
+  FOREGROUND_FINALIZER,
+  GARBAGE_COLLECTED_KINDS,
+  ORPHAN_FINALIZER,
+  ownsDependents,
+  type PropagationPolicy,
 } from '../../core/api/deletion-propagation.js';
 import { kindByApiVersion } from '../../core/api/registry.js';
 import type { Client } from '../../core/client/client.js';
@@ -24,10 +28,7 @@ export interface OwnerView {
   state: OwnerState;
 }
 
-export type DependentAction =
-  | { type: 'none' }
-  | { type: 'delete'; policy: PropagationPolicy }
-  | { type: 'removeOwnerRefs'; uids: string[] };
+export type DependentAction = { type: 'none' } | { type: 'delete'; policy: PropagationPolicy } | { type: 'removeOwnerRefs'; uids: string[] };
 
 /**
  * Pure decision for one dependent, as Kubernetes' collector: with a live owner left it only
@@ -44,9 +45,7 @@ export function planDependent(dependent: KubeObject, owners: readonly OwnerView[
   return { type: 'delete', policy: blocking && canOwn ? 'Foreground' : 'Background' };
 }
 
-export type OwnerAction =
-  | { type: 'removeOwnerRef'; dependent: KubeObject }
-  | { type: 'removeFinalizer'; finalizer: string };
+export type OwnerAction = { type: 'removeOwnerRef'; dependent: KubeObject } | { type: 'removeFinalizer'; finalizer: string };
 
 /**
  * Pure decision for an owner being deleted. Orphan: unlink every dependent, then release the
@@ -146,7 +145,8 @@ export class GarbageCollector {
   /** The objects of every watched kind that reference `ownerUid`, from the informers' owner index. */
   #dependents(ownerUid: string): { tracked: Tracked; obj: KubeObject; key: string }[] {
     return this.#tracked.flatMap((tracked, index) =>
-      tracked.informer.byIndex(OWNER_UID_INDEX, ownerUid).map((obj) => ({ tracked, obj, key: `${index}|${objectKey(obj)}` })));
+      tracked.informer.byIndex(OWNER_UID_INDEX, ownerUid).map((obj) => ({ tracked, obj, key: `${index}|${objectKey(obj)}` })),
+    );
   }
 
   #dependentKeys(ownerUid: string): string[] {
@@ -155,13 +155,16 @@ export class GarbageCollector {
 
   /** Runs the worker once the informers (started by the process's factory) have synced. */
   async start(signal: AbortSignal): Promise<void> {
-    await runController({
-      name: 'garbage-collector',
-      queue: this.queue,
-      informers: this.#tracked.map((t) => t.informer),
-      reconcile: (key) => this.reconcile(key),
-      log: this.#log,
-    }, signal);
+    await runController(
+      {
+        name: 'garbage-collector',
+        queue: this.queue,
+        informers: this.#tracked.map((t) => t.informer),
+        reconcile: (key) => this.reconcile(key),
+        log: this.#log,
+      },
+      signal,
+    );
   }
 
   #lookup(key: string): { tracked: Tracked; obj: KubeObject | undefined } | undefined {
@@ -222,7 +225,10 @@ export class GarbageCollector {
 
   async #reconcileOwner(tracked: Tracked, owner: KubeObject): Promise<void> {
     const dependents = this.#dependents(owner.metadata.uid ?? '');
-    for (const action of planOwner(owner, dependents.map((d) => d.obj))) {
+    for (const action of planOwner(
+      owner,
+      dependents.map((d) => d.obj),
+    )) {
       if (action.type === 'removeOwnerRef') {
         const dep = action.dependent;
         const depTracked = dependents.find((d) => d.obj === dep)?.tracked;
@@ -231,7 +237,9 @@ export class GarbageCollector {
         await this.#patch(depTracked.def, dep, { metadata: { resourceVersion: dep.metadata.resourceVersion, ownerReferences: left.length ? left : null } });
       } else {
         const finalizers = (owner.metadata.finalizers ?? []).filter((f) => f !== action.finalizer);
-        await this.#patch(tracked.def, owner, { metadata: { resourceVersion: owner.metadata.resourceVersion, finalizers: finalizers.length ? finalizers : null } });
+        await this.#patch(tracked.def, owner, {
+          metadata: { resourceVersion: owner.metadata.resourceVersion, finalizers: finalizers.length ? finalizers : null },
+        });
         this.#log(`garbage collector: ${tracked.def.kind} ${objectKey(owner)}: released ${action.finalizer}`);
       }
     }

@@ -39,8 +39,11 @@ export interface DnsVerdict {
 export function gatewayRoutes(dnses: readonly Dns[], services: readonly Service[]): { routes: GatewayRoute[]; verdicts: DnsVerdict[] } {
   const byKey = new Map(services.map((s) => [`${s.metadata.namespace}/${s.metadata.name}`, s]));
   // The oldest object keeps a path two objects claim for one host: a newcomer cannot take over a working route.
-  const ordered = [...dnses].sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '')
-    || `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`));
+  const ordered = [...dnses].sort(
+    (a, b) =>
+      (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
+      `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`),
+  );
   const taken = new Map<string, string>();
   const routes: GatewayRoute[] = [];
   const verdicts: DnsVerdict[] = [];
@@ -54,7 +57,8 @@ export function gatewayRoutes(dnses: readonly Dns[], services: readonly Service[
       const port = svc?.spec.ports.find((sp) => (typeof p.servicePort === 'number' ? sp.port === p.servicePort : sp.name === p.servicePort));
       const owner = taken.get(`${host}${path}`);
       if (!svc) problems.push({ reason: 'ServiceNotFound', message: `service "${p.serviceName}" not found` });
-      else if (!IPV4.test(svc.spec.clusterIP ?? '')) problems.push({ reason: 'ServiceHasNoClusterIP', message: `service "${p.serviceName}" has no cluster IP` });
+      else if (!IPV4.test(svc.spec.clusterIP ?? ''))
+        problems.push({ reason: 'ServiceHasNoClusterIP', message: `service "${p.serviceName}" has no cluster IP` });
       else if (!port) problems.push({ reason: 'PortNotFound', message: `service "${p.serviceName}" has no port ${p.servicePort}` });
       else if (owner) problems.push({ reason: 'PathConflict', message: `path ${path} of ${host} is already served for ${owner}` });
       else {
@@ -63,9 +67,17 @@ export function gatewayRoutes(dnses: readonly Dns[], services: readonly Service[
       }
     }
     const served = dns.spec.paths.length - problems.length;
-    verdicts.push(problems.length
-      ? { namespace, name: dns.metadata.name!, ready: false, reason: problems[0]!.reason, message: `${problems.map((p) => p.message).join('; ')} (${served} of ${dns.spec.paths.length} paths served)` }
-      : { namespace, name: dns.metadata.name!, ready: true, reason: 'Serving', message: `${served} paths served by the gateway` });
+    verdicts.push(
+      problems.length
+        ? {
+            namespace,
+            name: dns.metadata.name!,
+            ready: false,
+            reason: problems[0]!.reason,
+            message: `${problems.map((p) => p.message).join('; ')} (${served} of ${dns.spec.paths.length} paths served)`,
+          }
+        : { namespace, name: dns.metadata.name!, ready: true, reason: 'Serving', message: `${served} paths served by the gateway` },
+    );
   }
   return { routes, verdicts };
 }
@@ -113,26 +125,33 @@ export function configHash(config: string): string {
 /** The gateway pod for one configuration: nginx with the configuration handed over in an environment variable. */
 export function gatewayPod(config: string, hash: string): Pod {
   return {
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: {
-      name: `${GATEWAY_SERVICE.name}-${hash.slice(0, 10)}`, namespace: GATEWAY_SERVICE.namespace,
-      labels: { ...GATEWAY_LABELS }, annotations: { [CONFIG_HASH_ANNOTATION]: hash },
+      name: `${GATEWAY_SERVICE.name}-${hash.slice(0, 10)}`,
+      namespace: GATEWAY_SERVICE.namespace,
+      labels: { ...GATEWAY_LABELS },
+      annotations: { [CONFIG_HASH_ANNOTATION]: hash },
     },
     spec: {
-      containers: [{
-        name: 'nginx', image: GATEWAY_IMAGE,
-        command: ['sh', '-c', 'printf %s "$NGINX_CONF" > /etc/nginx/conf.d/default.conf && exec nginx -g "daemon off;"'],
-        env: [{ name: 'NGINX_CONF', value: config }],
-        ports: [{ name: 'http', containerPort: 80, protocol: 'TCP' }],
-        readinessProbe: { tcpSocket: { port: 80 }, periodSeconds: 2 },
-      }],
+      containers: [
+        {
+          name: 'nginx',
+          image: GATEWAY_IMAGE,
+          command: ['sh', '-c', 'printf %s "$NGINX_CONF" > /etc/nginx/conf.d/default.conf && exec nginx -g "daemon off;"'],
+          env: [{ name: 'NGINX_CONF', value: config }],
+          ports: [{ name: 'http', containerPort: 80, protocol: 'TCP' }],
+          readinessProbe: { tcpSocket: { port: 80 }, periodSeconds: 2 },
+        },
+      ],
     },
   } as unknown as Pod;
 }
 
 export function gatewayService(): Service {
   return {
-    apiVersion: 'v1', kind: 'Service',
+    apiVersion: 'v1',
+    kind: 'Service',
     metadata: { name: GATEWAY_SERVICE.name, namespace: GATEWAY_SERVICE.namespace, labels: { ...GATEWAY_LABELS } },
     spec: { type: 'ClusterIP', selector: { ...GATEWAY_LABELS }, ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }] },
   } as unknown as Service;
@@ -158,7 +177,13 @@ function readyCondition(dns: Dns, verdict: DnsVerdict, now: string): Condition |
   const status = verdict.ready ? 'True' : 'False';
   const old = dns.status?.conditions?.find((c) => c.type === 'Ready');
   if (old && old.status === status && old.reason === verdict.reason && old.message === verdict.message) return undefined;
-  return { type: 'Ready', status, reason: verdict.reason, message: verdict.message, lastTransitionTime: old?.status === status ? old.lastTransitionTime ?? now : now };
+  return {
+    type: 'Ready',
+    status,
+    reason: verdict.reason,
+    message: verdict.message,
+    lastTransitionTime: old?.status === status ? (old.lastTransitionTime ?? now) : now,
+  };
 }
 
 /**
@@ -230,18 +255,33 @@ export class GatewayReconciler {
     // Our own status writes change DNS objects too: only their spec and deletion matter here.
     this.dnses.addHandlers({
       onAdd: enqueue,
-      onUpdate: (o, n) => { if (JSON.stringify(o.spec) !== JSON.stringify(n.spec) || o.metadata.deletionTimestamp !== n.metadata.deletionTimestamp) enqueue(); },
+      onUpdate: (o, n) => {
+        if (JSON.stringify(o.spec) !== JSON.stringify(n.spec) || o.metadata.deletionTimestamp !== n.metadata.deletionTimestamp) enqueue();
+      },
       onDelete: enqueue,
     });
     this.services.addHandlers({ onAdd: enqueue, onUpdate: enqueue, onDelete: enqueue });
     const ours = (p: Pod) => p.metadata.labels?.app === GATEWAY_LABELS.app;
-    this.pods.addHandlers({ onAdd: (p) => { if (ours(p)) enqueue(); }, onUpdate: (_o, p) => { if (ours(p)) enqueue(); }, onDelete: (p) => { if (ours(p)) enqueue(); } });
+    this.pods.addHandlers({
+      onAdd: (p) => {
+        if (ours(p)) enqueue();
+      },
+      onUpdate: (_o, p) => {
+        if (ours(p)) enqueue();
+      },
+      onDelete: (p) => {
+        if (ours(p)) enqueue();
+      },
+    });
   }
 
   /** Runs the worker once the informers (started by the process's factory) have synced. */
   async start(signal: AbortSignal): Promise<void> {
     this.queue.add(KEY);
-    await runController({ name: 'gateway', queue: this.queue, informers: [this.dnses, this.services, this.pods], reconcile: () => this.reconcile(), log: this.#log }, signal);
+    await runController(
+      { name: 'gateway', queue: this.queue, informers: [this.dnses, this.services, this.pods], reconcile: () => this.reconcile(), log: this.#log },
+      signal,
+    );
   }
 
   async reconcile(): Promise<void> {
@@ -274,7 +314,12 @@ export class GatewayReconciler {
             this.#log(`gateway: deleted pod ${ns}/${action.name}`);
             break;
           case 'status':
-            await this.#client.patch(dnsKind, { namespace: action.namespace, name: action.name }, { status: { conditions: action.conditions } }, { subresource: 'status' });
+            await this.#client.patch(
+              dnsKind,
+              { namespace: action.namespace, name: action.name },
+              { status: { conditions: action.conditions } },
+              { subresource: 'status' },
+            );
             break;
         }
       } catch (err) {

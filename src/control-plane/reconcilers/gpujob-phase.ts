@@ -47,7 +47,10 @@ const MAKE_LINE = /^make(\[\d+\])?: (\*\*\*|Leaving|Entering)/;
  * line that is not make's; else nothing.
  */
 export function errorSummary(errorText: string | undefined): string {
-  const lines = (errorText ?? '').split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  const lines = (errorText ?? '')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
   const own = lines.filter((l) => !MAKE_LINE.test(l));
   const found = own.find((l) => /\berror\b/i.test(l)) ?? own[own.length - 1] ?? '';
   return found.length > 500 ? `${found.slice(0, 500)}...` : found;
@@ -87,7 +90,12 @@ export function phaseFromSlurm(status: GpuJobStatus): PhaseVerdict {
     if (state === 'SUBMIT_FAILED') {
       return { phase: 'Failed', reason: 'SubmitFailed', message: `sbatch refused the job: ${status.slurmReason ?? 'no reason given'}` };
     }
-    if (state === 'LOST') return { phase: 'Failed', reason: 'JobLost', message: `${job} is no longer known to Slurm (${status.slurmReason ?? 'it finished too long ago or was purged'})` };
+    if (state === 'LOST')
+      return {
+        phase: 'Failed',
+        reason: 'JobLost',
+        message: `${job} is no longer known to Slurm (${status.slurmReason ?? 'it finished too long ago or was purged'})`,
+      };
     const summary = errorSummary(status.error);
     const slurmWhy = state !== 'FAILED' && status.slurmReason && status.slurmReason !== 'None' ? ` [${status.slurmReason}]` : '';
     return { phase: 'Failed', reason: FAILED_REASONS[state]!, message: `${job} ${state}${exitText(status)}${slurmWhy}${summary ? `: ${summary}` : ''}` };

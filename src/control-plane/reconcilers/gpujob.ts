@@ -92,7 +92,8 @@ export function localMounts(cluster: SlurmCluster): { path: string; readOnly: bo
   return outer.map((path) => ({
     path,
     // The configuration is only read; a mount that also holds the socket or the job directories is written through.
-    readOnly: path === confDir && !inside(local.workDir, path) && local.workDir !== path && !inside(local.mungeSocketDir, path) && local.mungeSocketDir !== path,
+    readOnly:
+      path === confDir && !inside(local.workDir, path) && local.workDir !== path && !inside(local.mungeSocketDir, path) && local.mungeSocketDir !== path,
   }));
 }
 
@@ -115,20 +116,24 @@ export function submitterPod(state: GpuJobState, role: PodRole, attempt: number)
       name: gpuJobPodName(job, role, attempt),
       namespace: job.metadata.namespace,
       labels: { [GPUJOB_UID_LABEL]: job.metadata.uid ?? '', [GPUJOB_ROLE_LABEL]: role },
-      ownerReferences: [{ apiVersion: 'minik8s.io/v1', kind: 'GpuJob', name: job.metadata.name ?? '', uid: job.metadata.uid ?? '', controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        { apiVersion: 'minik8s.io/v1', kind: 'GpuJob', name: job.metadata.name ?? '', uid: job.metadata.uid ?? '', controller: true, blockOwnerDeletion: true },
+      ],
     },
     spec: {
       restartPolicy: 'Never',
       terminationGracePeriodSeconds: 10,
       ...(cluster.spec.nodeSelector ? { nodeSelector: { ...cluster.spec.nodeSelector } } : {}),
-      containers: [{
-        name: role === 'submit' ? 'submitter' : 'canceller',
-        image: cluster.spec.image,
-        imagePullPolicy: 'IfNotPresent',
-        command: ['python3', SUBMITTER_SCRIPT, role],
-        env,
-        ...(mounts.length ? { volumeMounts: mounts.map((m, i) => ({ name: `slurm-${i}`, mountPath: m.path, readOnly: m.readOnly })) } : {}),
-      }],
+      containers: [
+        {
+          name: role === 'submit' ? 'submitter' : 'canceller',
+          image: cluster.spec.image,
+          imagePullPolicy: 'IfNotPresent',
+          command: ['python3', SUBMITTER_SCRIPT, role],
+          env,
+          ...(mounts.length ? { volumeMounts: mounts.map((m, i) => ({ name: `slurm-${i}`, mountPath: m.path, readOnly: m.readOnly })) } : {}),
+        },
+      ],
       ...(mounts.length ? { volumes: mounts.map((m, i) => ({ name: `slurm-${i}`, hostPath: { path: m.path } })) } : {}),
     },
   } as unknown as Pod;
@@ -158,9 +163,19 @@ function planDeletion(state: GpuJobState): GpuJobPlan {
       const failed = cancellers.filter((p) => p.status?.phase === 'Failed').sort((a, b) => attemptOf(a) - attemptOf(b));
       const slurmJob = st.jobId ? `Slurm job ${st.jobId}` : `the Slurm job of ${job.metadata.name}`;
       if (!state.cluster) {
-        actions.push({ type: 'event', eventType: 'Warning', reason: 'CancelSkipped', message: `cannot cancel ${slurmJob}: SlurmCluster "${job.spec.cluster}" not found` });
+        actions.push({
+          type: 'event',
+          eventType: 'Warning',
+          reason: 'CancelSkipped',
+          message: `cannot cancel ${slurmJob}: SlurmCluster "${job.spec.cluster}" not found`,
+        });
       } else if (failed.length >= MAX_CANCEL_ATTEMPTS) {
-        actions.push({ type: 'event', eventType: 'Warning', reason: 'CancelFailed', message: `gave up cancelling ${slurmJob} after ${failed.length} attempts (last: ${podOutcome(failed[failed.length - 1]!)}); it may still run in Slurm` });
+        actions.push({
+          type: 'event',
+          eventType: 'Warning',
+          reason: 'CancelFailed',
+          message: `gave up cancelling ${slurmJob} after ${failed.length} attempts (last: ${podOutcome(failed[failed.length - 1]!)}); it may still run in Slurm`,
+        });
       } else {
         const attempt = (failed.length ? attemptOf(failed[failed.length - 1]!) : 0) + 1;
         actions.push({ type: 'createPod', pod: submitterPod(state, 'cancel', attempt) });
@@ -223,9 +238,10 @@ export function planGpuJob(state: GpuJobState): GpuJobPlan {
 
   if (current && !finished(current)) {
     const message = current.status?.phase === 'Pending' ? pendingPodMessage(current) : undefined;
-    const base = attempts > 0 && st.slurmState === undefined && st.clusterReachable === undefined && message
-      ? { phase: 'Pending' as const, reason: 'SubmitterPending', message }
-      : verdict;
+    const base =
+      attempts > 0 && st.slurmState === undefined && st.clusterReachable === undefined && message
+        ? { phase: 'Pending' as const, reason: 'SubmitterPending', message }
+        : verdict;
     actions.push(...statusChange(job, { phase: base.phase, reason: base.reason, message: base.message }));
     return { actions };
   }
@@ -238,7 +254,13 @@ export function planGpuJob(state: GpuJobState): GpuJobPlan {
 
   // No submitter at work: the first one, or the next after one failed or vanished.
   if (!state.cluster) {
-    actions.push(...statusChange(job, { phase: 'Pending', reason: 'ClusterNotFound', message: `SlurmCluster "${job.spec.cluster}" not found in namespace ${job.metadata.namespace}` }));
+    actions.push(
+      ...statusChange(job, {
+        phase: 'Pending',
+        reason: 'ClusterNotFound',
+        message: `SlurmCluster "${job.spec.cluster}" not found in namespace ${job.metadata.namespace}`,
+      }),
+    );
     return { actions };
   }
   if (attempts >= MAX_SUBMIT_ATTEMPTS) {
@@ -253,7 +275,14 @@ export function planGpuJob(state: GpuJobState): GpuJobPlan {
   const pod = submitterPod(state, 'submit', attempts + 1);
   actions.push({ type: 'createPod', pod });
   const resumed = attempts > 0 ? `; it resumes after the last one (${current ? podOutcome(current) : 'its pod is gone'})` : '';
-  actions.push({ type: 'status', status: { attempts: attempts + 1, podName: pod.metadata.name, ...(st.phase === undefined ? { phase: 'Pending', reason: 'Submitting', message: 'the submitter pod is starting' } : {}) } });
+  actions.push({
+    type: 'status',
+    status: {
+      attempts: attempts + 1,
+      podName: pod.metadata.name,
+      ...(st.phase === undefined ? { phase: 'Pending', reason: 'Submitting', message: 'the submitter pod is starting' } : {}),
+    },
+  });
   actions.push({ type: 'event', eventType: 'Normal', reason: 'SubmitterCreated', message: `created submitter pod ${pod.metadata.name}${resumed}` });
   return { actions };
 }
@@ -261,7 +290,8 @@ export function planGpuJob(state: GpuJobState): GpuJobPlan {
 /** Why a submitter pod has not started, when it says (ErrImagePull, ...). */
 function pendingPodMessage(pod: Pod): string | undefined {
   const waiting = pod.status?.containerStatuses?.[0]?.state?.waiting;
-  if (waiting?.reason && waiting.reason !== 'ContainerCreating') return `submitter pod ${pod.metadata.name}: ${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`;
+  if (waiting?.reason && waiting.reason !== 'ContainerCreating')
+    return `submitter pod ${pod.metadata.name}: ${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`;
   return undefined;
 }
 
@@ -325,7 +355,10 @@ export class GpuJobController {
   async start(signal: AbortSignal): Promise<void> {
     await Promise.all([
       this.#sweepOutputs(signal),
-      runController({ name: 'gpujob', queue: this.queue, informers: [this.jobs, this.clusters, this.pods], reconcile: (key) => this.reconcile(key), log: this.#log }, signal),
+      runController(
+        { name: 'gpujob', queue: this.queue, informers: [this.jobs, this.clusters, this.pods], reconcile: (key) => this.reconcile(key), log: this.#log },
+        signal,
+      ),
     ]);
   }
 
@@ -378,13 +411,17 @@ export class GpuJobController {
           break;
         case 'status':
           await this.#client.patch(gpuJobKind, { namespace, name }, { status: action.status }, { subresource: 'status' });
-          if (action.status.phase && action.status.phase !== job.status?.phase) this.#log(`gpujob: ${namespace}/${name} is ${action.status.phase}${action.status.message ? `: ${action.status.message}` : ''}`);
+          if (action.status.phase && action.status.phase !== job.status?.phase)
+            this.#log(`gpujob: ${namespace}/${name} is ${action.status.phase}${action.status.message ? `: ${action.status.message}` : ''}`);
           break;
         case 'removeOutputs':
           await this.#options.outputs.remove(job.metadata.uid!);
           break;
         case 'event':
-          await recordEvent({ client: this.#client, object: job, type: action.eventType, reason: action.reason, message: action.message, component: COMPONENT }, this.#log);
+          await recordEvent(
+            { client: this.#client, object: job, type: action.eventType, reason: action.reason, message: action.message, component: COMPONENT },
+            this.#log,
+          );
           break;
       }
     } catch (err) {
@@ -392,7 +429,17 @@ export class GpuJobController {
       if (err instanceof NotFoundError || err instanceof AlreadyExistsError) return;
       // A namespace being deleted takes no new pods: a canceller cannot run there, so deletion goes on without it.
       if (err instanceof ForbiddenError && action.type === 'createPod' && job.metadata.deletionTimestamp) {
-        await recordEvent({ client: this.#client, object: job, type: 'Warning', reason: 'CancelSkipped', message: `cannot start a canceller: ${err.message}`, component: COMPONENT }, this.#log);
+        await recordEvent(
+          {
+            client: this.#client,
+            object: job,
+            type: 'Warning',
+            reason: 'CancelSkipped',
+            message: `cannot start a canceller: ${err.message}`,
+            component: COMPONENT,
+          },
+          this.#log,
+        );
         await this.#apply(job, { type: 'removeOutputs' });
         await this.#apply(job, { type: 'removeFinalizer' });
         return;

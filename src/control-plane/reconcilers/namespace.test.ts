@@ -15,12 +15,16 @@ import { controllerFixture } from './controller-fixture.js';
 import { NamespaceReconciler, planNamespace } from './namespace.js';
 
 const ns = (deleting: boolean, finalizers = ['kubernetes']): Namespace => ({
-  apiVersion: 'v1', kind: 'Namespace',
+  apiVersion: 'v1',
+  kind: 'Namespace',
   metadata: { name: 'team', ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
-  spec: { finalizers }, status: {},
+  spec: { finalizers },
+  status: {},
 });
 const item = (name: string, deleting = false): KubeObject => ({
-  apiVersion: 'v1', kind: 'Pod', metadata: { name, ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
 });
 
 describe('planNamespace', () => {
@@ -36,7 +40,10 @@ describe('planNamespace', () => {
   for (const [name, namespace, items, want] of cases) {
     it(name, () => {
       const actions = planNamespace(namespace, [{ def: podKind, items }]);
-      assert.deepEqual(actions.map((a) => (a.type === 'delete' ? `delete ${a.name}` : a.type)), want);
+      assert.deepEqual(
+        actions.map((a) => (a.type === 'delete' ? `delete ${a.name}` : a.type)),
+        want,
+      );
     });
   }
 });
@@ -55,14 +62,17 @@ describe('NamespaceReconciler', () => {
     const running = run(controller.signal, new NamespaceReconciler({ client, informers }));
     try {
       await service.delete(namespaceKind, undefined, 'team');
-      await waitFor(async () => {
-        try {
-          await service.get(namespaceKind, undefined, 'team');
-          return false;
-        } catch (err) {
-          return err instanceof NotFoundError;
-        }
-      }, { description: 'namespace team to be removed' });
+      await waitFor(
+        async () => {
+          try {
+            await service.get(namespaceKind, undefined, 'team');
+            return false;
+          } catch (err) {
+            return err instanceof NotFoundError;
+          }
+        },
+        { description: 'namespace team to be removed' },
+      );
       assert.equal((await service.list(podKind, 'team')).items.length, 0);
       assert.equal((await service.get(podKind, 'default', 'bystander')).metadata.name, 'bystander');
     } finally {

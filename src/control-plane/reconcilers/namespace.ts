@@ -17,10 +17,7 @@ export interface NamespaceContents {
   items: readonly KubeObject[];
 }
 
-export type NamespaceAction =
-  | { type: 'delete'; def: KindDefinition; name: string }
-  | { type: 'finalize'; finalizers: string[] }
-  | { type: 'wait' };
+export type NamespaceAction = { type: 'delete'; def: KindDefinition; name: string } | { type: 'finalize'; finalizers: string[] } | { type: 'wait' };
 
 /**
  * Pure decision: what to do next for one namespace. Deletes everything not yet being

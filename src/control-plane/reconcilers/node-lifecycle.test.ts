@@ -19,13 +19,25 @@ const at = (ms: number) => new Date(T0 + ms).toISOString().replace(/\.\d{3}Z$/, 
 const GRACE = 40_000;
 const settings = { gracePeriodMs: GRACE, orphanQuarantineMs: 40_000 };
 
-const beat = (type: string, status: 'True' | 'False' | 'Unknown', heartbeat = at(-5000)): Condition =>
-  ({ type, status, reason: 'Kubelet', message: 'kubelet says', lastHeartbeatTime: heartbeat, lastTransitionTime: at(-60_000) });
-const healthy = (status: 'True' | 'False' | 'Unknown' = 'True') => [beat('MemoryPressure', 'False'), beat('DiskPressure', 'False'), beat('PIDPressure', 'False'), beat('Ready', status)];
+const beat = (type: string, status: 'True' | 'False' | 'Unknown', heartbeat = at(-5000)): Condition => ({
+  type,
+  status,
+  reason: 'Kubelet',
+  message: 'kubelet says',
+  lastHeartbeatTime: heartbeat,
+  lastTransitionTime: at(-60_000),
+});
+const healthy = (status: 'True' | 'False' | 'Unknown' = 'True') => [
+  beat('MemoryPressure', 'False'),
+  beat('DiskPressure', 'False'),
+  beat('PIDPressure', 'False'),
+  beat('Ready', status),
+];
 
 function node(options: { conditions?: Condition[]; taints?: Taint[] } = {}): Node {
   return {
-    apiVersion: 'v1', kind: 'Node',
+    apiVersion: 'v1',
+    kind: 'Node',
     metadata: { name: 'n1', uid: 'node-uid', resourceVersion: '7', creationTimestamp: at(-3_600_000) },
     spec: options.taints ? { taints: options.taints } : {},
     status: options.conditions ? { conditions: options.conditions } : {},
@@ -34,12 +46,20 @@ function node(options: { conditions?: Condition[]; taints?: Taint[] } = {}): Nod
 
 function pod(name: string, options: { tolerations?: Toleration[]; ready?: 'True' | 'False'; phase?: string; deleting?: boolean } = {}): Pod {
   return {
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: { name, namespace: 'default', uid: `uid-${name}`, resourceVersion: '9', ...(options.deleting ? { deletionTimestamp: at(30_000) } : {}) },
     spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'busybox' }], ...(options.tolerations ? { tolerations: options.tolerations } : {}) },
     status: {
       phase: options.phase ?? 'Running',
-      ...(options.ready ? { conditions: [{ type: 'Initialized', status: 'True' }, { type: 'Ready', status: options.ready, lastTransitionTime: at(-60_000) }] } : {}),
+      ...(options.ready
+        ? {
+            conditions: [
+              { type: 'Initialized', status: 'True' },
+              { type: 'Ready', status: options.ready, lastTransitionTime: at(-60_000) },
+            ],
+          }
+        : {}),
     },
   } as unknown as Pod;
 }
@@ -48,8 +68,12 @@ const unreachable = (added = at(0)): Taint[] => [
   { key: 'node.kubernetes.io/unreachable', effect: 'NoSchedule' },
   { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute', timeAdded: added },
 ];
-const tolerateUnreachable = (seconds?: number): Toleration =>
-  ({ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', ...(seconds === undefined ? {} : { tolerationSeconds: seconds }) });
+const tolerateUnreachable = (seconds?: number): Toleration => ({
+  key: 'node.kubernetes.io/unreachable',
+  operator: 'Exists',
+  effect: 'NoExecute',
+  ...(seconds === undefined ? {} : { tolerationSeconds: seconds }),
+});
 
 function plan(overrides: Partial<NodeLifecycleInput>) {
   return planNodeLifecycle({ now: T0, name: 'n1', node: node({ conditions: healthy() }), heartbeatSeenAt: T0 - 5000, pods: [], settings, ...overrides });
@@ -70,7 +94,12 @@ describe('planNodeLifecycle: heartbeats and node state', () => {
   it('a stale heartbeat: every kubelet condition Unknown (heartbeat kept), unreachable taints, a NodeNotReady event', () => {
     const p = plan({ heartbeatSeenAt: T0 - GRACE });
     const unknown = (type: string): Condition => ({
-      type, status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', lastHeartbeatTime: at(-5000), lastTransitionTime: at(0),
+      type,
+      status: 'Unknown',
+      reason: 'NodeStatusUnknown',
+      message: 'Kubelet stopped posting node status.',
+      lastHeartbeatTime: at(-5000),
+      lastTransitionTime: at(0),
     });
     assert.deepEqual(p.actions, [
       { type: 'setConditions', conditions: ['MemoryPressure', 'DiskPressure', 'PIDPressure', 'Ready'].map(unknown) },
@@ -89,7 +118,15 @@ describe('planNodeLifecycle: heartbeats and node state', () => {
     const p = plan({ node: node(), heartbeatSeenAt: T0 - GRACE });
     const set = p.actions.find((a) => a.type === 'setConditions');
     assert.ok(set && set.type === 'setConditions');
-    assert.deepEqual(set.conditions.map((c) => [c.type, c.status, c.reason, c.message]), ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure'].map((type) => [type, 'Unknown', 'NodeStatusNeverUpdated', 'Kubelet never posted node status.']));
+    assert.deepEqual(
+      set.conditions.map((c) => [c.type, c.status, c.reason, c.message]),
+      ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure'].map((type) => [
+        type,
+        'Unknown',
+        'NodeStatusNeverUpdated',
+        'Kubelet never posted node status.',
+      ]),
+    );
     assert.ok(p.actions.some((a) => a.type === 'setTaints'));
   });
 
@@ -102,7 +139,13 @@ describe('planNodeLifecycle: heartbeats and node state', () => {
   it('a kubelet reporting Ready=False: not-ready taints, pods left to the kubelet', () => {
     const p = plan({ node: node({ conditions: healthy('False') }), pods: [pod('a', { ready: 'True', tolerations: [] })] });
     assert.deepEqual(summary(p.actions), [
-      { type: 'setTaints', taints: [{ key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' }, { key: 'node.kubernetes.io/not-ready', effect: 'NoExecute', timeAdded: at(0) }] },
+      {
+        type: 'setTaints',
+        taints: [
+          { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' },
+          { key: 'node.kubernetes.io/not-ready', effect: 'NoExecute', timeAdded: at(0) },
+        ],
+      },
       { type: 'nodeEvent', eventType: 'Normal', reason: 'NodeNotReady', message: 'Node n1 status is now: NodeNotReady' },
       { type: 'evictPod', pod: 'a', taint: { key: 'node.kubernetes.io/not-ready', effect: 'NoExecute', timeAdded: at(0) } },
     ]);
@@ -119,9 +162,15 @@ describe('planNodeLifecycle: heartbeats and node state', () => {
 
   it('Ready=False after Unknown: the unreachable taints give way to not-ready ones', () => {
     const p = plan({ node: node({ conditions: healthy('False'), taints: unreachable(at(-10_000)) }) });
-    assert.deepEqual(p.actions, [{ type: 'setTaints', taints: [
-      { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' }, { key: 'node.kubernetes.io/not-ready', effect: 'NoExecute', timeAdded: at(0) },
-    ] }]);
+    assert.deepEqual(p.actions, [
+      {
+        type: 'setTaints',
+        taints: [
+          { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' },
+          { key: 'node.kubernetes.io/not-ready', effect: 'NoExecute', timeAdded: at(0) },
+        ],
+      },
+    ]);
   });
 
   it('a NoExecute taint without timeAdded gets one (tolerationSeconds count from it)', () => {
@@ -136,14 +185,25 @@ describe('planNodeLifecycle: pods on an unreachable node', () => {
 
   it('pods whose Ready is not False turn unready; finished pods and pods without the condition are left', () => {
     const p = plan({
-      heartbeatSeenAt: T0 - GRACE, node: lost(1000),
-      pods: [pod('ready', { ready: 'True', tolerations: [tolerateUnreachable()] }), pod('unready', { ready: 'False', tolerations: [tolerateUnreachable()] }),
-        pod('done', { ready: 'True', phase: 'Succeeded', tolerations: [tolerateUnreachable()] }), pod('pending', { tolerations: [tolerateUnreachable()] })],
+      heartbeatSeenAt: T0 - GRACE,
+      node: lost(1000),
+      pods: [
+        pod('ready', { ready: 'True', tolerations: [tolerateUnreachable()] }),
+        pod('unready', { ready: 'False', tolerations: [tolerateUnreachable()] }),
+        pod('done', { ready: 'True', phase: 'Succeeded', tolerations: [tolerateUnreachable()] }),
+        pod('pending', { tolerations: [tolerateUnreachable()] }),
+      ],
     });
-    assert.deepEqual(summary(p.actions), [{
-      type: 'markPodNotReady', pod: 'ready',
-      conditions: [{ type: 'Initialized', status: 'True' }, { type: 'Ready', status: 'False', reason: 'NodeNotReady', message: 'Node is not ready', lastTransitionTime: at(0) }],
-    }]);
+    assert.deepEqual(summary(p.actions), [
+      {
+        type: 'markPodNotReady',
+        pod: 'ready',
+        conditions: [
+          { type: 'Initialized', status: 'True' },
+          { type: 'Ready', status: 'False', reason: 'NodeNotReady', message: 'Node is not ready', lastTransitionTime: at(0) },
+        ],
+      },
+    ]);
   });
 
   const evictionCases: [string, Toleration[] | undefined, number, boolean, number | undefined][] = [
@@ -160,7 +220,10 @@ describe('planNodeLifecycle: pods on an unreachable node', () => {
   for (const [name, tolerations, age, evicted, recheck] of evictionCases) {
     it(`eviction: ${name}`, () => {
       const p = plan({ heartbeatSeenAt: T0 - GRACE, node: lost(age), pods: [pod('p', { ...(tolerations ? { tolerations } : {}) })] });
-      assert.equal(p.actions.some((a) => a.type === 'evictPod'), evicted);
+      assert.equal(
+        p.actions.some((a) => a.type === 'evictPod'),
+        evicted,
+      );
       assert.equal(p.recheckAfterMs, recheck);
     });
   }
@@ -180,7 +243,10 @@ describe('planNodeLifecycle: pods on an unreachable node', () => {
 
   it('a user NoExecute taint on a healthy node evicts pods that do not tolerate it', () => {
     const taints: Taint[] = [{ key: 'maintenance', effect: 'NoExecute', timeAdded: at(-1000) }];
-    const p = plan({ node: node({ conditions: healthy(), taints }), pods: [pod('a'), pod('b', { tolerations: [{ key: 'maintenance', operator: 'Exists' }] })] });
+    const p = plan({
+      node: node({ conditions: healthy(), taints }),
+      pods: [pod('a'), pod('b', { tolerations: [{ key: 'maintenance', operator: 'Exists' }] })],
+    });
     assert.deepEqual(summary(p.actions), [{ type: 'evictPod', pod: 'a', taint: taints[0] }]);
   });
 });
@@ -189,7 +255,10 @@ describe('planNodeLifecycle: pods bound to a Node that does not exist', () => {
   const pods = [pod('a'), pod('b', { deleting: true })];
   it('a Node seen deleted: its pods are removed at once, terminating ones too', () => {
     const p = plan({ node: undefined, missing: { since: T0, deleted: true }, pods });
-    assert.deepEqual(summary(p.actions), [{ type: 'removeOrphanPod', pod: 'a' }, { type: 'removeOrphanPod', pod: 'b' }]);
+    assert.deepEqual(summary(p.actions), [
+      { type: 'removeOrphanPod', pod: 'a' },
+      { type: 'removeOrphanPod', pod: 'b' },
+    ]);
   });
   it('a Node never seen: the pods wait out the quarantine (the Node may be on its way)', () => {
     const p = plan({ node: undefined, missing: { since: T0 - 10_000, deleted: false }, pods });
@@ -203,7 +272,7 @@ describe('planNodeLifecycle: pods bound to a Node that does not exist', () => {
 });
 
 describe('evictionTime', () => {
-  it('counts from the taint\'s timeAdded, or from now when it has none', () => {
+  it("counts from the taint's timeAdded, or from now when it has none", () => {
     const p = pod('p', { tolerations: [tolerateUnreachable(30)] });
     assert.equal(evictionTime(p, [unreachable(at(-10_000))[1]!], T0).at, T0 + 20_000);
     assert.equal(evictionTime(p, [{ key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' }], T0).at, T0 + 30_000);
@@ -228,21 +297,35 @@ describe('NodeLifecycleReconciler on a memory store', () => {
     };
     try {
       await service.create(nodeKind, undefined, { metadata: { name: 'n1' } });
-      const spec = (tolerations?: unknown[]) => ({ nodeName: 'n1', terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'busybox' }], ...(tolerations ? { tolerations } : {}) });
+      const spec = (tolerations?: unknown[]) => ({
+        nodeName: 'n1',
+        terminationGracePeriodSeconds: 0,
+        containers: [{ name: 'c', image: 'busybox' }],
+        ...(tolerations ? { tolerations } : {}),
+      });
       await service.create(podKind, 'default', { metadata: { name: 'stays' }, spec: spec() });
-      await service.create(podKind, 'default', { metadata: { name: 'goes' }, spec: spec([{ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 0 }]) });
-      const lost = await waitFor(async () => {
-        const n = await service.get(nodeKind, undefined, 'n1') as Node;
-        return n.spec?.taints?.some((t) => t.key === 'node.kubernetes.io/unreachable' && t.effect === 'NoExecute') ? n : undefined;
-      }, { description: 'the unreachable taint' });
+      await service.create(podKind, 'default', {
+        metadata: { name: 'goes' },
+        spec: spec([{ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 0 }]),
+      });
+      const lost = await waitFor(
+        async () => {
+          const n = (await service.get(nodeKind, undefined, 'n1')) as Node;
+          return n.spec?.taints?.some((t) => t.key === 'node.kubernetes.io/unreachable' && t.effect === 'NoExecute') ? n : undefined;
+        },
+        { description: 'the unreachable taint' },
+      );
       assert.equal(lost.status?.conditions?.find((c) => c.type === 'Ready')?.reason, 'NodeStatusNeverUpdated');
       await waitFor(() => gone('goes'), { description: 'pod goes to be evicted' });
       assert.equal(await gone('stays'), false, 'the default 300 s toleration holds it');
       const evictions = (await service.list(eventKind, 'default', { fieldSelector: 'reason=TaintManagerEviction' })).items;
-      assert.deepEqual(evictions.map((e) => e.message), ['Marking for deletion Pod default/goes']);
+      assert.deepEqual(
+        evictions.map((e) => e.message),
+        ['Marking for deletion Pod default/goes'],
+      );
 
       await service.delete(nodeKind, undefined, 'n1');
-      await waitFor(() => gone('stays'), { description: 'the deleted node\'s pod to be removed' });
+      await waitFor(() => gone('stays'), { description: "the deleted node's pod to be removed" });
     } finally {
       stop.abort();
       await running;
@@ -255,20 +338,27 @@ describe('NodeLifecycleReconciler on a memory store', () => {
     const { client, informers, run } = controllerFixture(new LocalClient(service));
     const stop = new AbortController();
     const running = run(stop.signal, new NodeLifecycleReconciler({ client, informers, orphanQuarantineMs: 300, monitorPeriodMs: 100 }));
-    const spec = (nodeName?: string) => ({ ...(nodeName ? { nodeName } : {}), terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'busybox' }] });
+    const spec = (nodeName?: string) => ({
+      ...(nodeName ? { nodeName } : {}),
+      terminationGracePeriodSeconds: 0,
+      containers: [{ name: 'c', image: 'busybox' }],
+    });
     try {
       await service.create(nodeKind, undefined, { metadata: { name: 'n1' } });
       await service.create(podKind, 'default', { metadata: { name: 'on-n1' }, spec: spec('n1') });
       await service.create(podKind, 'default', { metadata: { name: 'unbound' }, spec: spec() });
       await service.create(podKind, 'default', { metadata: { name: 'ghost-pod' }, spec: spec('ghost') });
-      await waitFor(async () => {
-        try {
-          await service.get(podKind, 'default', 'ghost-pod');
-          return false;
-        } catch (err) {
-          return err instanceof NotFoundError;
-        }
-      }, { description: 'the pod of the node never seen to be removed' });
+      await waitFor(
+        async () => {
+          try {
+            await service.get(podKind, 'default', 'ghost-pod');
+            return false;
+          } catch (err) {
+            return err instanceof NotFoundError;
+          }
+        },
+        { description: 'the pod of the node never seen to be removed' },
+      );
       assert.deepEqual((await service.list(podKind, 'default')).items.map((p) => p.metadata.name).sort(), ['on-n1', 'unbound']);
     } finally {
       stop.abort();

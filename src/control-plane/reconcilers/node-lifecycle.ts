@@ -92,7 +92,14 @@ function unknownConditions(node: Node, at: string): Condition[] | undefined {
   for (const type of KUBELET_CONDITIONS) {
     if (current.some((c) => c.type === type)) continue;
     changed = true;
-    next.push({ type, status: 'Unknown', reason: 'NodeStatusNeverUpdated', message: 'Kubelet never posted node status.', lastHeartbeatTime: node.metadata.creationTimestamp ?? at, lastTransitionTime: at });
+    next.push({
+      type,
+      status: 'Unknown',
+      reason: 'NodeStatusNeverUpdated',
+      message: 'Kubelet never posted node status.',
+      lastHeartbeatTime: node.metadata.creationTimestamp ?? at,
+      lastTransitionTime: at,
+    });
   }
   return changed ? next : undefined;
 }
@@ -281,7 +288,10 @@ export class NodeLifecycleReconciler {
     if (signal.aborted) own.abort();
     else signal.addEventListener('abort', () => own.abort(), { once: true });
     await Promise.all([
-      runController({ name: 'node-lifecycle', queue: this.queue, informers: [this.nodes, this.pods], reconcile: (name) => this.reconcile(name), log: this.#log }, own.signal),
+      runController(
+        { name: 'node-lifecycle', queue: this.queue, informers: [this.nodes, this.pods], reconcile: (name) => this.reconcile(name), log: this.#log },
+        own.signal,
+      ),
       this.#monitor(own.signal),
     ]);
   }
@@ -344,25 +354,52 @@ export class NodeLifecycleReconciler {
       switch (action.type) {
         case 'setConditions':
           // The resourceVersion guards against a heartbeat that arrived after our cache saw the node.
-          current = await this.#client.patch(nodeKind, { name }, {
-            metadata: { resourceVersion: current!.metadata.resourceVersion }, status: { conditions: action.conditions },
-          }, { subresource: 'status' }) as Node;
+          current = (await this.#client.patch(
+            nodeKind,
+            { name },
+            {
+              metadata: { resourceVersion: current!.metadata.resourceVersion },
+              status: { conditions: action.conditions },
+            },
+            { subresource: 'status' },
+          )) as Node;
           this.#log(`node-lifecycle: node ${name} stopped posting status: conditions Unknown`);
           break;
         case 'setTaints':
-          current = await this.#client.patch(nodeKind, { name }, {
-            metadata: { resourceVersion: current!.metadata.resourceVersion }, spec: { taints: action.taints.length ? action.taints : null },
-          }) as Node;
+          current = (await this.#client.patch(
+            nodeKind,
+            { name },
+            {
+              metadata: { resourceVersion: current!.metadata.resourceVersion },
+              spec: { taints: action.taints.length ? action.taints : null },
+            },
+          )) as Node;
           break;
         case 'nodeEvent':
-          await recordEvent({ client: this.#client, object: current!, type: action.eventType, reason: action.reason, message: action.message, component }, this.#log);
+          await recordEvent(
+            { client: this.#client, object: current!, type: action.eventType, reason: action.reason, message: action.message, component },
+            this.#log,
+          );
           break;
         case 'markPodNotReady': {
           const { pod } = action;
-          if (await this.#ignoreGone(() => this.#client.patch(podKind, { namespace: pod.metadata.namespace, name: pod.metadata.name! }, {
-            metadata: { resourceVersion: pod.metadata.resourceVersion }, status: { conditions: action.conditions },
-          }, { subresource: 'status' }))) {
-            await recordEvent({ client: this.#client, object: pod, type: 'Warning', reason: 'NodeNotReady', message: 'Node is not ready', component }, this.#log);
+          if (
+            await this.#ignoreGone(() =>
+              this.#client.patch(
+                podKind,
+                { namespace: pod.metadata.namespace, name: pod.metadata.name! },
+                {
+                  metadata: { resourceVersion: pod.metadata.resourceVersion },
+                  status: { conditions: action.conditions },
+                },
+                { subresource: 'status' },
+              ),
+            )
+          ) {
+            await recordEvent(
+              { client: this.#client, object: pod, type: 'Warning', reason: 'NodeNotReady', message: 'Node is not ready', component },
+              this.#log,
+            );
           }
           break;
         }
@@ -371,16 +408,38 @@ export class NodeLifecycleReconciler {
           if (this.#evicted.has(pod.metadata.uid!)) break;
           const ref = `${pod.metadata.namespace}/${pod.metadata.name}`;
           // Graceful, as Kubernetes' taint eviction: on a lost node the pod stays Terminating until the node returns or is deleted.
-          if (await this.#ignoreGone(() => this.#client.delete(podKind, { namespace: pod.metadata.namespace, name: pod.metadata.name! }, { preconditions: { uid: pod.metadata.uid } }))) {
+          if (
+            await this.#ignoreGone(() =>
+              this.#client.delete(podKind, { namespace: pod.metadata.namespace, name: pod.metadata.name! }, { preconditions: { uid: pod.metadata.uid } }),
+            )
+          ) {
             this.#evicted.add(pod.metadata.uid!);
             this.#log(`node-lifecycle: evicting pod ${ref} from node ${name} (taint ${action.taint.key}:${action.taint.effect})`);
-            await recordEvent({ client: this.#client, object: pod, type: 'Normal', reason: 'TaintManagerEviction', message: `Marking for deletion Pod ${ref}`, component: 'taint-eviction-controller' }, this.#log);
+            await recordEvent(
+              {
+                client: this.#client,
+                object: pod,
+                type: 'Normal',
+                reason: 'TaintManagerEviction',
+                message: `Marking for deletion Pod ${ref}`,
+                component: 'taint-eviction-controller',
+              },
+              this.#log,
+            );
           }
           break;
         }
         case 'removeOrphanPod': {
           const { pod } = action;
-          if (await this.#ignoreGone(() => this.#client.delete(podKind, { namespace: pod.metadata.namespace, name: pod.metadata.name! }, { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } }))) {
+          if (
+            await this.#ignoreGone(() =>
+              this.#client.delete(
+                podKind,
+                { namespace: pod.metadata.namespace, name: pod.metadata.name! },
+                { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } },
+              ),
+            )
+          ) {
             this.#log(`node-lifecycle: removed pod ${pod.metadata.namespace}/${pod.metadata.name}: its node ${name} does not exist`);
           }
           break;

@@ -26,25 +26,31 @@ export async function recordEvent(options: RecordEventOptions, log: (message: st
   const namespace = object.metadata.namespace ?? 'default';
   const at = timestamp(options.now ?? new Date());
   try {
-    await options.client.create(eventKind, {
-      metadata: { name: `${object.metadata.name}.${randomBytes(8).toString('hex')}`, namespace },
-      involvedObject: {
-        apiVersion: object.apiVersion,
-        kind: object.kind,
-        name: object.metadata.name,
-        ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
-        ...(object.metadata.uid ? { uid: object.metadata.uid } : {}),
+    await options.client.create(
+      eventKind,
+      {
+        metadata: { name: `${object.metadata.name}.${randomBytes(8).toString('hex')}`, namespace },
+        involvedObject: {
+          apiVersion: object.apiVersion,
+          kind: object.kind,
+          name: object.metadata.name,
+          ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
+          ...(object.metadata.uid ? { uid: object.metadata.uid } : {}),
+        },
+        reason: options.reason,
+        message: options.message,
+        type: options.type,
+        source: { component: options.component },
+        firstTimestamp: at,
+        lastTimestamp: at,
+        count: 1,
+        reportingComponent: options.component,
       },
-      reason: options.reason,
-      message: options.message,
-      type: options.type,
-      source: { component: options.component },
-      firstTimestamp: at,
-      lastTimestamp: at,
-      count: 1,
-      reportingComponent: options.component,
-    }, { namespace });
+      { namespace },
+    );
   } catch (err) {
-    log(`${options.component}: event ${options.reason} for ${object.kind.toLowerCase()} ${object.metadata.name}: ${err instanceof Error ? err.message : String(err)}`);
+    log(
+      `${options.component}: event ${options.reason} for ${object.kind.toLowerCase()} ${object.metadata.name}: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }

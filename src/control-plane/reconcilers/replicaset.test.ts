@@ -16,10 +16,18 @@ const RS_UID = 'rs-uid';
 
 function rs(replicas: number, extra: { minReadySeconds?: number; deleting?: boolean; generation?: number } = {}): ReplicaSet {
   return {
-    apiVersion: 'apps/v1', kind: 'ReplicaSet',
-    metadata: { name: 'web', namespace: 'ns', uid: RS_UID, generation: extra.generation ?? 2, ...(extra.deleting ? { deletionTimestamp: '2026-01-01T00:09:00Z' } : {}) },
+    apiVersion: 'apps/v1',
+    kind: 'ReplicaSet',
+    metadata: {
+      name: 'web',
+      namespace: 'ns',
+      uid: RS_UID,
+      generation: extra.generation ?? 2,
+      ...(extra.deleting ? { deletionTimestamp: '2026-01-01T00:09:00Z' } : {}),
+    },
     spec: {
-      replicas, minReadySeconds: extra.minReadySeconds ?? 0,
+      replicas,
+      minReadySeconds: extra.minReadySeconds ?? 0,
       selector: { matchLabels: { app: 'web' } },
       template: { metadata: { labels: { app: 'web', tier: 'front' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } as Pod['spec'] },
     },
@@ -41,12 +49,18 @@ interface PodOpts {
 function pod(name: string, o: PodOpts = {}): Pod {
   const owner = o.owner === undefined ? RS_UID : o.owner;
   return {
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: {
-      name, namespace: 'ns', uid: `uid-${name}`, resourceVersion: '7',
+      name,
+      namespace: 'ns',
+      uid: `uid-${name}`,
+      resourceVersion: '7',
       labels: o.labels ?? { app: 'web', tier: 'front' },
       creationTimestamp: o.created ?? '2026-01-01T00:00:00Z',
-      ...(owner ? { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: owner === RS_UID ? 'web' : 'other', uid: owner, controller: true }] } : {}),
+      ...(owner
+        ? { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: owner === RS_UID ? 'web' : 'other', uid: owner, controller: true }] }
+        : {}),
       ...(o.deleting ? { deletionTimestamp: '2026-01-01T00:09:30Z' } : {}),
     },
     spec: { containers: [{ name: 'c', image: 'nginx' }], ...(o.node ? { nodeName: o.node } : {}) },
@@ -63,9 +77,12 @@ const running = (name: string, o: PodOpts = {}) => pod(name, { node: 'n1', ready
 function describeActions(actions: ReplicaSetAction[]): string[] {
   return actions.map((a) => {
     switch (a.type) {
-      case 'create': return `create ${a.count}`;
-      case 'delete': return `${a.finished ? 'delete-finished' : 'delete'} ${a.pods.map((p) => p.metadata.name).join(',')}`;
-      default: return `${a.type} ${a.pod.metadata.name}`;
+      case 'create':
+        return `create ${a.count}`;
+      case 'delete':
+        return `${a.finished ? 'delete-finished' : 'delete'} ${a.pods.map((p) => p.metadata.name).join(',')}`;
+      default:
+        return `${a.type} ${a.pod.metadata.name}`;
     }
   });
 }
@@ -96,7 +113,10 @@ describe('planReplicaSet', () => {
     const orphan = running('o', { owner: null });
     orphan.metadata.ownerReferences = [keep];
     const [adopt] = planReplicaSet(rs(1), [orphan], NOW).actions;
-    assert.deepEqual(adopt.type === 'adopt' && adopt.ownerReferences, [keep, { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: RS_UID, controller: true, blockOwnerDeletion: true }]);
+    assert.deepEqual(adopt.type === 'adopt' && adopt.ownerReferences, [
+      keep,
+      { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: RS_UID, controller: true, blockOwnerDeletion: true },
+    ]);
     const stray = running('a', { labels: { app: 'x' } });
     stray.metadata.ownerReferences!.push(keep);
     const [release] = planReplicaSet(rs(0), [stray], NOW).actions;
@@ -173,7 +193,9 @@ describe('podFromTemplate', () => {
     const body = podFromTemplate(rs(1)) as { metadata: Record<string, unknown> };
     assert.equal(body.metadata.generateName, 'web-');
     assert.deepEqual(body.metadata.labels, { app: 'web', tier: 'front' });
-    assert.deepEqual(body.metadata.ownerReferences, [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: RS_UID, controller: true, blockOwnerDeletion: true }]);
+    assert.deepEqual(body.metadata.ownerReferences, [
+      { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: RS_UID, controller: true, blockOwnerDeletion: true },
+    ]);
   });
 });
 
@@ -190,18 +212,31 @@ describe('ReplicaSetController', () => {
       await service.create(podKind, 'default', { metadata: { name: 'orphan', labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } });
       await service.create(replicaSetKind, 'default', {
         metadata: { name: 'web' },
-        spec: { replicas: 3, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+        spec: {
+          replicas: 3,
+          selector: { matchLabels: { app: 'web' } },
+          template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+        },
       });
-      const three = await waitFor(async () => {
-        const pods = await podsOf();
-        max = Math.max(max, pods.length);
-        return pods.length === 3 && pods.every((p) => p.metadata.ownerReferences?.[0]?.name === 'web') ? pods : undefined;
-      }, { description: '3 pods owned by web' });
-      assert.ok(three.some((p) => p.metadata.name === 'orphan'), 'the orphan was adopted');
-      const status = await waitFor(async () => {
-        const got = (await service.get(replicaSetKind, 'default', 'web')) as ReplicaSet;
-        return got.status?.replicas === 3 ? got.status : undefined;
-      }, { description: 'status.replicas 3' });
+      const three = await waitFor(
+        async () => {
+          const pods = await podsOf();
+          max = Math.max(max, pods.length);
+          return pods.length === 3 && pods.every((p) => p.metadata.ownerReferences?.[0]?.name === 'web') ? pods : undefined;
+        },
+        { description: '3 pods owned by web' },
+      );
+      assert.ok(
+        three.some((p) => p.metadata.name === 'orphan'),
+        'the orphan was adopted',
+      );
+      const status = await waitFor(
+        async () => {
+          const got = (await service.get(replicaSetKind, 'default', 'web')) as ReplicaSet;
+          return got.status?.replicas === 3 ? got.status : undefined;
+        },
+        { description: 'status.replicas 3' },
+      );
       assert.equal(status.observedGeneration, 1);
 
       await service.delete(podKind, 'default', 'orphan');

@@ -268,7 +268,14 @@ export class ReplicaSetController {
   /** Runs the workers once the informers (started by the process's factory) have synced. */
   async start(signal: AbortSignal): Promise<void> {
     await runController(
-      { name: 'replicaset', queue: this.queue, informers: [this.replicaSets, this.pods], reconcile: (key) => this.reconcile(key), workers: this.#workers, log: this.#log },
+      {
+        name: 'replicaset',
+        queue: this.queue,
+        informers: [this.replicaSets, this.pods],
+        reconcile: (key) => this.reconcile(key),
+        workers: this.#workers,
+        log: this.#log,
+      },
       signal,
     );
   }
@@ -287,7 +294,11 @@ export class ReplicaSetController {
       if (action.type !== 'adopt' && action.type !== 'release') continue;
       try {
         // Guarded by the cached resourceVersion: a pod changed meanwhile is looked at again, never overwritten.
-        await this.#client.patch(podKind, { namespace, name: action.pod.metadata.name! }, { metadata: { resourceVersion: action.pod.metadata.resourceVersion, ownerReferences: action.ownerReferences } });
+        await this.#client.patch(
+          podKind,
+          { namespace, name: action.pod.metadata.name! },
+          { metadata: { resourceVersion: action.pod.metadata.resourceVersion, ownerReferences: action.ownerReferences } },
+        );
         this.#log(`replicaset ${key}: ${action.type === 'adopt' ? 'adopted' : 'released'} pod ${action.pod.metadata.name}`);
       } catch (err) {
         if (!(err instanceof ConflictError || err instanceof NotFoundError)) throw err;
@@ -317,7 +328,11 @@ export class ReplicaSetController {
         if (result.error) firstError = result.error;
         this.#log(`replicaset ${key}: created ${result.created} of ${create.count} pods`);
       } else if (scaleDown) {
-        this.expectations.expect(key, 0, scaleDown.pods.map((p) => objectKey(p)));
+        this.expectations.expect(
+          key,
+          0,
+          scaleDown.pods.map((p) => objectKey(p)),
+        );
         firstError = await this.#deleteAll(key, scaleDown.pods, true);
         this.#log(`replicaset ${key}: deleted ${scaleDown.pods.length} pods`);
       }

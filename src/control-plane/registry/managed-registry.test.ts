@@ -5,16 +5,27 @@ import { hostPort, isOurRegistry, portInUseFromLog, registryAddresses, registryC
 
 describe('registryAddresses', () => {
   const cases: { name: string; in: Parameters<typeof registryAddresses>[0]; out: ReturnType<typeof registryAddresses> }[] = [
-    { name: 'wildcard: call and advertise loopback', in: { address: '0.0.0.0', port: 5000 },
-      out: { listen: '0.0.0.0:5000', endpoint: 'http://127.0.0.1:5000', advertise: '127.0.0.1:5000' } },
-    { name: 'empty address is the wildcard', in: { address: '', port: 5001 },
-      out: { listen: '0.0.0.0:5001', endpoint: 'http://127.0.0.1:5001', advertise: '127.0.0.1:5001' } },
-    { name: 'a specific address is used everywhere', in: { address: '10.0.0.5', port: 5000 },
-      out: { listen: '10.0.0.5:5000', endpoint: 'http://10.0.0.5:5000', advertise: '10.0.0.5:5000' } },
-    { name: 'advertise host overrides', in: { address: '0.0.0.0', port: 5000, advertiseHost: '192.168.1.2' },
-      out: { listen: '0.0.0.0:5000', endpoint: 'http://127.0.0.1:5000', advertise: '192.168.1.2:5000' } },
-    { name: 'IPv6 wildcard', in: { address: '::', port: 5000 },
-      out: { listen: '[::]:5000', endpoint: 'http://127.0.0.1:5000', advertise: '127.0.0.1:5000' } },
+    {
+      name: 'wildcard: call and advertise loopback',
+      in: { address: '0.0.0.0', port: 5000 },
+      out: { listen: '0.0.0.0:5000', endpoint: 'http://127.0.0.1:5000', advertise: '127.0.0.1:5000' },
+    },
+    {
+      name: 'empty address is the wildcard',
+      in: { address: '', port: 5001 },
+      out: { listen: '0.0.0.0:5001', endpoint: 'http://127.0.0.1:5001', advertise: '127.0.0.1:5001' },
+    },
+    {
+      name: 'a specific address is used everywhere',
+      in: { address: '10.0.0.5', port: 5000 },
+      out: { listen: '10.0.0.5:5000', endpoint: 'http://10.0.0.5:5000', advertise: '10.0.0.5:5000' },
+    },
+    {
+      name: 'advertise host overrides',
+      in: { address: '0.0.0.0', port: 5000, advertiseHost: '192.168.1.2' },
+      out: { listen: '0.0.0.0:5000', endpoint: 'http://127.0.0.1:5000', advertise: '192.168.1.2:5000' },
+    },
+    { name: 'IPv6 wildcard', in: { address: '::', port: 5000 }, out: { listen: '[::]:5000', endpoint: 'http://127.0.0.1:5000', advertise: '127.0.0.1:5000' } },
   ];
   for (const c of cases) it(c.name, () => assert.deepEqual(registryAddresses(c.in), c.out));
 });

@@ -147,33 +147,37 @@ export async function startManagedRegistry(options: ManagedRegistryOptions): Pro
 
   const portError = (): StartupError => new StartupError(portInUseMessage({ port, what: 'image registry', flag: '--registry-port' }));
 
-  const supervised = await startSupervisedProcess({
-    name: 'registry',
-    title: 'the image registry',
-    shortTitle: 'the registry',
-    executable: registryPath,
-    args: ['serve', layout.configFile],
-    pidFile: layout.pidFile,
-    logFile: layout.logFile,
-    leftoverFor: layout.storeDir,
-    isOurs: (argv) => isOurRegistry(argv, layout.configFile),
-    prepare: () => {
-      mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
-      mkdirSync(layout.storeDir, { recursive: true });
-      // Rewritten at every start so the file always matches the flags this master runs with.
-      writeFileSync(layout.configFile, registryConfig({ storeDir: layout.storeDir, listen: addresses.listen }), { mode: 0o644 });
+  const supervised = await startSupervisedProcess(
+    {
+      name: 'registry',
+      title: 'the image registry',
+      shortTitle: 'the registry',
+      executable: registryPath,
+      args: ['serve', layout.configFile],
+      pidFile: layout.pidFile,
+      logFile: layout.logFile,
+      leftoverFor: layout.storeDir,
+      isOurs: (argv) => isOurRegistry(argv, layout.configFile),
+      prepare: () => {
+        mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+        mkdirSync(layout.storeDir, { recursive: true });
+        // Rewritten at every start so the file always matches the flags this master runs with.
+        writeFileSync(layout.configFile, registryConfig({ storeDir: layout.storeDir, listen: addresses.listen }), { mode: 0o644 });
+      },
+      preflight: async () => {
+        const code = await probePort(port, address);
+        if (code === 'EADDRINUSE') throw portError();
+        if (code)
+          throw new StartupError(`cannot listen on ${addresses.listen} for the image registry (${code}); pass another --registry-port or --registry-address`);
+      },
+      defaultStartTimeoutMs: 20_000,
+      isHealthy: () => answers(addresses.endpoint),
+      healthGoal: `answer at ${addresses.endpoint}/v2/`,
+      summarizeLog: summarizeRegistryLog,
+      explainFailure: (tail) => (portInUseFromLog(tail) !== undefined ? portError() : undefined),
     },
-    preflight: async () => {
-      const code = await probePort(port, address);
-      if (code === 'EADDRINUSE') throw portError();
-      if (code) throw new StartupError(`cannot listen on ${addresses.listen} for the image registry (${code}); pass another --registry-port or --registry-address`);
-    },
-    defaultStartTimeoutMs: 20_000,
-    isHealthy: () => answers(addresses.endpoint),
-    healthGoal: `answer at ${addresses.endpoint}/v2/`,
-    summarizeLog: summarizeRegistryLog,
-    explainFailure: (tail) => (portInUseFromLog(tail) !== undefined ? portError() : undefined),
-  }, options);
+    options,
+  );
 
   return {
     address: addresses.advertise,

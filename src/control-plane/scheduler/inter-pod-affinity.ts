@@ -36,7 +36,10 @@ export function affinityState(pod: PodInfo, cluster: ClusterView): AffinityState
       if (!termMatches(term, pod, nsLabels)) continue;
       const value = node.topologyValue(term.topologyKey);
       if (value === undefined) continue;
-      bump(getOrCreate(existingAntiAffinity, term.topologyKey, () => new Map()), value);
+      bump(
+        getOrCreate(existingAntiAffinity, term.topologyKey, () => new Map()),
+        value,
+      );
     }
   }
   if (pod.affinity.length === 0 && pod.antiAffinity.length === 0 && existingAntiAffinity.size === 0) return undefined;

@@ -146,7 +146,11 @@ export function compileTerm(term: PodAffinityTerm, ownNamespace: string): Affini
 }
 
 /** Whether a term (of a pod in some namespace) selects `target`; namespace labels come from the cluster. */
-export function termMatches(term: AffinityTerm, target: Pick<PodInfo, 'namespace' | 'labels'>, namespaceLabels: (ns: string) => Readonly<Record<string, string>> | undefined): boolean {
+export function termMatches(
+  term: AffinityTerm,
+  target: Pick<PodInfo, 'namespace' | 'labels'>,
+  namespaceLabels: (ns: string) => Readonly<Record<string, string>> | undefined,
+): boolean {
   if (!term.selector) return false;
   const scope = term.namespaces;
   let inScope = scope.names.has(target.namespace);

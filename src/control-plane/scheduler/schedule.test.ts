@@ -25,17 +25,32 @@ const three = (extra: Partial<FixtureNode> = {}) => ['n1', 'n2', 'n3'].map((name
 const many = (n: number, p: Partial<FixturePod> = {}) => Array.from({ length: n }, (_, i) => pod({ name: `p${i}`, ...p }));
 
 describe('schedule: picking a node', () => {
-  const cases: { name: string; nodes: FixtureNode[]; existing?: FixturePod[]; pod: FixturePod; policy: SchedulerPolicy; state?: SchedulingState; want: string }[] = [
+  const cases: {
+    name: string;
+    nodes: FixtureNode[];
+    existing?: FixturePod[];
+    pod: FixturePod;
+    policy: SchedulerPolicy;
+    state?: SchedulingState;
+    want: string;
+  }[] = [
     {
       name: 'least-allocated: the node with the most free memory and cpu',
-      nodes: [{ name: 'n1', memory: '4Gi' }, { name: 'n2', memory: '16Gi' }, { name: 'n3', memory: '8Gi' }],
+      nodes: [
+        { name: 'n1', memory: '4Gi' },
+        { name: 'n2', memory: '16Gi' },
+        { name: 'n3', memory: '8Gi' },
+      ],
       pod: { name: 'p', memory: '1Gi' },
       policy: 'least-allocated',
       want: 'n2',
     },
     {
       name: 'least-allocated counts what is bound',
-      nodes: [{ name: 'n1', memory: '8Gi' }, { name: 'n2', memory: '8Gi' }],
+      nodes: [
+        { name: 'n1', memory: '8Gi' },
+        { name: 'n2', memory: '8Gi' },
+      ],
       existing: [{ name: 'a', memory: '4Gi', nodeName: 'n1' }],
       pod: { name: 'p', memory: '1Gi' },
       policy: 'least-allocated',
@@ -44,15 +59,25 @@ describe('schedule: picking a node', () => {
     {
       name: 'fewest-pods',
       nodes: [{ name: 'n1' }, { name: 'n2' }, { name: 'n3' }],
-      existing: [{ name: 'a', nodeName: 'n1' }, { name: 'b', nodeName: 'n2' }, { name: 'c', nodeName: 'n2' }],
+      existing: [
+        { name: 'a', nodeName: 'n1' },
+        { name: 'b', nodeName: 'n2' },
+        { name: 'c', nodeName: 'n2' },
+      ],
       pod: { name: 'p' },
       policy: 'fewest-pods',
       want: 'n3',
     },
     {
       name: 'balanced: cpu and memory filling in step',
-      nodes: [{ name: 'n1', cpu: '4', memory: '4Gi' }, { name: 'n2', cpu: '4', memory: '4Gi' }],
-      existing: [{ name: 'a', cpu: '2', memory: '200Mi', nodeName: 'n1' }, { name: 'b', cpu: '100m', memory: '2Gi', nodeName: 'n2' }],
+      nodes: [
+        { name: 'n1', cpu: '4', memory: '4Gi' },
+        { name: 'n2', cpu: '4', memory: '4Gi' },
+      ],
+      existing: [
+        { name: 'a', cpu: '2', memory: '200Mi', nodeName: 'n1' },
+        { name: 'b', cpu: '100m', memory: '2Gi', nodeName: 'n2' },
+      ],
       pod: { name: 'p', cpu: '1800m', memory: '100Mi' },
       policy: 'balanced',
       want: 'n2',
@@ -91,7 +116,10 @@ describe('schedule: picking a node', () => {
     },
     {
       name: 'only nodes that pass every filter are ranked',
-      nodes: [{ name: 'n1', memory: '64Gi', labels: { disk: 'hdd' } }, { name: 'n2', memory: '2Gi', labels: { disk: 'ssd' } }],
+      nodes: [
+        { name: 'n1', memory: '64Gi', labels: { disk: 'hdd' } },
+        { name: 'n2', memory: '2Gi', labels: { disk: 'ssd' } },
+      ],
       pod: { name: 'p', nodeSelector: { disk: 'ssd' } },
       policy: 'least-allocated',
       want: 'n2',
@@ -127,24 +155,33 @@ describe('schedule: consecutive decisions', () => {
   });
 
   it('anti-affinity pairs never share a node, and the third waits', () => {
-    const web = (name: string) => pod({ name, labels: { app: 'web' }, affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [sameNodeTerm('web')] } } as FixturePod['affinity'] });
+    const web = (name: string) =>
+      pod({
+        name,
+        labels: { app: 'web' },
+        affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [sameNodeTerm('web')] } } as FixturePod['affinity'],
+      });
     const placed = placeAll(cacheOf(three().slice(0, 2)), [web('a'), web('b'), web('c')], 'least-allocated');
     assert.notEqual(placed[0], placed[1]);
     assert.equal(placed[2], undefined);
   });
 
   it('affinity keeps a pod with its partner', () => {
-    const placed = placeAll(cacheOf(three()), [
-      pod({ name: 'db', labels: { app: 'db' } }),
-      pod({ name: 'filler1' }),
-      pod({ name: 'app', affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [sameNodeTerm('db')] } } as FixturePod['affinity'] }),
-    ], 'round-robin');
+    const placed = placeAll(
+      cacheOf(three()),
+      [
+        pod({ name: 'db', labels: { app: 'db' } }),
+        pod({ name: 'filler1' }),
+        pod({ name: 'app', affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [sameNodeTerm('db')] } } as FixturePod['affinity'] }),
+      ],
+      'round-robin',
+    );
     assert.equal(placed[2], placed[0]);
   });
 });
 
 describe('schedule: big clusters', () => {
-  it('looks at a share of the nodes, as kube-scheduler\'s adaptive percentageOfNodesToScore does', () => {
+  it("looks at a share of the nodes, as kube-scheduler's adaptive percentageOfNodesToScore does", () => {
     assert.deepEqual([3, 99, 100, 500, 1000, 5000, 10_000].map(feasibleNodesToFind), [3, 99, 100, 230, 420, 500, 500]);
   });
 
@@ -167,7 +204,7 @@ describe('schedule: big clusters', () => {
 });
 
 describe('schedule: no node fits', () => {
-  it('counts the reasons over the nodes, sorted by reason: the issue\'s example', () => {
+  it("counts the reasons over the nodes, sorted by reason: the issue's example", () => {
     const cache = cacheOf([
       node({ name: 'n1', memory: '1Gi' }),
       node({ name: 'n2', memory: '1Gi' }),
@@ -175,13 +212,19 @@ describe('schedule: no node fits', () => {
     ]);
     const result = schedule(podInfo(pod({ name: 'p', memory: '2Gi' })), cache, 'least-allocated', {});
     assert.equal(result.nodeName, undefined);
-    assert.equal(result.nodeName === undefined && result.message, '0/3 nodes are available: 2 Insufficient memory, 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }.');
+    assert.equal(
+      result.nodeName === undefined && result.message,
+      '0/3 nodes are available: 2 Insufficient memory, 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }.',
+    );
   });
 
   it('a node failing on two resources counts for both', () => {
     const cache = cacheOf([node({ name: 'n1', cpu: '1', memory: '1Gi' }), node({ name: 'n2', ready: false })]);
     const result = schedule(podInfo(pod({ name: 'p', cpu: '2', memory: '2Gi' })), cache, 'fewest-pods', { after: 'n1' });
-    assert.equal(result.nodeName === undefined && result.message, '0/2 nodes are available: 1 Insufficient cpu, 1 Insufficient memory, 1 node(s) were not ready.');
+    assert.equal(
+      result.nodeName === undefined && result.message,
+      '0/2 nodes are available: 1 Insufficient cpu, 1 Insufficient memory, 1 node(s) were not ready.',
+    );
     assert.deepEqual(result.state, { after: 'n1' }, 'a failure leaves the rotation where it was');
   });
 
@@ -191,7 +234,15 @@ describe('schedule: no node fits', () => {
   });
 
   it('formats like kube-scheduler', () => {
-    assert.equal(unschedulableMessage(5, new Map([["node(s) didn't match Pod's node affinity/selector", 3], ['Too many pods', 2]])),
-      "0/5 nodes are available: 2 Too many pods, 3 node(s) didn't match Pod's node affinity/selector.");
+    assert.equal(
+      unschedulableMessage(
+        5,
+        new Map([
+          ["node(s) didn't match Pod's node affinity/selector", 3],
+          ['Too many pods', 2],
+        ]),
+      ),
+      "0/5 nodes are available: 2 Too many pods, 3 node(s) didn't match Pod's node affinity/selector.",
+    );
   });
 });

@@ -15,13 +15,18 @@ describe('podRequests and podHostPorts', () => {
     ['nothing requested', { name: 'p' }, { milliCPU: 0, memory: 0 }, { milliCPU: 100, memory: 200 * 1024 * 1024 }],
     ['cpu and memory', { name: 'p', cpu: '250m', memory: '64Mi' }, { milliCPU: 250, memory: 64 * 1024 * 1024 }, { milliCPU: 250, memory: 64 * 1024 * 1024 }],
     ['cpu only: memory counts as 200 MiB for scores', { name: 'p', cpu: '1' }, { milliCPU: 1000, memory: 0 }, { milliCPU: 1000, memory: 200 * 1024 * 1024 }],
-    ['containers add up', {
-      name: 'p',
-      containers: [
-        { name: 'a', image: 'x', resources: { requests: { cpu: '100m' } } },
-        { name: 'b', image: 'x', resources: { requests: { cpu: '300m', memory: '1Gi' } } },
-      ] as never,
-    }, { milliCPU: 400, memory: 1024 ** 3 }, { milliCPU: 400, memory: 1024 ** 3 + 200 * 1024 * 1024 }],
+    [
+      'containers add up',
+      {
+        name: 'p',
+        containers: [
+          { name: 'a', image: 'x', resources: { requests: { cpu: '100m' } } },
+          { name: 'b', image: 'x', resources: { requests: { cpu: '300m', memory: '1Gi' } } },
+        ] as never,
+      },
+      { milliCPU: 400, memory: 1024 ** 3 },
+      { milliCPU: 400, memory: 1024 ** 3 + 200 * 1024 * 1024 },
+    ],
   ];
   for (const [name, p, requests, nonZero] of cases) {
     it(name, () => {
@@ -43,7 +48,7 @@ describe('podRequests and podHostPorts', () => {
 });
 
 describe('SchedulerCache', () => {
-  it('adds, moves and removes pods, keeping each node\'s sums', () => {
+  it("adds, moves and removes pods, keeping each node's sums", () => {
     const cache = new SchedulerCache();
     cache.setNode(node({ name: 'n1' }));
     cache.setNode(node({ name: 'n2' }));
@@ -62,9 +67,15 @@ describe('SchedulerCache', () => {
   it('lists existing nodes in name order', () => {
     const cache = new SchedulerCache();
     for (const name of ['n3', 'n1', 'n2']) cache.setNode(node({ name }));
-    assert.deepEqual(cache.nodes().map((n) => n.name), ['n1', 'n2', 'n3']);
+    assert.deepEqual(
+      cache.nodes().map((n) => n.name),
+      ['n1', 'n2', 'n3'],
+    );
     cache.deleteNode('n2');
-    assert.deepEqual(cache.nodes().map((n) => n.name), ['n1', 'n3']);
+    assert.deepEqual(
+      cache.nodes().map((n) => n.name),
+      ['n1', 'n3'],
+    );
   });
 
   it('keeps pods bound to a node it has not seen, and counts them once the node appears', () => {
@@ -102,10 +113,17 @@ describe('SchedulerCache', () => {
   it('tracks pods with anti-affinity for the symmetric rule', () => {
     const cache = new SchedulerCache();
     cache.setNode(node({ name: 'n1' }));
-    const anti = { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'x' } }, topologyKey: 'kubernetes.io/hostname' }] } };
+    const anti = {
+      podAntiAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'x' } }, topologyKey: 'kubernetes.io/hostname' }],
+      },
+    };
     cache.updatePod(pod({ name: 'a', nodeName: 'n1', affinity: anti as never }));
     cache.updatePod(pod({ name: 'b', nodeName: 'n1' }));
-    assert.deepEqual([...cache.podsWithAntiAffinity()].map((p) => p.name), ['a']);
+    assert.deepEqual(
+      [...cache.podsWithAntiAffinity()].map((p) => p.name),
+      ['a'],
+    );
     cache.deletePod(pod({ name: 'a', nodeName: 'n1' }));
     assert.deepEqual([...cache.podsWithAntiAffinity()], []);
   });

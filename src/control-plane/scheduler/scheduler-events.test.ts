@@ -8,8 +8,12 @@ import { WritePump } from './write-pump.js';
 function recorder() {
   const writes: { op: 'create' | 'patch'; namespace: string; name: string; body: Record<string, unknown> }[] = [];
   const sink: SchedulerEventSink = {
-    create: async (namespace, event) => { writes.push({ op: 'create', namespace, name: (event.metadata as { name: string }).name, body: event }); },
-    patch: async (namespace, name, patch) => { writes.push({ op: 'patch', namespace, name, body: patch }); },
+    create: async (namespace, event) => {
+      writes.push({ op: 'create', namespace, name: (event.metadata as { name: string }).name, body: event });
+    },
+    patch: async (namespace, name, patch) => {
+      writes.push({ op: 'patch', namespace, name, body: patch });
+    },
   };
   return { writes, sink };
 }
@@ -23,7 +27,10 @@ describe('SchedulerEvents', () => {
     assert.equal(writes.length, 1);
     const e = writes[0]!.body;
     assert.equal(writes[0]!.namespace, 'shop');
-    assert.deepEqual([e.type, e.reason, e.message, e.source], ['Normal', 'Scheduled', 'Successfully assigned shop/web to n1', { component: 'default-scheduler' }]);
+    assert.deepEqual(
+      [e.type, e.reason, e.message, e.source],
+      ['Normal', 'Scheduled', 'Successfully assigned shop/web to n1', { component: 'default-scheduler' }],
+    );
     assert.deepEqual(e.involvedObject, { kind: 'Pod', apiVersion: 'v1', namespace: 'shop', name: 'web', uid: 'uid-web' });
     assert.equal(e.firstTimestamp, '2024-01-01T00:00:00Z');
   });
@@ -46,7 +53,12 @@ describe('SchedulerEvents', () => {
     events.failedScheduling(p, '0/2 nodes are available: 2 Insufficient cpu.');
     await pump.whenIdle();
     assert.equal(writes.length, 2);
-    assert.deepEqual(writes[1], { op: 'patch', namespace: 'default', name: writes[0]!.name, body: { count: 7, message: '0/2 nodes are available: 2 Insufficient cpu.', lastTimestamp: '2024-01-01T00:00:06Z' } });
+    assert.deepEqual(writes[1], {
+      op: 'patch',
+      namespace: 'default',
+      name: writes[0]!.name,
+      body: { count: 7, message: '0/2 nodes are available: 2 Insufficient cpu.', lastTimestamp: '2024-01-01T00:00:06Z' },
+    });
     now += 60_000;
     events.failedScheduling(p, '0/2 nodes are available: 2 Insufficient cpu.');
     await pump.whenIdle();
@@ -63,7 +75,13 @@ describe('SchedulerEvents', () => {
     let gone = false;
     const pump = new WritePump({ concurrency: 1, maxQueued: 10 });
     const events = new SchedulerEvents({
-      sink: { create: sink.create, patch: async (ns, name, patch) => { if (gone) throw Object.assign(new Error('not found'), { code: 404 }); await sink.patch(ns, name, patch); } },
+      sink: {
+        create: sink.create,
+        patch: async (ns, name, patch) => {
+          if (gone) throw Object.assign(new Error('not found'), { code: 404 });
+          await sink.patch(ns, name, patch);
+        },
+      },
       pump,
     });
     events.failedScheduling(pod({ name: 'p' }), 'one');
@@ -71,7 +89,13 @@ describe('SchedulerEvents', () => {
     gone = true;
     events.failedScheduling(pod({ name: 'p' }), 'two');
     await pump.whenIdle();
-    assert.deepEqual(writes.map((w) => [w.op, w.body.message]), [['create', 'one'], ['create', 'two']]);
+    assert.deepEqual(
+      writes.map((w) => [w.op, w.body.message]),
+      [
+        ['create', 'one'],
+        ['create', 'two'],
+      ],
+    );
   });
 });
 
@@ -81,11 +105,15 @@ describe('WritePump', () => {
     let running = 0;
     let peak = 0;
     const release: (() => void)[] = [];
-    const write = () => new Promise<void>((resolve) => {
-      running++;
-      peak = Math.max(peak, running);
-      release.push(() => { running--; resolve(); });
-    });
+    const write = () =>
+      new Promise<void>((resolve) => {
+        running++;
+        peak = Math.max(peak, running);
+        release.push(() => {
+          running--;
+          resolve();
+        });
+      });
     const accepted = Array.from({ length: 7 }, () => pump.push(write));
     assert.deepEqual(accepted, [true, true, true, true, true, false, false], 'two run, three wait, two are dropped');
     assert.equal(pump.dropped, 2);
@@ -101,8 +129,11 @@ describe('WritePump', () => {
     const pump = new WritePump({ concurrency: 100, maxQueued: 100, perSecond: 20 });
     let ran = 0;
     const started = Date.now();
-    for (let i = 0; i < 25; i++) pump.push(async () => { ran++; });
-    assert.equal(ran, 20, 'a second\'s worth at once');
+    for (let i = 0; i < 25; i++)
+      pump.push(async () => {
+        ran++;
+      });
+    assert.equal(ran, 20, "a second's worth at once");
     assert.equal(pump.queued, 5);
     await pump.whenIdle();
     assert.equal(ran, 25);
@@ -112,7 +143,13 @@ describe('WritePump', () => {
   it('skips writes that are no longer needed without spending the rate on them, and drops the rest at close', async () => {
     const pump = new WritePump({ concurrency: 10, maxQueued: 100, perSecond: 2 });
     const ran: number[] = [];
-    for (let i = 0; i < 6; i++) pump.push(async () => { ran.push(i); }, () => i % 2 === 1);
+    for (let i = 0; i < 6; i++)
+      pump.push(
+        async () => {
+          ran.push(i);
+        },
+        () => i % 2 === 1,
+      );
     assert.deepEqual(ran, [0, 2], 'two tokens: writes 0 and 2 (1 skipped on the way)');
     pump.close();
     assert.equal(pump.queued, 0);
@@ -124,8 +161,12 @@ describe('WritePump', () => {
     const logged: string[] = [];
     const pump = new WritePump({ concurrency: 1, maxQueued: 5, log: (m) => logged.push(m) });
     let ran = false;
-    pump.push(async () => { throw new Error('etcd is down'); });
-    pump.push(async () => { ran = true; });
+    pump.push(async () => {
+      throw new Error('etcd is down');
+    });
+    pump.push(async () => {
+      ran = true;
+    });
     await pump.whenIdle();
     assert.deepEqual(logged, ['etcd is down']);
     assert.equal(ran, true);

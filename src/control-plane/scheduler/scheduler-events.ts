@@ -64,22 +64,24 @@ export class SchedulerEvents {
     const now = this.#now();
     const at = timestamp(now);
     const namespace = pod.metadata.namespace!;
-    this.#options.pump.push(() => this.#options.sink.create(namespace, {
-      apiVersion: 'v1',
-      kind: 'Event',
-      metadata: { name: eventName(pod, now), namespace },
-      involvedObject: involved(pod),
-      reason: 'Scheduled',
-      message: `Successfully assigned ${namespace}/${pod.metadata.name} to ${nodeName}`,
-      type: 'Normal',
-      source: { component: SCHEDULER_NAME },
-      firstTimestamp: at,
-      lastTimestamp: at,
-      count: 1,
-      action: 'Binding',
-      reportingComponent: SCHEDULER_NAME,
-      reportingInstance: SCHEDULER_NAME,
-    }));
+    this.#options.pump.push(() =>
+      this.#options.sink.create(namespace, {
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name: eventName(pod, now), namespace },
+        involvedObject: involved(pod),
+        reason: 'Scheduled',
+        message: `Successfully assigned ${namespace}/${pod.metadata.name} to ${nodeName}`,
+        type: 'Normal',
+        source: { component: SCHEDULER_NAME },
+        firstTimestamp: at,
+        lastTimestamp: at,
+        count: 1,
+        action: 'Binding',
+        reportingComponent: SCHEDULER_NAME,
+        reportingInstance: SCHEDULER_NAME,
+      }),
+    );
   }
 
   /**
@@ -119,17 +121,20 @@ export class SchedulerEvents {
   #write(uid: string, f: Failure, pod: Pod): void {
     if (f.busy) return;
     f.busy = true;
-    const queued = (this.#options.failurePump ?? this.#options.pump).push(async () => {
-      try {
-        while (f.dirty && this.#failures.get(uid) === f) {
-          f.dirty = false;
-          f.writtenAt = this.#now().getTime();
-          await this.#send(f, pod);
+    const queued = (this.#options.failurePump ?? this.#options.pump).push(
+      async () => {
+        try {
+          while (f.dirty && this.#failures.get(uid) === f) {
+            f.dirty = false;
+            f.writtenAt = this.#now().getTime();
+            await this.#send(f, pod);
+          }
+        } finally {
+          f.busy = false;
         }
-      } finally {
-        f.busy = false;
-      }
-    }, () => this.#failures.get(uid) !== f);
+      },
+      () => this.#failures.get(uid) !== f,
+    );
     if (!queued) f.busy = false;
   }
 

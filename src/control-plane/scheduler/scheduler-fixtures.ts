@@ -54,7 +54,9 @@ export function pod(p: FixturePod): Pod {
     name: 'c',
     image: 'busybox:1.35',
     ...(Object.keys(requests).length ? { resources: { requests } } : {}),
-    ...(p.hostPorts ? { ports: p.hostPorts.map((h) => ({ containerPort: 80, hostPort: h.port, protocol: h.protocol ?? 'TCP', ...(h.ip ? { hostIP: h.ip } : {}) })) } : {}),
+    ...(p.hostPorts
+      ? { ports: p.hostPorts.map((h) => ({ containerPort: 80, hostPort: h.port, protocol: h.protocol ?? 'TCP', ...(h.ip ? { hostIP: h.ip } : {}) })) }
+      : {}),
   } as Container;
   return {
     apiVersion: 'v1',

@@ -31,9 +31,9 @@ describe('Scheduler (in-memory store)', () => {
     const { uid: _u, ...meta } = metadata;
     const body = { ...rest, metadata: meta };
     if (p.schedulerName) body.spec.schedulerName = p.schedulerName;
-    return await service.create(podKind, 'default', body) as Pod;
+    return (await service.create(podKind, 'default', body)) as Pod;
   };
-  const getPod = async (name: string) => await service.get(podKind, 'default', name) as Pod;
+  const getPod = async (name: string) => (await service.get(podKind, 'default', name)) as Pod;
   const boundTo = (name: string) => waitFor(async () => (await getPod(name)).spec.nodeName, { timeoutMs: 10_000, description: `${name} bound` });
   const eventsOf = async (name: string) => (await service.list(eventKind, 'default', { fieldSelector: `involvedObject.name=${name}` })).items as Event[];
 
@@ -43,7 +43,12 @@ describe('Scheduler (in-memory store)', () => {
     const informers = new InformerFactory({ client: new LocalClient(service.forClient('shared-informers')) });
     const client = service.forClient('scheduler');
     scheduler = new Scheduler({
-      client: new LocalClient(client), informers, bind: storePodBinder(client), policy: 'fewest-pods', tickMs: 10, queue: { initialBackoffMs: 20, maxBackoffMs: 100 },
+      client: new LocalClient(client),
+      informers,
+      bind: storePodBinder(client),
+      policy: 'fewest-pods',
+      tickMs: 10,
+      queue: { initialBackoffMs: 20, maxBackoffMs: 100 },
     });
     // As the master does: components first (their handlers in place), then the informers.
     informing = informers.start(stop.signal);
@@ -64,19 +69,31 @@ describe('Scheduler (in-memory store)', () => {
     assert.deepEqual(nodes.sort(), ['n1', 'n2']);
     await waitFor(() => scheduler.idle, { timeoutMs: 10_000, description: 'the scheduler idle' });
     assert.equal((await getPod('mine')).spec.nodeName, undefined);
-    const scheduled = await waitFor(async () => (await eventsOf('a')).find((e) => e.reason === 'Scheduled'), { timeoutMs: 10_000, description: 'Scheduled event' });
+    const scheduled = await waitFor(async () => (await eventsOf('a')).find((e) => e.reason === 'Scheduled'), {
+      timeoutMs: 10_000,
+      description: 'Scheduled event',
+    });
     assert.match(scheduled.message ?? '', /^Successfully assigned default\/a to n[12]$/);
   });
 
   it('parks a pod that fits nowhere with its reason, without retrying it on its own status write', async () => {
     await makePod({ name: 'huge', cpu: '4' });
-    const pod = await waitFor(async () => {
-      const p = await getPod('huge');
-      return p.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False') ? p : undefined;
-    }, { timeoutMs: 10_000, description: 'PodScheduled=False' });
+    const pod = await waitFor(
+      async () => {
+        const p = await getPod('huge');
+        return p.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False') ? p : undefined;
+      },
+      { timeoutMs: 10_000, description: 'PodScheduled=False' },
+    );
     const message = '0/2 nodes are available: 2 Insufficient cpu.';
-    assert.deepEqual(pod.status?.conditions?.map((c) => [c.type, c.status, c.reason, c.message]), [['PodScheduled', 'False', 'Unschedulable', message]]);
-    const event = await waitFor(async () => (await eventsOf('huge')).find((e) => e.reason === 'FailedScheduling'), { timeoutMs: 10_000, description: 'FailedScheduling' });
+    assert.deepEqual(
+      pod.status?.conditions?.map((c) => [c.type, c.status, c.reason, c.message]),
+      [['PodScheduled', 'False', 'Unschedulable', message]],
+    );
+    const event = await waitFor(async () => (await eventsOf('huge')).find((e) => e.reason === 'FailedScheduling'), {
+      timeoutMs: 10_000,
+      description: 'FailedScheduling',
+    });
     assert.deepEqual([event.type, event.message], ['Warning', message]);
     await waitFor(() => scheduler.idle, { timeoutMs: 10_000, description: 'the scheduler idle' });
     assert.equal(scheduler.queue.attempts('default/huge'), 1, 'its own status write did not send it round again');
@@ -89,7 +106,10 @@ describe('Scheduler (in-memory store)', () => {
     await service.patch(nodeKind, undefined, 'n3', { status: { conditions: [{ type: 'Ready', status: 'True' }] } }, { subresource: 'status' });
     assert.equal(await boundTo('huge'), 'n3');
     const pod = await getPod('huge');
-    assert.deepEqual(pod.status?.conditions?.map((c) => [c.type, c.status]), [['PodScheduled', 'True']]);
+    assert.deepEqual(
+      pod.status?.conditions?.map((c) => [c.type, c.status]),
+      [['PodScheduled', 'True']],
+    );
   });
 
   it('tries again when a bound pod goes and frees room', async () => {
@@ -98,7 +118,10 @@ describe('Scheduler (in-memory store)', () => {
     // n3 has no hostname label: the selector fits no node until we label it.
     await service.patch(nodeKind, undefined, 'n3', { metadata: { labels: { 'kubernetes.io/hostname': 'n3' } } });
     assert.equal(await boundTo('filler'), 'n3');
-    await waitFor(async () => (await eventsOf('later')).find((e) => /Insufficient cpu/.test(e.message ?? '')), { timeoutMs: 10_000, description: 'later waiting for cpu' });
+    await waitFor(async () => (await eventsOf('later')).find((e) => /Insufficient cpu/.test(e.message ?? '')), {
+      timeoutMs: 10_000,
+      description: 'later waiting for cpu',
+    });
     await service.delete(podKind, 'default', 'filler', { gracePeriodSeconds: 0 });
     await service.delete(podKind, 'default', 'huge', { gracePeriodSeconds: 0 });
     assert.equal(await boundTo('later'), 'n3');
@@ -108,7 +131,10 @@ describe('Scheduler (in-memory store)', () => {
     const p = await makePod({ name: 'going', schedulerName: 'paused' });
     await service.patch(podKind, 'default', 'going', { metadata: { finalizers: ['test/hold'] } });
     await service.delete(podKind, 'default', 'going');
-    assert.equal(isPending({ ...p, metadata: { ...p.metadata, deletionTimestamp: '2024-01-01T00:00:00Z' }, spec: { ...p.spec, schedulerName: 'default-scheduler' } }), false);
+    assert.equal(
+      isPending({ ...p, metadata: { ...p.metadata, deletionTimestamp: '2024-01-01T00:00:00Z' }, spec: { ...p.spec, schedulerName: 'default-scheduler' } }),
+      false,
+    );
     await service.patch(podKind, 'default', 'going', { metadata: { finalizers: null } });
   });
 });
@@ -122,7 +148,13 @@ describe('what the scheduler reacts to', () => {
     ['a taint removed', base, true],
     ['uncordoned', base, true],
   ];
-  const olds: Node[] = [base, base, base, nodeFixture({ name: 'n', taints: [{ key: 'k', effect: 'NoSchedule' }] }), nodeFixture({ name: 'n', unschedulable: true })];
+  const olds: Node[] = [
+    base,
+    base,
+    base,
+    nodeFixture({ name: 'n', taints: [{ key: 'k', effect: 'NoSchedule' }] }),
+    nodeFixture({ name: 'n', unschedulable: true }),
+  ];
   cases.forEach(([name, next, want], i) => {
     it(`node change: ${name}`, () => assert.equal(nodeChangeMayHelp(olds[i]!, next), want));
   });

@@ -105,15 +105,24 @@ export class Scheduler {
     this.queue = new SchedulingQueue(options.queue);
     const log = (m: string) => this.#log(`scheduler: ${m}`);
     this.#eventPump = new WritePump({ concurrency: 8, maxQueued: 10_000, log: (m) => log(`event: ${m}`) });
-    this.#unschedulablePump = new WritePump({ concurrency: 4, maxQueued: 10_000, perSecond: options.unschedulableWritesPerSecond ?? 50, log: (m) => log(`unschedulable pod: ${m}`) });
+    this.#unschedulablePump = new WritePump({
+      concurrency: 4,
+      maxQueued: 10_000,
+      perSecond: options.unschedulableWritesPerSecond ?? 50,
+      log: (m) => log(`unschedulable pod: ${m}`),
+    });
     const client = this.#client;
     this.events = new SchedulerEvents({
       pump: this.#eventPump,
       failurePump: this.#unschedulablePump,
       now: this.#now,
       sink: {
-        create: async (namespace, event) => { await client.create(eventKind, event, { namespace }); },
-        patch: async (namespace, name, patch) => { await client.patch(eventKind, { namespace, name }, patch); },
+        create: async (namespace, event) => {
+          await client.create(eventKind, event, { namespace });
+        },
+        patch: async (namespace, name, patch) => {
+          await client.patch(eventKind, { namespace, name }, patch);
+        },
       },
     });
     // Shared with the process's other components: cached objects are never changed here.
@@ -295,19 +304,27 @@ export class Scheduler {
     const queued = this.#pendingStatus.has(key);
     this.#pendingStatus.set(key, { pod, message });
     if (queued) return;
-    const accepted = this.#unschedulablePump.push(async () => {
-      const wanted = this.#pendingStatus.get(key);
-      this.#pendingStatus.delete(key);
-      if (!wanted) return;
-      const { pod: seen } = wanted;
-      const conditions = withPodScheduled(seen.status?.conditions, { status: 'False', reason: 'Unschedulable', message: wanted.message }, this.#now());
-      try {
-        // Against the version decided on: if the pod changed meanwhile (bound, say), this write must not land.
-        await this.#client.patch(podKind, { namespace: seen.metadata.namespace, name: seen.metadata.name! }, { metadata: { resourceVersion: seen.metadata.resourceVersion }, status: { conditions } }, { subresource: 'status' });
-      } catch (err) {
-        if (!(err instanceof ConflictError) && !(err instanceof NotFoundError)) throw err;
-      }
-    }, () => !this.#pendingStatus.has(key));
+    const accepted = this.#unschedulablePump.push(
+      async () => {
+        const wanted = this.#pendingStatus.get(key);
+        this.#pendingStatus.delete(key);
+        if (!wanted) return;
+        const { pod: seen } = wanted;
+        const conditions = withPodScheduled(seen.status?.conditions, { status: 'False', reason: 'Unschedulable', message: wanted.message }, this.#now());
+        try {
+          // Against the version decided on: if the pod changed meanwhile (bound, say), this write must not land.
+          await this.#client.patch(
+            podKind,
+            { namespace: seen.metadata.namespace, name: seen.metadata.name! },
+            { metadata: { resourceVersion: seen.metadata.resourceVersion }, status: { conditions } },
+            { subresource: 'status' },
+          );
+        } catch (err) {
+          if (!(err instanceof ConflictError) && !(err instanceof NotFoundError)) throw err;
+        }
+      },
+      () => !this.#pendingStatus.has(key),
+    );
     if (!accepted) this.#pendingStatus.delete(key);
   }
 }

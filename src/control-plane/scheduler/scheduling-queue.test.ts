@@ -6,7 +6,13 @@ import { SchedulingQueue } from './scheduling-queue.js';
 function setup() {
   let now = 1_000_000;
   const q = new SchedulingQueue({ now: () => now, initialBackoffMs: 1000, maxBackoffMs: 10_000, unschedulableTimeoutMs: 30_000 });
-  return { q, advance: (ms: number) => { now += ms; q.tick(); } };
+  return {
+    q,
+    advance: (ms: number) => {
+      now += ms;
+      q.tick();
+    },
+  };
 }
 
 const drain = (q: SchedulingQueue) => {

@@ -16,47 +16,64 @@ interface Case {
 function run(score: Score, cases: readonly Case[]): void {
   for (const c of cases) {
     it(c.name, () => {
-      const cache = cacheOf([node(c.node)], (c.existing ?? []).map((p) => pod({ ...p, nodeName: c.node.name })));
+      const cache = cacheOf(
+        [node(c.node)],
+        (c.existing ?? []).map((p) => pod({ ...p, nodeName: c.node.name })),
+      );
       const got = score(podInfo(pod(c.pod)), cache.nodeOf(c.node.name)!);
       assert.ok(Math.abs(got - c.want) < 1e-9, `got ${got}, want ${c.want}`);
     });
   }
 }
 
-describe('leastAllocatedScore (free memory MiB + 1000 x (1 - cpu use) x cores)', () => run(leastAllocatedScore, [
-  { name: 'an empty node, a pod of 1 core and 1 GiB', node: { name: 'n', cpu: '4', memory: '8Gi' }, pod: { name: 'p', cpu: '1', memory: '1Gi' }, want: 7 * 1024 + 1000 * (1 - 1 / 4) * 4 },
-  {
-    name: 'what is bound counts',
-    node: { name: 'n', cpu: '4', memory: '8Gi' },
-    existing: [{ name: 'a', cpu: '2', memory: '4Gi' }],
-    pod: { name: 'p', cpu: '1', memory: '1Gi' },
-    want: 3 * 1024 + 1000 * (1 - 3 / 4) * 4,
-  },
-  {
-    name: 'a pod that requests nothing counts as 100m and 200 MiB (so such pods spread)',
-    node: { name: 'n', cpu: '2', memory: '1Gi' },
-    pod: { name: 'p' },
-    want: 1024 - 200 + 1000 * (1 - 0.1 / 2) * 2,
-  },
-  { name: 'a node with no cpu scores its memory only', node: { name: 'n', cpu: '0', memory: '1Gi' }, pod: { name: 'p', memory: '512Mi' }, want: 512 },
-]));
+describe('leastAllocatedScore (free memory MiB + 1000 x (1 - cpu use) x cores)', () =>
+  run(leastAllocatedScore, [
+    {
+      name: 'an empty node, a pod of 1 core and 1 GiB',
+      node: { name: 'n', cpu: '4', memory: '8Gi' },
+      pod: { name: 'p', cpu: '1', memory: '1Gi' },
+      want: 7 * 1024 + 1000 * (1 - 1 / 4) * 4,
+    },
+    {
+      name: 'what is bound counts',
+      node: { name: 'n', cpu: '4', memory: '8Gi' },
+      existing: [{ name: 'a', cpu: '2', memory: '4Gi' }],
+      pod: { name: 'p', cpu: '1', memory: '1Gi' },
+      want: 3 * 1024 + 1000 * (1 - 3 / 4) * 4,
+    },
+    {
+      name: 'a pod that requests nothing counts as 100m and 200 MiB (so such pods spread)',
+      node: { name: 'n', cpu: '2', memory: '1Gi' },
+      pod: { name: 'p' },
+      want: 1024 - 200 + 1000 * (1 - 0.1 / 2) * 2,
+    },
+    { name: 'a node with no cpu scores its memory only', node: { name: 'n', cpu: '0', memory: '1Gi' }, pod: { name: 'p', memory: '512Mi' }, want: 512 },
+  ]));
 
-describe('fewestPodsScore', () => run(fewestPodsScore, [
-  { name: 'an empty node', node: { name: 'n' }, pod: { name: 'p' }, want: 0 },
-  { name: 'two pods', node: { name: 'n' }, existing: [{ name: 'a' }, { name: 'b' }], pod: { name: 'p' }, want: -2 },
-  { name: 'finished pods are not running', node: { name: 'n' }, existing: [{ name: 'a', phase: 'Succeeded' }, { name: 'b' }], pod: { name: 'p' }, want: -1 },
-]));
+describe('fewestPodsScore', () =>
+  run(fewestPodsScore, [
+    { name: 'an empty node', node: { name: 'n' }, pod: { name: 'p' }, want: 0 },
+    { name: 'two pods', node: { name: 'n' }, existing: [{ name: 'a' }, { name: 'b' }], pod: { name: 'p' }, want: -2 },
+    { name: 'finished pods are not running', node: { name: 'n' }, existing: [{ name: 'a', phase: 'Succeeded' }, { name: 'b' }], pod: { name: 'p' }, want: -1 },
+  ]));
 
-describe('balancedAllocationScore (100 x (1 - std of cpu and memory fractions))', () => run(balancedAllocationScore, [
-  { name: 'cpu and memory filled alike', node: { name: 'n', cpu: '4', memory: '4Gi' }, pod: { name: 'p', cpu: '2', memory: '2Gi' }, want: 100 },
-  { name: 'cpu half, memory a quarter', node: { name: 'n', cpu: '4', memory: '4Gi' }, pod: { name: 'p', cpu: '2', memory: '1Gi' }, want: 100 * (1 - 0.25 / 2) },
-  { name: 'fractions cap at 1', node: { name: 'n', cpu: '1', memory: '4Gi' }, pod: { name: 'p', cpu: '3', memory: '0' }, want: 50 },
-]));
+describe('balancedAllocationScore (100 x (1 - std of cpu and memory fractions))', () =>
+  run(balancedAllocationScore, [
+    { name: 'cpu and memory filled alike', node: { name: 'n', cpu: '4', memory: '4Gi' }, pod: { name: 'p', cpu: '2', memory: '2Gi' }, want: 100 },
+    {
+      name: 'cpu half, memory a quarter',
+      node: { name: 'n', cpu: '4', memory: '4Gi' },
+      pod: { name: 'p', cpu: '2', memory: '1Gi' },
+      want: 100 * (1 - 0.25 / 2),
+    },
+    { name: 'fractions cap at 1', node: { name: 'n', cpu: '1', memory: '4Gi' }, pod: { name: 'p', cpu: '3', memory: '0' }, want: 50 },
+  ]));
 
-describe('leastAllocatedFractionScore (Kubernetes\' LeastAllocated, 0-100)', () => run(leastAllocatedFractionScore, [
-  { name: 'half of each left', node: { name: 'n', cpu: '4', memory: '4Gi' }, pod: { name: 'p', cpu: '2', memory: '2Gi' }, want: 50 },
-  { name: 'all cpu used, all memory free', node: { name: 'n', cpu: '1', memory: '4Gi' }, pod: { name: 'p', cpu: '1', memory: '0' }, want: 50 },
-]));
+describe("leastAllocatedFractionScore (Kubernetes' LeastAllocated, 0-100)", () =>
+  run(leastAllocatedFractionScore, [
+    { name: 'half of each left', node: { name: 'n', cpu: '4', memory: '4Gi' }, pod: { name: 'p', cpu: '2', memory: '2Gi' }, want: 50 },
+    { name: 'all cpu used, all memory free', node: { name: 'n', cpu: '1', memory: '4Gi' }, pod: { name: 'p', cpu: '1', memory: '0' }, want: 50 },
+  ]));
 
 describe('ranking', () => {
   const big = node({ name: 'big', cpu: '8', memory: '16Gi' });

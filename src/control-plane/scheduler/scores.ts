@@ -50,7 +50,7 @@ export function leastAllocatedFractionScore(pod: PodInfo, node: NodeInfo): numbe
   const a = node.allocatable;
   const cpu = 1 - fraction(node.nonZeroMilliCPU + pod.nonZero.milliCPU, a.milliCPU);
   const memory = 1 - fraction(node.nonZeroMemory + pod.nonZero.memory, a.memory);
-  return 100 * (cpu + memory) / 2;
+  return (100 * (cpu + memory)) / 2;
 }
 
 /**

@@ -90,10 +90,13 @@ export class WritePump {
       return true;
     }
     if (!this.#timer) {
-      this.#timer = setTimeout(() => {
-        this.#timer = undefined;
-        this.#pump();
-      }, Math.ceil(((1 - this.#tokens) / rate) * 1000));
+      this.#timer = setTimeout(
+        () => {
+          this.#timer = undefined;
+          this.#pump();
+        },
+        Math.ceil(((1 - this.#tokens) / rate) * 1000),
+      );
     }
     return false;
   }

@@ -5,7 +5,15 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  delayAfterRun, describeExit, endLeftover, findExecutable, nextRestartDelay, parseCmdline, readLogTail, startFailureMessage, summarizeLogLines,
+  delayAfterRun,
+  describeExit,
+  endLeftover,
+  findExecutable,
+  nextRestartDelay,
+  parseCmdline,
+  readLogTail,
+  startFailureMessage,
+  summarizeLogLines,
 } from './supervised-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'minik8s-supervisor-test-'));
@@ -78,8 +86,10 @@ describe('readLogTail', () => {
     const before = 'old line from an earlier run\n';
     const lines = Array.from({ length: 10 }, (_, i) => `line ${i}  `);
     writeFileSync(file, `${before}${lines.slice(0, 5).join('\n')}\n\n[WARNING] Deprecated x\n${lines.slice(5).join('\n')}\n`);
-    assert.deepEqual(readLogTail(file, Buffer.byteLength(before), (l) => l.startsWith('[WARNING] Deprecated')),
-      ['line 2', 'line 3', 'line 4', 'line 5', 'line 6', 'line 7', 'line 8', 'line 9']);
+    assert.deepEqual(
+      readLogTail(file, Buffer.byteLength(before), (l) => l.startsWith('[WARNING] Deprecated')),
+      ['line 2', 'line 3', 'line 4', 'line 5', 'line 6', 'line 7', 'line 8', 'line 9'],
+    );
     assert.deepEqual(readLogTail(file, Buffer.byteLength(before)).slice(0, 2), ['line 3', 'line 4']);
   });
 

@@ -89,7 +89,12 @@ const POLL_INTERVAL_MS = 50;
 
 /** The absolute path of an executable: `name` itself when it has a slash, else the first match on PATH. */
 export function findExecutable(name: string, path = process.env.PATH ?? ''): string | undefined {
-  const candidates = name.includes('/') ? [resolve(name)] : path.split(delimiter).filter(Boolean).map((dir) => join(dir, name));
+  const candidates = name.includes('/')
+    ? [resolve(name)]
+    : path
+        .split(delimiter)
+        .filter(Boolean)
+        .map((dir) => join(dir, name));
   for (const candidate of candidates) {
     try {
       accessSync(candidate, constants.X_OK);
@@ -141,7 +146,10 @@ function stillRunning(pid: number): boolean {
 
 /** waitFor as a yes/no: true once `check` holds, false when the time runs out or the signal aborts. */
 function pollUntil(check: () => boolean | Promise<boolean>, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
-  return waitFor(check, { timeoutMs, intervalMs: POLL_INTERVAL_MS, signal }).then(() => true, () => false);
+  return waitFor(check, { timeoutMs, intervalMs: POLL_INTERVAL_MS, signal }).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** The restart delay after one more failed attempt: doubled, up to `maxMs`. */
@@ -182,7 +190,10 @@ export function readLogTail(logFile: string, offset: number, ignore: (line: stri
     const start = Math.max(offset, size - 64 * 1024);
     const buf = Buffer.alloc(Math.max(0, size - start));
     readSync(fd, buf, 0, buf.length, start);
-    return buf.toString('utf8').split('\n').map((l) => l.trimEnd())
+    return buf
+      .toString('utf8')
+      .split('\n')
+      .map((l) => l.trimEnd())
       .filter((l) => l !== '' && !ignore(l))
       .slice(-TAIL_LINES);
   } catch {
@@ -256,7 +267,9 @@ export async function startSupervisedProcess(program: SupervisedProgram, options
   const maxDelay = options.maxRestartDelayMs ?? 30_000;
   const log = options.log ?? ((m: string) => process.stderr.write(`${m}\n`));
   const { name, pidFile, logFile } = program;
-  const preflight = async () => { await program.preflight?.(); };
+  const preflight = async () => {
+    await program.preflight?.();
+  };
   const tailOf = (run: RunningChild) => readLogTail(logFile, run.logOffset, program.ignoreLogLine);
 
   // setpriv asks the kernel to SIGTERM the child when the master dies, however it dies.
@@ -271,9 +284,7 @@ export async function startSupervisedProcess(program: SupervisedProgram, options
     program.prepare?.();
     const fd = openSync(logFile, 'a', 0o600);
     const logOffset = fstatSync(fd).size;
-    const [command, argv] = setpriv
-      ? [setpriv, ['--pdeathsig', 'SIGTERM', '--', program.executable, ...program.args]]
-      : [program.executable, program.args];
+    const [command, argv] = setpriv ? [setpriv, ['--pdeathsig', 'SIGTERM', '--', program.executable, ...program.args]] : [program.executable, program.args];
     let child: ChildProcess;
     try {
       // Own session: a Ctrl-C meant for the master must not reach the child before the master stops it.
@@ -292,7 +303,9 @@ export async function startSupervisedProcess(program: SupervisedProgram, options
   /** Waits until healthy; rejects with the program's own words if it exits first or never gets healthy. */
   const waitHealthy = async (run: RunningChild): Promise<void> => {
     let exit: ChildExit | undefined;
-    void run.exited.then((e) => { exit = e; });
+    void run.exited.then((e) => {
+      exit = e;
+    });
     const ok = await pollUntil(async () => exit !== undefined || (await program.isHealthy()), startTimeoutMs, signal);
     if (exit) {
       if (exit.error) throw new StartupError(`cannot run ${program.title} (${program.executable}): ${exit.error.message}`);
@@ -311,7 +324,9 @@ export async function startSupervisedProcess(program: SupervisedProgram, options
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
       run.exited.then(() => false),
-      new Promise<boolean>((r) => { timer = setTimeout(() => r(true), stopTimeoutMs); }),
+      new Promise<boolean>((r) => {
+        timer = setTimeout(() => r(true), stopTimeoutMs);
+      }),
     ]);
     clearTimeout(timer);
     if (timedOut) {
@@ -324,7 +339,14 @@ export async function startSupervisedProcess(program: SupervisedProgram, options
   if (await endLeftover({ program, stopTimeoutMs, log })) {
     // A multi-threaded process shows as exited while its last threads still hold its listening sockets:
     // give them a moment to let go before preflight calls the port taken.
-    await pollUntil(() => preflight().then(() => true, () => false), LEFTOVER_KILL_WAIT_MS);
+    await pollUntil(
+      () =>
+        preflight().then(
+          () => true,
+          () => false,
+        ),
+      LEFTOVER_KILL_WAIT_MS,
+    );
   }
   await preflight();
   let current: RunningChild | undefined = spawnChild();
@@ -337,10 +359,14 @@ export async function startSupervisedProcess(program: SupervisedProgram, options
   }
 
   let restarts = 0;
-  const waitExitOrAbort = (run: RunningChild) => Promise.race([run.exited, new Promise<undefined>((r) => {
-    if (signal.aborted) r(undefined);
-    else signal.addEventListener('abort', () => r(undefined), { once: true });
-  })]);
+  const waitExitOrAbort = (run: RunningChild) =>
+    Promise.race([
+      run.exited,
+      new Promise<undefined>((r) => {
+        if (signal.aborted) r(undefined);
+        else signal.addEventListener('abort', () => r(undefined), { once: true });
+      }),
+    ]);
   const supervise = async (): Promise<void> => {
     let delay = firstDelay;
     let startedAt = Date.now();

@@ -27,26 +27,57 @@ function simulate(times: number[], entriesAt: (t: number) => ScheduleEntry[], st
 describe('planTicks', () => {
   it('a new trigger waits for its first tick, then fires once per tick', () => {
     const fired = simulate([30_000, MIN, MIN + 5, 2 * MIN, 3 * MIN - 1, 3 * MIN], () => [entry('a', 'every:1')]);
-    assert.deepEqual(fired, [[30_000, []], [MIN, ['a']], [MIN + 5, []], [2 * MIN, ['a']], [3 * MIN - 1, []], [3 * MIN, ['a']]]);
+    assert.deepEqual(fired, [
+      [30_000, []],
+      [MIN, ['a']],
+      [MIN + 5, []],
+      [2 * MIN, ['a']],
+      [3 * MIN - 1, []],
+      [3 * MIN, ['a']],
+    ]);
   });
 
   it('a look at exactly a tick, on the first look (a master just started), does not fire it: no catch-up', () => {
-    assert.deepEqual(simulate([5 * MIN, 6 * MIN], () => [entry('a', 'every:1')]), [[5 * MIN, []], [6 * MIN, ['a']]]);
+    assert.deepEqual(
+      simulate([5 * MIN, 6 * MIN], () => [entry('a', 'every:1')]),
+      [
+        [5 * MIN, []],
+        [6 * MIN, ['a']],
+      ],
+    );
   });
 
   it('ticks missed while the master was busy fire once, not one by one', () => {
-    assert.deepEqual(simulate([30_000, 10 * MIN + 1, 11 * MIN], () => [entry('a', 'every:1')]), [[30_000, []], [10 * MIN + 1, ['a']], [11 * MIN, ['a']]]);
+    assert.deepEqual(
+      simulate([30_000, 10 * MIN + 1, 11 * MIN], () => [entry('a', 'every:1')]),
+      [
+        [30_000, []],
+        [10 * MIN + 1, ['a']],
+        [11 * MIN, ['a']],
+      ],
+    );
   });
 
   it('wakes at the earliest planned tick', () => {
     const plan = planTicks([entry('a', 'every:5'), entry('b', 'every:2')], new Map(), MIN, nextTime);
     assert.equal(plan.wakeAt, 2 * MIN);
-    assert.deepEqual([...plan.planned], [['a', { schedule: 'every:5', at: 5 * MIN }], ['b', { schedule: 'every:2', at: 2 * MIN }]]);
+    assert.deepEqual(
+      [...plan.planned],
+      [
+        ['a', { schedule: 'every:5', at: 5 * MIN }],
+        ['b', { schedule: 'every:2', at: 2 * MIN }],
+      ],
+    );
   });
 
   it('a changed schedule is planned afresh and does not fire on the old one; a removed trigger is dropped', () => {
     const fired = simulate([30_000, MIN, 2 * MIN, 4 * MIN], (t) => (t < MIN ? [entry('a', 'every:1'), entry('b', 'every:1')] : [entry('a', 'every:2')]));
-    assert.deepEqual(fired, [[30_000, []], [MIN, []], [2 * MIN, ['a']], [4 * MIN, ['a']]]);
+    assert.deepEqual(fired, [
+      [30_000, []],
+      [MIN, []],
+      [2 * MIN, ['a']],
+      [4 * MIN, ['a']],
+    ]);
   });
 
   it('a clock set back is followed: the next tick comes from the new now', () => {
@@ -58,7 +89,8 @@ describe('planTicks', () => {
 
 describe('scheduleEntries', () => {
   const fn = (triggers: unknown, deleting = false) => ({
-    apiVersion: 'minik8s.io/v1', kind: 'Function',
+    apiVersion: 'minik8s.io/v1',
+    kind: 'Function',
     metadata: { name: 'tick', namespace: 'ns', ...(deleting ? { deletionTimestamp: '2024-01-01T00:00:00Z' } : {}) },
     spec: { triggers },
   });

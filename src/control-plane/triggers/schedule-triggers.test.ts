@@ -52,7 +52,10 @@ describe('ScheduleTriggers', () => {
     const service = new ObjectService({ store: new MemoryStore() });
     await ensureSystemNamespaces(service);
     const code = { files: { 'handler.py': 'def handler(event, context):\n    return event\n' } };
-    await service.create(functionKind, 'default', { metadata: { name: 'tick' }, spec: { code, triggers: [{ schedule: '* * * * *', data: { hello: 'cron' } }] } });
+    await service.create(functionKind, 'default', {
+      metadata: { name: 'tick' },
+      spec: { code, triggers: [{ schedule: '* * * * *', data: { hello: 'cron' } }] },
+    });
     const clock = new FakeClock(new Date(2024, 0, 1, 10, 0, 30));
     const invoker = new RecordingInvoker();
     const informers = new InformerFactory({ client: new LocalClient(service) });

@@ -100,7 +100,8 @@ export class ScheduleTriggers {
           signal,
           ...(entry.data !== undefined ? { body: Buffer.from(JSON.stringify(entry.data)), headers: { 'content-type': 'application/json' } } : {}),
         });
-        if (res.status >= 400) this.#log(`schedule: ${entry.namespace}/${entry.function} (${entry.schedule}) answered ${res.status} (invocation ${res.invocationId})`);
+        if (res.status >= 400)
+          this.#log(`schedule: ${entry.namespace}/${entry.function} (${entry.schedule}) answered ${res.status} (invocation ${res.invocationId})`);
       } catch (err) {
         this.#log(`schedule: calling ${entry.namespace}/${entry.function} (${entry.schedule}) failed: ${err instanceof Error ? err.message : String(err)}`);
       } finally {

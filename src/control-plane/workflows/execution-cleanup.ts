@@ -59,7 +59,10 @@ export class ExecutionCleanup {
       }
     })();
     await Promise.all([
-      runController({ name: 'workflow-executions', queue: this.queue, informers: [this.informer], reconcile: (key) => this.reconcile(key), log: this.#log }, signal),
+      runController(
+        { name: 'workflow-executions', queue: this.queue, informers: [this.informer], reconcile: (key) => this.reconcile(key), log: this.#log },
+        signal,
+      ),
       sweep,
     ]);
   }

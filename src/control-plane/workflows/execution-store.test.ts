@@ -10,9 +10,15 @@ import { boundedRecord, boundedValue, ExecutionStore, executionsToPrune, MAX_VAL
 function record(name: string, options: Partial<WorkflowExecution> = {}): WorkflowExecution {
   const startTime = options.startTime ?? `2024-01-01T00:00:${name.padStart(2, '0').slice(-2)}.000Z`;
   return {
-    apiVersion: 'minik8s.io/v1', kind: 'WorkflowExecution',
+    apiVersion: 'minik8s.io/v1',
+    kind: 'WorkflowExecution',
     metadata: { name, namespace: 'default', creationTimestamp: startTime },
-    workflow: 'wf', workflowUid: 'uid-1', status: 'RUNNING', startTime, input: { n: 1 }, history: [],
+    workflow: 'wf',
+    workflowUid: 'uid-1',
+    status: 'RUNNING',
+    startTime,
+    input: { n: 1 },
+    history: [],
     ...options,
   };
 }
@@ -32,7 +38,13 @@ describe('execution records: pure bounds', () => {
     assert.equal(cut.bytes, MAX_VALUE_BYTES + 12);
     assert.equal(cut.preview.length, 1024);
 
-    const history = Array.from({ length: 200 }, (_, i) => ({ id: i + 1, timestamp: '2024-01-01T00:00:00.000Z', type: 'StateEntered' as const, state: 'S', input: 'y'.repeat(1000) }));
+    const history = Array.from({ length: 200 }, (_, i) => ({
+      id: i + 1,
+      timestamp: '2024-01-01T00:00:00.000Z',
+      type: 'StateEntered' as const,
+      state: 'S',
+      input: 'y'.repeat(1000),
+    }));
     const r = boundedRecord(record('01', { history, output: 'done' }), 100_000);
     assert.ok(JSON.stringify(r).length <= 100_000);
     assert.equal(r.history.at(-1)!.id, 200, 'the newest events stay');
@@ -45,7 +57,10 @@ describe('execution records: pure bounds', () => {
 
   it('cleanup: a gone workflow loses all its records; an existing one those of other incarnations', () => {
     assert.deepEqual(planCleanup(undefined), { type: 'remove-all' });
-    assert.deepEqual(planCleanup({ apiVersion: 'minik8s.io/v1', kind: 'Workflow', metadata: { name: 'wf', uid: 'u2' } }), { type: 'remove-others', keepUid: 'u2' });
+    assert.deepEqual(planCleanup({ apiVersion: 'minik8s.io/v1', kind: 'Workflow', metadata: { name: 'wf', uid: 'u2' } }), {
+      type: 'remove-others',
+      keepUid: 'u2',
+    });
   });
 });
 
@@ -54,9 +69,24 @@ describe('ExecutionStore', () => {
     const executions = new ExecutionStore({ store: new MemoryStore(), limit: 10 });
     await executions.begin(record('01'));
     await executions.begin(record('02'));
-    await executions.save({ ...record('01'), status: 'SUCCEEDED', stopTime: '2024-01-01T00:00:05.000Z', output: 2, history: [{ id: 1, timestamp: '2024-01-01T00:00:01.000Z', type: 'ExecutionStarted' }] }, { final: true });
+    await executions.save(
+      {
+        ...record('01'),
+        status: 'SUCCEEDED',
+        stopTime: '2024-01-01T00:00:05.000Z',
+        output: 2,
+        history: [{ id: 1, timestamp: '2024-01-01T00:00:01.000Z', type: 'ExecutionStarted' }],
+      },
+      { final: true },
+    );
     const list = await executions.list('default', 'wf');
-    assert.deepEqual(list.map((e) => [e.metadata.name, e.status, e.events]), [['02', 'RUNNING', 0], ['01', 'SUCCEEDED', 1]]);
+    assert.deepEqual(
+      list.map((e) => [e.metadata.name, e.status, e.events]),
+      [
+        ['02', 'RUNNING', 0],
+        ['01', 'SUCCEEDED', 1],
+      ],
+    );
     assert.ok(!('history' in list[0]!));
     const one = await executions.get('default', 'wf', '01');
     assert.equal(one.output, 2);
@@ -74,17 +104,26 @@ describe('ExecutionStore', () => {
     const second = new ExecutionStore({ store, limit: 3 });
     await second.begin(record('04'));
     await second.begin(record('05', { workflow: 'other' }));
-    assert.deepEqual((await second.list('default', 'wf')).map((e) => e.metadata.name), ['04', '03', '02']);
-    assert.deepEqual((await second.list('default', 'other')).map((e) => e.metadata.name), ['05']);
+    assert.deepEqual(
+      (await second.list('default', 'wf')).map((e) => e.metadata.name),
+      ['04', '03', '02'],
+    );
+    assert.deepEqual(
+      (await second.list('default', 'other')).map((e) => e.metadata.name),
+      ['05'],
+    );
   });
 
-  it('removes a workflow\'s records, or only those of another uid', async () => {
+  it("removes a workflow's records, or only those of another uid", async () => {
     const executions = new ExecutionStore({ store: new MemoryStore() });
     await executions.begin(record('01', { workflowUid: 'old' }));
     await executions.begin(record('02', { workflowUid: 'new' }));
-    assert.deepEqual([...await executions.storedWorkflows()], ['default/wf']);
+    assert.deepEqual([...(await executions.storedWorkflows())], ['default/wf']);
     assert.equal(await executions.removeWorkflow('default', 'wf', { keepUid: 'new' }), 1);
-    assert.deepEqual((await executions.list('default', 'wf')).map((e) => e.metadata.name), ['02']);
+    assert.deepEqual(
+      (await executions.list('default', 'wf')).map((e) => e.metadata.name),
+      ['02'],
+    );
     assert.equal(await executions.removeWorkflow('default', 'wf'), 1);
     assert.deepEqual(await executions.list('default', 'wf'), []);
     // A running execution whose workflow went meanwhile: its last save does not bring the record back.
@@ -99,7 +138,10 @@ describe('ExecutionStore', () => {
     await now.begin(record('02'));
     assert.equal(await now.abortStale(new Date('2024-01-02T00:00:00Z')), 1);
     const stale = await now.get('default', 'wf', '01');
-    assert.deepEqual([stale.status, stale.error, stale.stopTime, stale.history.at(-1)?.type], ['ABORTED', 'States.Aborted', '2024-01-02T00:00:00.000Z', 'ExecutionAborted']);
+    assert.deepEqual(
+      [stale.status, stale.error, stale.stopTime, stale.history.at(-1)?.type],
+      ['ABORTED', 'States.Aborted', '2024-01-02T00:00:00.000Z', 'ExecutionAborted'],
+    );
     assert.equal((await now.get('default', 'wf', '02')).status, 'RUNNING');
   });
 });

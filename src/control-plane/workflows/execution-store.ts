@@ -85,7 +85,10 @@ export function summary(record: WorkflowExecution): WorkflowExecutionSummary {
 export function executionsToPrune(names: readonly string[], limit: number, running: ReadonlySet<string>): string[] {
   const excess = names.length - limit;
   if (excess <= 0) return [];
-  return [...names].sort().filter((n) => !running.has(n)).slice(0, excess);
+  return [...names]
+    .sort()
+    .filter((n) => !running.has(n))
+    .slice(0, excess);
 }
 
 export interface ExecutionStoreOptions {
@@ -185,14 +188,15 @@ export class ExecutionStore {
   /** Newest first, without history. */
   async list(namespace: string, workflow: string): Promise<WorkflowExecutionSummary[]> {
     const { items } = await this.#store.list<WorkflowExecution>(executionsPrefix(namespace, workflow));
-    return items.map((i) => summary(i.value)).sort((a, b) => (b.startTime.localeCompare(a.startTime) || b.metadata.name.localeCompare(a.metadata.name)));
+    return items.map((i) => summary(i.value)).sort((a, b) => b.startTime.localeCompare(a.startTime) || b.metadata.name.localeCompare(a.metadata.name));
   }
 
   async get(namespace: string, workflow: string, name: string): Promise<WorkflowExecution> {
     try {
       return (await this.#store.get<WorkflowExecution>(executionKey(namespace, workflow, name))).value;
     } catch (err) {
-      if (err instanceof NotFoundError) throw new NotFoundError(`workflowexecutions.minik8s.io "${name}" not found`, { kind: 'workflowexecutions', group: 'minik8s.io', name });
+      if (err instanceof NotFoundError)
+        throw new NotFoundError(`workflowexecutions.minik8s.io "${name}" not found`, { kind: 'workflowexecutions', group: 'minik8s.io', name });
       throw err;
     }
   }
@@ -236,7 +240,10 @@ export class ExecutionStore {
     for (const item of items) {
       if (item.value.status !== 'RUNNING' || this.#running.has(item.key)) continue;
       const cause = 'the master stopped during the execution';
-      const history = [...(item.value.history ?? []), { id: (item.value.history?.length ?? 0) + 1, timestamp: now.toISOString(), type: 'ExecutionAborted' as const, cause }];
+      const history = [
+        ...(item.value.history ?? []),
+        { id: (item.value.history?.length ?? 0) + 1, timestamp: now.toISOString(), type: 'ExecutionAborted' as const, cause },
+      ];
       const value: WorkflowExecution = { ...item.value, status: 'ABORTED', stopTime: now.toISOString(), error: 'States.Aborted', cause, history };
       try {
         await this.#store.update(item.key, boundedRecord(value), item.revision);

@@ -2,7 +2,17 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { WorkflowDefinition } from '../../core/api/workflow-definition.js';
-import { applyTemplate, errorMatches, execute, placeResult, retryDelaySeconds, selectPath, type ExecuteOptions, type TaskRequest, type TaskResult } from './interpreter.js';
+import {
+  applyTemplate,
+  errorMatches,
+  execute,
+  placeResult,
+  retryDelaySeconds,
+  selectPath,
+  type ExecuteOptions,
+  type TaskRequest,
+  type TaskResult,
+} from './interpreter.js';
 import { WorkflowError } from './workflow-error.js';
 
 /** A fake function: an answer, or an answer after a (virtual) duration. */
@@ -49,45 +59,71 @@ const fail = (error: string, cause = 'boom'): TaskResult => ({ ok: false, error,
 
 describe('workflow interpreter: state types', () => {
   it('Pass: Result, ResultPath into the input, OutputPath', async () => {
-    const r = await run({
-      StartAt: 'P',
-      States: { P: { Type: 'Pass', Result: { x: 1 }, ResultPath: '$.res', OutputPath: '$.res', End: true } },
-    }, { keep: true });
+    const r = await run(
+      {
+        StartAt: 'P',
+        States: { P: { Type: 'Pass', Result: { x: 1 }, ResultPath: '$.res', OutputPath: '$.res', End: true } },
+      },
+      { keep: true },
+    );
     assert.equal(r.status, 'SUCCEEDED');
     assert.deepEqual(r.output, { x: 1 });
   });
 
   it('Pass without Result passes its (selected) input on; Parameters build a new one', async () => {
-    const r = await run({
-      StartAt: 'A',
-      States: {
-        A: { Type: 'Pass', InputPath: '$.order', Next: 'B' },
-        B: { Type: 'Pass', Parameters: { id: 7, 'item.$': '$.items[1]', 'exec.$': '$$.Execution.Name', nested: { 'n.$': '$.items[0]' } }, End: true },
+    const r = await run(
+      {
+        StartAt: 'A',
+        States: {
+          A: { Type: 'Pass', InputPath: '$.order', Next: 'B' },
+          B: { Type: 'Pass', Parameters: { id: 7, 'item.$': '$.items[1]', 'exec.$': '$$.Execution.Name', nested: { 'n.$': '$.items[0]' } }, End: true },
+        },
       },
-    }, { order: { items: ['a', 'b'] } });
+      { order: { items: ['a', 'b'] } },
+    );
     assert.deepEqual(r.output, { id: 7, item: 'b', exec: 'e1', nested: { n: 'a' } });
     assert.deepEqual(r.types, ['ExecutionStarted', 'StateEntered', 'StateExited', 'StateEntered', 'StateExited', 'ExecutionSucceeded']);
   });
 
   it('Task: calls the function with the state input and places its result', async () => {
-    const r = await run({
-      StartAt: 'T',
-      States: { T: { Type: 'Task', Resource: 'function:double', ResultPath: '$.doubled', End: true } },
-    }, { n: 21 }, { double: (input) => ok((input as { n: number }).n * 2) });
+    const r = await run(
+      {
+        StartAt: 'T',
+        States: { T: { Type: 'Task', Resource: 'function:double', ResultPath: '$.doubled', End: true } },
+      },
+      { n: 21 },
+      { double: (input) => ok((input as { n: number }).n * 2) },
+    );
     assert.deepEqual(r.output, { n: 21, doubled: 42 });
-    assert.deepEqual(r.calls.map((c) => [c.function, c.input, c.attempt]), [['double', { n: 21 }, 1]]);
+    assert.deepEqual(
+      r.calls.map((c) => [c.function, c.input, c.attempt]),
+      [['double', { n: 21 }, 1]],
+    );
     assert.deepEqual(r.types, ['ExecutionStarted', 'StateEntered', 'TaskScheduled', 'TaskSucceeded', 'StateExited', 'ExecutionSucceeded']);
   });
 
   it('Task: Parameters shape the call, ResultSelector the result; Resource may be a bare name or an ARN', async () => {
-    const r = await run({
-      StartAt: 'T',
-      States: {
-        T: { Type: 'Task', Resource: 'arn:aws:lambda:us-east-1:123:function:echo', Parameters: { 'v.$': '$.a' }, ResultSelector: { 'got.$': '$.v' }, Next: 'U' },
-        U: { Type: 'Task', Resource: 'echo', End: true },
+    const r = await run(
+      {
+        StartAt: 'T',
+        States: {
+          T: {
+            Type: 'Task',
+            Resource: 'arn:aws:lambda:us-east-1:123:function:echo',
+            Parameters: { 'v.$': '$.a' },
+            ResultSelector: { 'got.$': '$.v' },
+            Next: 'U',
+          },
+          U: { Type: 'Task', Resource: 'echo', End: true },
+        },
       },
-    }, { a: 5 }, { echo: (input) => ok(input) });
-    assert.deepEqual(r.calls.map((c) => c.function), ['echo', 'echo']);
+      { a: 5 },
+      { echo: (input) => ok(input) },
+    );
+    assert.deepEqual(
+      r.calls.map((c) => c.function),
+      ['echo', 'echo'],
+    );
     assert.deepEqual(r.output, { got: 5 });
   });
 
@@ -138,7 +174,11 @@ describe('workflow interpreter: state types', () => {
         Small: { Type: 'Pass', Result: 'small', End: true },
       },
     };
-    for (const [amount, want] of [[500, 'big'], [50, 'medium'], [5, 'small']] as const) {
+    for (const [amount, want] of [
+      [500, 'big'],
+      [50, 'medium'],
+      [5, 'small'],
+    ] as const) {
       const r = await run(def, { amount });
       assert.equal(r.output, want, String(amount));
       assert.equal(r.history.find((e) => e.type === 'StateExited' && e.state === 'C')?.next, want[0]!.toUpperCase() + want.slice(1));
@@ -146,17 +186,24 @@ describe('workflow interpreter: state types', () => {
   });
 
   it('Choice: no rule holding and no Default fails with States.NoChoiceMatched', async () => {
-    const r = await run({
-      StartAt: 'C',
-      States: { C: { Type: 'Choice', Choices: [{ Variable: '$.x', StringEquals: 'a', Next: 'A' }] }, A: { Type: 'Succeed' } },
-    }, { x: 'b' });
+    const r = await run(
+      {
+        StartAt: 'C',
+        States: { C: { Type: 'Choice', Choices: [{ Variable: '$.x', StringEquals: 'a', Next: 'A' }] }, A: { Type: 'Succeed' } },
+      },
+      { x: 'b' },
+    );
     assert.deepEqual([r.status, r.error], ['FAILED', 'States.NoChoiceMatched']);
   });
 });
 
 describe('workflow interpreter: Choice operators', () => {
   const input = {
-    s: 'banana', n: 10, b: true, nul: null, ts: '2024-01-01T12:00:00Z',
+    s: 'banana',
+    n: 10,
+    b: true,
+    nul: null,
+    ts: '2024-01-01T12:00:00Z',
     other: { s: 'banana', n: 10, b: true, ts: '2024-01-01T12:00:00Z', low: 'apple', big: 20 },
   };
   const cases: [Record<string, unknown>, boolean][] = [
@@ -214,53 +261,123 @@ describe('workflow interpreter: Choice operators', () => {
     [{ Variable: '$.b', IsBoolean: true }, true],
     [{ Variable: '$.ts', IsTimestamp: true }, true],
     [{ Variable: '$.s', IsTimestamp: true }, false],
-    [{ And: [{ Variable: '$.s', StringEquals: 'banana' }, { Variable: '$.n', NumericEquals: 10 }] }, true],
-    [{ And: [{ Variable: '$.s', StringEquals: 'banana' }, { Variable: '$.n', NumericEquals: 11 }] }, false],
-    [{ Or: [{ Variable: '$.s', StringEquals: 'apple' }, { Variable: '$.n', NumericEquals: 10 }] }, true],
-    [{ Or: [{ Variable: '$.s', StringEquals: 'apple' }, { Variable: '$.n', NumericEquals: 11 }] }, false],
+    [
+      {
+        And: [
+          { Variable: '$.s', StringEquals: 'banana' },
+          { Variable: '$.n', NumericEquals: 10 },
+        ],
+      },
+      true,
+    ],
+    [
+      {
+        And: [
+          { Variable: '$.s', StringEquals: 'banana' },
+          { Variable: '$.n', NumericEquals: 11 },
+        ],
+      },
+      false,
+    ],
+    [
+      {
+        Or: [
+          { Variable: '$.s', StringEquals: 'apple' },
+          { Variable: '$.n', NumericEquals: 10 },
+        ],
+      },
+      true,
+    ],
+    [
+      {
+        Or: [
+          { Variable: '$.s', StringEquals: 'apple' },
+          { Variable: '$.n', NumericEquals: 11 },
+        ],
+      },
+      false,
+    ],
     [{ Not: { Variable: '$.s', StringEquals: 'apple' } }, true],
     [{ Not: { Variable: '$.s', StringEquals: 'banana' } }, false],
-    [{ Not: { And: [{ Variable: '$.b', BooleanEquals: true }, { Or: [{ Variable: '$.n', NumericLessThan: 5 }, { Variable: '$.s', StringMatches: 'b*' }] }] } }, false],
+    [
+      {
+        Not: {
+          And: [
+            { Variable: '$.b', BooleanEquals: true },
+            {
+              Or: [
+                { Variable: '$.n', NumericLessThan: 5 },
+                { Variable: '$.s', StringMatches: 'b*' },
+              ],
+            },
+          ],
+        },
+      },
+      false,
+    ],
   ];
   for (const [rule, holds] of cases) {
     it(`${JSON.stringify(rule)} ${holds ? 'holds' : 'does not hold'}`, async () => {
-      const r = await run({
-        StartAt: 'C',
-        States: { C: { Type: 'Choice', Choices: [{ ...rule, Next: 'Yes' }], Default: 'No' }, Yes: { Type: 'Pass', Result: true, End: true }, No: { Type: 'Pass', Result: false, End: true } },
-      }, input);
+      const r = await run(
+        {
+          StartAt: 'C',
+          States: {
+            C: { Type: 'Choice', Choices: [{ ...rule, Next: 'Yes' }], Default: 'No' },
+            Yes: { Type: 'Pass', Result: true, End: true },
+            No: { Type: 'Pass', Result: false, End: true },
+          },
+        },
+        input,
+      );
       assert.equal(r.status, 'SUCCEEDED', r.cause);
       assert.equal(r.output, holds);
     });
   }
 
   it('a comparison on a variable that is not there fails the execution (States.Runtime), as ASL does', async () => {
-    const r = await run({
-      StartAt: 'C',
-      States: { C: { Type: 'Choice', Choices: [{ Variable: '$.missing', StringEquals: 'x', Next: 'A' }], Default: 'A' }, A: { Type: 'Succeed' } },
-    }, input);
+    const r = await run(
+      {
+        StartAt: 'C',
+        States: { C: { Type: 'Choice', Choices: [{ Variable: '$.missing', StringEquals: 'x', Next: 'A' }], Default: 'A' }, A: { Type: 'Succeed' } },
+      },
+      input,
+    );
     assert.deepEqual([r.status, r.error], ['FAILED', 'States.Runtime']);
   });
 });
 
 describe('workflow interpreter: paths', () => {
   it('InputPath, ResultPath and OutputPath compose as ASL describes', async () => {
-    const r = await run({
-      StartAt: 'T',
-      States: { T: { Type: 'Task', Resource: 'sum', InputPath: '$.numbers', ResultPath: '$.total', OutputPath: '$.total', End: true } },
-    }, { numbers: [1, 2, 3], other: 'x' }, { sum: (input) => ok((input as number[]).reduce((a, b) => a + b, 0)) });
+    const r = await run(
+      {
+        StartAt: 'T',
+        States: { T: { Type: 'Task', Resource: 'sum', InputPath: '$.numbers', ResultPath: '$.total', OutputPath: '$.total', End: true } },
+      },
+      { numbers: [1, 2, 3], other: 'x' },
+      { sum: (input) => ok((input as number[]).reduce((a, b) => a + b, 0)) },
+    );
     assert.deepEqual(r.calls[0]!.input, [1, 2, 3]);
     assert.equal(r.output, 6);
   });
 
   it('null paths: InputPath gives {}, ResultPath keeps the input, OutputPath gives {}', async () => {
     const seen: unknown[] = [];
-    const r = await run({
-      StartAt: 'A',
-      States: {
-        A: { Type: 'Task', Resource: 'f', InputPath: null, ResultPath: null, Next: 'B' },
-        B: { Type: 'Pass', OutputPath: null, End: true },
+    const r = await run(
+      {
+        StartAt: 'A',
+        States: {
+          A: { Type: 'Task', Resource: 'f', InputPath: null, ResultPath: null, Next: 'B' },
+          B: { Type: 'Pass', OutputPath: null, End: true },
+        },
       },
-    }, { a: 1 }, { f: (input) => { seen.push(input); return ok('discarded'); } });
+      { a: 1 },
+      {
+        f: (input) => {
+          seen.push(input);
+          return ok('discarded');
+        },
+      },
+    );
     assert.deepEqual(seen, [{}]);
     assert.deepEqual(r.history.find((e) => e.type === 'StateExited' && e.state === 'A')?.output, { a: 1 });
     assert.deepEqual(r.output, {});
@@ -276,13 +393,17 @@ describe('workflow interpreter: paths', () => {
   });
 
   it('ResultPath into a non-object fails with States.ResultPathMatchFailure, which Catch can handle', async () => {
-    const r = await run({
-      StartAt: 'T',
-      States: {
-        T: { Type: 'Task', Resource: 'f', ResultPath: '$.r', Catch: [{ ErrorEquals: ['States.ResultPathMatchFailure'], Next: 'Handled' }], End: true },
-        Handled: { Type: 'Succeed' },
+    const r = await run(
+      {
+        StartAt: 'T',
+        States: {
+          T: { Type: 'Task', Resource: 'f', ResultPath: '$.r', Catch: [{ ErrorEquals: ['States.ResultPathMatchFailure'], Next: 'Handled' }], End: true },
+          Handled: { Type: 'Succeed' },
+        },
       },
-    }, 'a string', { f: () => ok(1) });
+      'a string',
+      { f: () => ok(1) },
+    );
     assert.deepEqual(r.output, { Error: 'States.ResultPathMatchFailure', Cause: r.history.find((e) => e.type === 'ErrorCaught')!.cause });
   });
 
@@ -294,7 +415,10 @@ describe('workflow interpreter: paths', () => {
     assert.deepEqual(placed, { a: { b: [1, 2] }, x: { y: 'r' } });
     assert.deepEqual(input, { a: { b: [1, 2] } }, 'the input is not changed');
     assert.deepEqual(placeResult(input, '$.a.b[0]', 9), { a: { b: [9, 2] } });
-    assert.throws(() => placeResult(input, '$.a.b.c', 1), (e: unknown) => e instanceof WorkflowError && e.error === 'States.ResultPathMatchFailure');
+    assert.throws(
+      () => placeResult(input, '$.a.b.c', 1),
+      (e: unknown) => e instanceof WorkflowError && e.error === 'States.ResultPathMatchFailure',
+    );
     assert.deepEqual(applyTemplate({ list: [{ 'v.$': '$.a.b[0]' }], 'ctx.$': '$$.k' }, { input, context: { k: 'c' } }), { list: [{ v: 1 }], ctx: 'c' });
   });
 });
@@ -302,53 +426,120 @@ describe('workflow interpreter: paths', () => {
 describe('workflow interpreter: Retry and Catch', () => {
   it('retries with IntervalSeconds × BackoffRate^n, then succeeds', async () => {
     let calls = 0;
-    const r = await run({
-      StartAt: 'T',
-      States: { T: { Type: 'Task', Resource: 'flaky', Retry: [{ ErrorEquals: ['States.ALL'], IntervalSeconds: 2, BackoffRate: 3, MaxAttempts: 3 }], End: true } },
-    }, {}, { flaky: () => (++calls < 4 ? fail('ConnectionError') : ok('finally')) });
+    const r = await run(
+      {
+        StartAt: 'T',
+        States: {
+          T: { Type: 'Task', Resource: 'flaky', Retry: [{ ErrorEquals: ['States.ALL'], IntervalSeconds: 2, BackoffRate: 3, MaxAttempts: 3 }], End: true },
+        },
+      },
+      {},
+      { flaky: () => (++calls < 4 ? fail('ConnectionError') : ok('finally')) },
+    );
     assert.equal(r.status, 'SUCCEEDED');
     assert.equal(r.output, 'finally');
     assert.deepEqual(r.sleeps, [2000, 6000, 18_000]);
-    assert.deepEqual(r.calls.map((c) => c.attempt), [1, 2, 3, 4]);
-    assert.deepEqual(r.history.filter((e) => e.type === 'TaskRetryScheduled').map((e) => e.delaySeconds), [2, 6, 18]);
+    assert.deepEqual(
+      r.calls.map((c) => c.attempt),
+      [1, 2, 3, 4],
+    );
+    assert.deepEqual(
+      r.history.filter((e) => e.type === 'TaskRetryScheduled').map((e) => e.delaySeconds),
+      [2, 6, 18],
+    );
   });
 
   it('defaults: 3 retries, 1 s doubling; MaxDelaySeconds caps; MaxAttempts 0 never retries', async () => {
     const always = { f: () => fail('E') };
     const d = await run({ StartAt: 'T', States: { T: { Type: 'Task', Resource: 'f', Retry: [{ ErrorEquals: ['E'] }], End: true } } }, {}, always);
     assert.deepEqual([d.status, d.error, d.sleeps], ['FAILED', 'E', [1000, 2000, 4000]]);
-    const capped = await run({ StartAt: 'T', States: { T: { Type: 'Task', Resource: 'f', Retry: [{ ErrorEquals: ['E'], IntervalSeconds: 5, MaxAttempts: 4, MaxDelaySeconds: 12 }], End: true } } }, {}, always);
+    const capped = await run(
+      {
+        StartAt: 'T',
+        States: { T: { Type: 'Task', Resource: 'f', Retry: [{ ErrorEquals: ['E'], IntervalSeconds: 5, MaxAttempts: 4, MaxDelaySeconds: 12 }], End: true } },
+      },
+      {},
+      always,
+    );
     assert.deepEqual(capped.sleeps, [5000, 10_000, 12_000, 12_000]);
-    const none = await run({ StartAt: 'T', States: { T: { Type: 'Task', Resource: 'f', Retry: [{ ErrorEquals: ['E'], MaxAttempts: 0 }], End: true } } }, {}, always);
+    const none = await run(
+      { StartAt: 'T', States: { T: { Type: 'Task', Resource: 'f', Retry: [{ ErrorEquals: ['E'], MaxAttempts: 0 }], End: true } } },
+      {},
+      always,
+    );
     assert.deepEqual([none.calls.length, none.sleeps], [1, []]);
     assert.equal(retryDelaySeconds({ IntervalSeconds: 3, BackoffRate: 1.5 }, 3), 6.75);
   });
 
   it('only the first retrier naming the error applies, even when exhausted', async () => {
-    const r = await run({
-      StartAt: 'T',
-      States: { T: { Type: 'Task', Resource: 'f', Retry: [{ ErrorEquals: ['E'], MaxAttempts: 1 }, { ErrorEquals: ['States.ALL'], MaxAttempts: 5 }], End: true } },
-    }, {}, { f: () => fail('E') });
+    const r = await run(
+      {
+        StartAt: 'T',
+        States: {
+          T: {
+            Type: 'Task',
+            Resource: 'f',
+            Retry: [
+              { ErrorEquals: ['E'], MaxAttempts: 1 },
+              { ErrorEquals: ['States.ALL'], MaxAttempts: 5 },
+            ],
+            End: true,
+          },
+        },
+      },
+      {},
+      { f: () => fail('E') },
+    );
     assert.equal(r.calls.length, 2);
     assert.equal(r.status, 'FAILED');
   });
 
   it('Catch: the error output {Error, Cause} goes to ResultPath and the execution goes on at Next', async () => {
-    const r = await run({
-      StartAt: 'T',
-      States: {
-        T: { Type: 'Task', Resource: 'f', Retry: [{ ErrorEquals: ['ValueError'], MaxAttempts: 1 }], Catch: [{ ErrorEquals: ['KeyError'], Next: 'No' }, { ErrorEquals: ['ValueError'], ResultPath: '$.error', Next: 'Recover' }], End: true },
-        Recover: { Type: 'Pass', End: true },
-        No: { Type: 'Fail' },
+    const r = await run(
+      {
+        StartAt: 'T',
+        States: {
+          T: {
+            Type: 'Task',
+            Resource: 'f',
+            Retry: [{ ErrorEquals: ['ValueError'], MaxAttempts: 1 }],
+            Catch: [
+              { ErrorEquals: ['KeyError'], Next: 'No' },
+              { ErrorEquals: ['ValueError'], ResultPath: '$.error', Next: 'Recover' },
+            ],
+            End: true,
+          },
+          Recover: { Type: 'Pass', End: true },
+          No: { Type: 'Fail' },
+        },
       },
-    }, { order: 1 }, { f: () => fail('ValueError', 'ValueError: bad order') });
+      { order: 1 },
+      { f: () => fail('ValueError', 'ValueError: bad order') },
+    );
     assert.equal(r.status, 'SUCCEEDED');
     assert.deepEqual(r.output, { order: 1, error: { Error: 'ValueError', Cause: 'ValueError: bad order' } });
-    assert.deepEqual(r.types, ['ExecutionStarted', 'StateEntered', 'TaskScheduled', 'TaskFailed', 'TaskRetryScheduled', 'TaskScheduled', 'TaskFailed', 'ErrorCaught', 'StateExited', 'StateEntered', 'StateExited', 'ExecutionSucceeded']);
+    assert.deepEqual(r.types, [
+      'ExecutionStarted',
+      'StateEntered',
+      'TaskScheduled',
+      'TaskFailed',
+      'TaskRetryScheduled',
+      'TaskScheduled',
+      'TaskFailed',
+      'ErrorCaught',
+      'StateExited',
+      'StateEntered',
+      'StateExited',
+      'ExecutionSucceeded',
+    ]);
   });
 
-  it('an uncaught task error fails the execution with the function\'s error and cause', async () => {
-    const r = await run({ StartAt: 'T', States: { T: { Type: 'Task', Resource: 'f', End: true } } }, {}, { f: () => fail('ZeroDivisionError', 'ZeroDivisionError: division by zero') });
+  it("an uncaught task error fails the execution with the function's error and cause", async () => {
+    const r = await run(
+      { StartAt: 'T', States: { T: { Type: 'Task', Resource: 'f', End: true } } },
+      {},
+      { f: () => fail('ZeroDivisionError', 'ZeroDivisionError: division by zero') },
+    );
     assert.deepEqual([r.status, r.error, r.cause], ['FAILED', 'ZeroDivisionError', 'ZeroDivisionError: division by zero']);
   });
 
@@ -370,52 +561,88 @@ describe('workflow interpreter: Retry and Catch', () => {
 
 describe('workflow interpreter: timeouts and limits', () => {
   it('a Task past its TimeoutSeconds fails with States.Timeout (the call gets the limit), which Catch can handle', async () => {
-    const r = await run({
-      StartAt: 'T',
-      States: {
-        T: { Type: 'Task', Resource: 'slow', TimeoutSeconds: 2, Catch: [{ ErrorEquals: ['States.Timeout'], Next: 'Late' }], End: true },
-        Late: { Type: 'Pass', Result: 'late', End: true },
+    const r = await run(
+      {
+        StartAt: 'T',
+        States: {
+          T: { Type: 'Task', Resource: 'slow', TimeoutSeconds: 2, Catch: [{ ErrorEquals: ['States.Timeout'], Next: 'Late' }], End: true },
+          Late: { Type: 'Pass', Result: 'late', End: true },
+        },
       },
-    }, {}, { slow: () => ({ durationMs: 5000, result: ok('never') }) });
+      {},
+      { slow: () => ({ durationMs: 5000, result: ok('never') }) },
+    );
     assert.equal(r.calls[0]!.timeoutMs, 2000);
     assert.equal(r.output, 'late');
     assert.ok(r.types.includes('TaskTimedOut'));
   });
 
-  it('the execution\'s TimeoutSeconds bounds tasks and waits: TIMED_OUT', async () => {
+  it("the execution's TimeoutSeconds bounds tasks and waits: TIMED_OUT", async () => {
     const wait = await run({ TimeoutSeconds: 10, StartAt: 'W', States: { W: { Type: 'Wait', Seconds: 60, End: true } } }, {});
     assert.deepEqual([wait.status, wait.error, wait.elapsed()], ['TIMED_OUT', 'States.Timeout', 10_000]);
-    const task = await run({
-      TimeoutSeconds: 3,
-      StartAt: 'T',
-      States: { T: { Type: 'Task', Resource: 'slow', TimeoutSeconds: 60, Catch: [{ ErrorEquals: ['States.ALL'], Next: 'C' }], End: true }, C: { Type: 'Succeed' } },
-    }, {}, { slow: () => ({ durationMs: 5000, result: ok('x') }) });
+    const task = await run(
+      {
+        TimeoutSeconds: 3,
+        StartAt: 'T',
+        States: {
+          T: { Type: 'Task', Resource: 'slow', TimeoutSeconds: 60, Catch: [{ ErrorEquals: ['States.ALL'], Next: 'C' }], End: true },
+          C: { Type: 'Succeed' },
+        },
+      },
+      {},
+      { slow: () => ({ durationMs: 5000, result: ok('x') }) },
+    );
     assert.equal(task.calls[0]!.timeoutMs, 3000);
     assert.equal(task.status, 'TIMED_OUT', 'the execution deadline is not a task error Catch could handle');
     assert.equal(task.types.at(-1), 'ExecutionTimedOut');
   });
 
   it('a loop without end is stopped after maxTransitions', async () => {
-    const r = await run({
-      StartAt: 'A',
-      States: { A: { Type: 'Pass', Next: 'B' }, B: { Type: 'Choice', Choices: [{ Variable: '$.stop', IsPresent: true, Next: 'End' }], Default: 'A' }, End: { Type: 'Succeed' } },
-    }, {}, {}, { maxTransitions: 50 });
+    const r = await run(
+      {
+        StartAt: 'A',
+        States: {
+          A: { Type: 'Pass', Next: 'B' },
+          B: { Type: 'Choice', Choices: [{ Variable: '$.stop', IsPresent: true, Next: 'End' }], Default: 'A' },
+          End: { Type: 'Succeed' },
+        },
+      },
+      {},
+      {},
+      { maxTransitions: 50 },
+    );
     assert.deepEqual([r.status, r.error], ['FAILED', 'States.Runtime']);
   });
 
   it('an aborted signal ends the execution ABORTED', async () => {
     const ac = new AbortController();
-    const r = await run({
-      StartAt: 'T',
-      States: { T: { Type: 'Task', Resource: 'f', Next: 'W' }, W: { Type: 'Wait', Seconds: 1, End: true } },
-    }, {}, { f: () => { ac.abort(); return ok(1); } }, { signal: ac.signal });
+    const r = await run(
+      {
+        StartAt: 'T',
+        States: { T: { Type: 'Task', Resource: 'f', Next: 'W' }, W: { Type: 'Wait', Seconds: 1, End: true } },
+      },
+      {},
+      {
+        f: () => {
+          ac.abort();
+          return ok(1);
+        },
+      },
+      { signal: ac.signal },
+    );
     assert.equal(r.status, 'ABORTED');
     assert.equal(r.types.at(-1), 'ExecutionAborted');
   });
 
   it('history events are numbered and timed on the injected clock', async () => {
     const r = await run({ StartAt: 'W', States: { W: { Type: 'Wait', Seconds: 2, End: true } } }, {});
-    assert.deepEqual(r.history.map((e) => e.id), [1, 2, 3, 4]);
-    assert.deepEqual(r.history.map((e) => e.timestamp), ['2024-01-01T00:00:00.000Z', '2024-01-01T00:00:00.000Z', '2024-01-01T00:00:02.000Z', '2024-01-01T00:00:02.000Z']);
+    assert.deepEqual(
+      r.history.map((e) => e.id),
+      [1, 2, 3, 4],
+    );
+    assert.deepEqual(
+      r.history.map((e) => e.timestamp),
+      ['2024-01-01T00:00:00.000Z', '2024-01-01T00:00:00.000Z', '2024-01-01T00:00:02.000Z', '2024-01-01T00:00:02.000Z'],
+    );
   });
 });

@@ -85,7 +85,11 @@ export function applyTemplate(template: unknown, roots: PathRoots): unknown {
       continue;
     }
     const read = readPath(String(value), roots);
-    if (!read.found) throw new WorkflowError('States.ParameterPathFailure', `The JSONPath '${String(value)}' specified for the field '${key}' could not be found in the input`);
+    if (!read.found)
+      throw new WorkflowError(
+        'States.ParameterPathFailure',
+        `The JSONPath '${String(value)}' specified for the field '${key}' could not be found in the input`,
+      );
     out[key.slice(0, -2)] = read.value;
   }
   return out;
@@ -96,7 +100,11 @@ export function selectPath(value: unknown, path: string | null | undefined, fiel
   if (path === undefined || path === '$') return value;
   if (path === null) return {};
   const read = readPath(path, { input: value, context: undefined });
-  if (!read.found) throw new WorkflowError('States.Runtime', `Invalid path '${path}' in ${field}: it names no value in ${field === 'InputPath' ? 'the state input' : 'the state output'}`);
+  if (!read.found)
+    throw new WorkflowError(
+      'States.Runtime',
+      `Invalid path '${path}' in ${field}: it names no value in ${field === 'InputPath' ? 'the state input' : 'the state output'}`,
+    );
   return read.value;
 }
 
@@ -105,14 +113,12 @@ export function placeResult(input: unknown, path: string | null | undefined, res
   if (path === undefined || path === '$') return result;
   if (path === null) return input;
   const written = writeSteps(input, parsePath(path).steps, result);
-  if (!written.ok) throw new WorkflowError('States.ResultPathMatchFailure', `Unable to apply ResultPath '${path}' to the state input: it is not an object at that path`);
+  if (!written.ok)
+    throw new WorkflowError('States.ResultPathMatchFailure', `Unable to apply ResultPath '${path}' to the state input: it is not an object at that path`);
   return written.value;
 }
 
-type StepOutcome =
-  | { kind: 'next'; output: unknown; next: string }
-  | { kind: 'end'; output: unknown }
-  | { kind: 'fail'; error?: string; cause?: string };
+type StepOutcome = { kind: 'next'; output: unknown; next: string } | { kind: 'end'; output: unknown } | { kind: 'fail'; error?: string; cause?: string };
 
 /** One execution of a definition. */
 class Execution {
@@ -177,9 +183,20 @@ class Execution {
         const outcome = await this.#step(name, state, input);
         if (outcome.kind === 'fail') {
           this.#emit({ type: 'ExecutionFailed', state: name, error: outcome.error, cause: outcome.cause });
-          return { status: 'FAILED', ...(outcome.error !== undefined ? { error: outcome.error } : {}), ...(outcome.cause !== undefined ? { cause: outcome.cause } : {}), history: this.history };
+          return {
+            status: 'FAILED',
+            ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+            ...(outcome.cause !== undefined ? { cause: outcome.cause } : {}),
+            history: this.history,
+          };
         }
-        this.#emit({ type: 'StateExited', state: name, stateType: state.Type, output: outcome.output, ...(outcome.kind === 'next' ? { next: outcome.next } : {}) });
+        this.#emit({
+          type: 'StateExited',
+          state: name,
+          stateType: state.Type,
+          output: outcome.output,
+          ...(outcome.kind === 'next' ? { next: outcome.next } : {}),
+        });
         if (outcome.kind === 'end') {
           this.#emit({ type: 'ExecutionSucceeded', output: outcome.output });
           return { status: 'SUCCEEDED', output: outcome.output, history: this.history };
@@ -245,7 +262,8 @@ class Execution {
     };
     if (state.SecondsPath !== undefined) {
       const seconds = fromPath(state.SecondsPath);
-      if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0) throw new WorkflowError('States.Runtime', `SecondsPath '${state.SecondsPath}' must name a non-negative number`);
+      if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0)
+        throw new WorkflowError('States.Runtime', `SecondsPath '${state.SecondsPath}' must name a non-negative number`);
       return seconds * 1000;
     }
     const stamp = state.Timestamp ?? fromPath(state.TimestampPath!);
@@ -265,7 +283,14 @@ class Execution {
         this.#emit({ type: 'TaskScheduled', state: name, function: fn, input: params, attempt });
         const result = await this.#invoke(name, state, fn, params, attempt);
         if (!result.ok) {
-          this.#emit({ type: result.error === 'States.Timeout' ? 'TaskTimedOut' : 'TaskFailed', state: name, function: fn, attempt, error: result.error, cause: result.cause });
+          this.#emit({
+            type: result.error === 'States.Timeout' ? 'TaskTimedOut' : 'TaskFailed',
+            state: name,
+            function: fn,
+            attempt,
+            error: result.error,
+            cause: result.cause,
+          });
           throw new WorkflowError(result.error, result.cause);
         }
         this.#emit({ type: 'TaskSucceeded', state: name, function: fn, output: result.output, attempt });
@@ -297,7 +322,14 @@ class Execution {
     const remaining = this.#deadline !== undefined ? Math.max(0, this.#deadline - this.#o.now().getTime()) : undefined;
     const own = state.TimeoutSeconds !== undefined ? state.TimeoutSeconds * 1000 : undefined;
     const timeoutMs = own === undefined ? remaining : remaining === undefined ? own : Math.min(own, remaining);
-    const result = await this.#o.runTask({ function: fn, input, state: name, attempt, signal: this.#signal, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
+    const result = await this.#o.runTask({
+      function: fn,
+      input,
+      state: name,
+      attempt,
+      signal: this.#signal,
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    });
     // A task cut short by the execution's own deadline ends the execution, not just the task.
     this.#checkpoint();
     return result;

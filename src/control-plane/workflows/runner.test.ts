@@ -39,7 +39,10 @@ async function setup(answers: ConstructorParameters<typeof StubInvoker>[0], def:
   const store = new MemoryStore();
   const service = new ObjectService({ store });
   await ensureSystemNamespaces(service);
-  await service.create(functionKind, 'default', { metadata: { name: 'approve' }, spec: { code: { files: { 'handler.py': 'def handler(event, context):\n    return event\n' } } } });
+  await service.create(functionKind, 'default', {
+    metadata: { name: 'approve' },
+    spec: { code: { files: { 'handler.py': 'def handler(event, context):\n    return event\n' } } },
+  });
   await service.create(workflowKind, 'default', { metadata: { name: 'orders' }, spec: { definition: def } });
   const invoker = new StubInvoker(answers);
   const executions = new ExecutionStore({ store });
@@ -53,17 +56,26 @@ describe('WorkflowRunner', () => {
     const big = await runner.run({ namespace: 'default', name: 'orders', input: { amount: 500 } });
     assert.equal(big.status, 'SUCCEEDED');
     assert.deepEqual(big.output, { amount: 500, approval: { approvedBy: 'fn', amount: 500 } });
-    assert.deepEqual(invoker.calls.map((c) => [c.namespace, c.name, c.trigger, c.method, c.headers?.['content-type']]), [['default', 'approve', 'workflow', 'POST', 'application/json']]);
+    assert.deepEqual(
+      invoker.calls.map((c) => [c.namespace, c.name, c.trigger, c.method, c.headers?.['content-type']]),
+      [['default', 'approve', 'workflow', 'POST', 'application/json']],
+    );
     const small = await runner.run({ namespace: 'default', name: 'orders', input: { amount: 5 } });
     assert.deepEqual(small.output, { amount: 5, approval: 'auto-approved' });
     assert.equal(invoker.calls.length, 1, 'the small order calls no function');
 
     const list = await executions.list('default', 'orders');
-    assert.deepEqual(list.map((e) => e.status), ['SUCCEEDED', 'SUCCEEDED']);
+    assert.deepEqual(
+      list.map((e) => e.status),
+      ['SUCCEEDED', 'SUCCEEDED'],
+    );
     const record = await executions.get('default', 'orders', big.executionName);
     assert.deepEqual(record.input, { amount: 500 });
     assert.ok(record.stopTime);
-    assert.deepEqual(record.history.map((e) => e.type), ['ExecutionStarted', 'StateEntered', 'StateExited', 'StateEntered', 'TaskScheduled', 'TaskSucceeded', 'StateExited', 'ExecutionSucceeded']);
+    assert.deepEqual(
+      record.history.map((e) => e.type),
+      ['ExecutionStarted', 'StateEntered', 'StateExited', 'StateEntered', 'TaskScheduled', 'TaskSucceeded', 'StateExited', 'ExecutionSucceeded'],
+    );
   });
 
   it('a handler that raised fails the execution with its error type; the record keeps the cause', async () => {
@@ -76,16 +88,24 @@ describe('WorkflowRunner', () => {
   });
 
   it('a task past its TimeoutSeconds is aborted and fails with States.Timeout', async () => {
-    const hang = (_body: unknown, req: InvokeRequest) => new Promise<[number, unknown]>((resolve) => req.signal!.addEventListener('abort', () => resolve([499, {}])));
-    const { runner } = await setup({ approve: hang }, {
-      StartAt: 'T', States: { T: { Type: 'Task', Resource: 'approve', TimeoutSeconds: 1, End: true } },
-    });
+    const hang = (_body: unknown, req: InvokeRequest) =>
+      new Promise<[number, unknown]>((resolve) => req.signal!.addEventListener('abort', () => resolve([499, {}])));
+    const { runner } = await setup(
+      { approve: hang },
+      {
+        StartAt: 'T',
+        States: { T: { Type: 'Task', Resource: 'approve', TimeoutSeconds: 1, End: true } },
+      },
+    );
     const r = await runner.run({ namespace: 'default', name: 'orders', input: {} });
     assert.deepEqual([r.status, r.error], ['FAILED', 'States.Timeout']);
   });
 
   it('a string input reaches the function as a JSON string', async () => {
-    const { runner, invoker } = await setup({ approve: (body) => [200, body] }, { StartAt: 'T', States: { T: { Type: 'Task', Resource: 'approve', End: true } } });
+    const { runner, invoker } = await setup(
+      { approve: (body) => [200, body] },
+      { StartAt: 'T', States: { T: { Type: 'Task', Resource: 'approve', End: true } } },
+    );
     const r = await runner.run({ namespace: 'default', name: 'orders', input: 'hello' });
     assert.equal(r.output, 'hello');
     assert.equal((invoker.calls[0]!.body as Buffer).toString(), '"hello"');
@@ -95,9 +115,14 @@ describe('WorkflowRunner', () => {
     const { runner, service } = await setup({});
     await assert.rejects(runner.run({ namespace: 'default', name: 'nope', input: {} }), NotFoundError);
     await assert.rejects(
-      service.create(workflowKind, 'default', { metadata: { name: 'bad' }, spec: { definition: { StartAt: 'T', States: { T: { Type: 'Task', Resource: 'function:missing', End: true } } } } }),
-      (err: unknown) => err instanceof InvalidError && err.toStatus().details?.causes?.[0]?.field === 'spec.definition.States.T.Resource'
-        && /no function "missing" in namespace "default"/.test(err.message),
+      service.create(workflowKind, 'default', {
+        metadata: { name: 'bad' },
+        spec: { definition: { StartAt: 'T', States: { T: { Type: 'Task', Resource: 'function:missing', End: true } } } },
+      }),
+      (err: unknown) =>
+        err instanceof InvalidError &&
+        err.toStatus().details?.causes?.[0]?.field === 'spec.definition.States.T.Resource' &&
+        /no function "missing" in namespace "default"/.test(err.message),
     );
     // An update to the spec is judged too; one that leaves it alone is not.
     await assert.rejects(service.patch(workflowKind, 'default', 'orders', { spec: { definition: { States: { Big: { Resource: 'gone' } } } } }), InvalidError);

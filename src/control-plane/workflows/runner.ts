@@ -106,7 +106,9 @@ export class WorkflowRunner {
       if (event.type === 'StateExited' && Date.now() - lastWrite >= progressMs) {
         lastWrite = Date.now();
         const snapshot = { ...record, history: [...record.history] };
-        writing = writing.then(() => this.#o.executions.save(snapshot)).catch((err) => this.#log(`workflow ${namespace}/${name}: cannot store progress: ${err instanceof Error ? err.message : String(err)}`));
+        writing = writing
+          .then(() => this.#o.executions.save(snapshot))
+          .catch((err) => this.#log(`workflow ${namespace}/${name}: cannot store progress: ${err instanceof Error ? err.message : String(err)}`));
       }
     };
 
@@ -130,7 +132,8 @@ export class WorkflowRunner {
       ...(result.cause !== undefined ? { cause: result.cause } : {}),
     });
     await this.#o.executions.save(record, { final: true });
-    if (result.status !== 'SUCCEEDED') this.#log(`workflow ${namespace}/${name}: execution ${record.metadata.name} ${result.status}: ${result.error ?? ''} ${result.cause ?? ''}`.trim());
+    if (result.status !== 'SUCCEEDED')
+      this.#log(`workflow ${namespace}/${name}: execution ${record.metadata.name} ${result.status}: ${result.error ?? ''} ${result.cause ?? ''}`.trim());
     return {
       executionName: record.metadata.name,
       status: result.status === 'ABORTED' ? 'FAILED' : result.status,
@@ -144,7 +147,11 @@ export class WorkflowRunner {
   async #runTask(namespace: string, task: TaskRequest): Promise<TaskResult> {
     const timeout = new AbortController();
     const timer = task.timeoutMs !== undefined ? setTimeout(() => timeout.abort(), task.timeoutMs) : undefined;
-    const timedOut = (): TaskResult => ({ ok: false, error: 'States.Timeout', cause: `the function ${task.function} did not answer within ${Math.round((task.timeoutMs ?? 0) / 100) / 10} s` });
+    const timedOut = (): TaskResult => ({
+      ok: false,
+      error: 'States.Timeout',
+      cause: `the function ${task.function} did not answer within ${Math.round((task.timeoutMs ?? 0) / 100) / 10} s`,
+    });
     try {
       const res = await this.#o.invoker.invoke({
         namespace,

@@ -30,7 +30,7 @@ export function taskResultFromResponse(status: number, body: Buffer | string): T
   const text = typeof body === 'string' ? body : body.toString('utf8');
   const parsed = text.trim() === '' ? { ok: true as const, value: null } : parseJson(text);
   if (status >= 200 && status < 300) return { ok: true, output: parsed.ok ? parsed.value : text };
-  const obj = parsed.ok && parsed.value !== null && typeof parsed.value === 'object' ? parsed.value as Record<string, unknown> : undefined;
+  const obj = parsed.ok && parsed.value !== null && typeof parsed.value === 'object' ? (parsed.value as Record<string, unknown>) : undefined;
   const message = typeof obj?.error === 'string' ? obj.error : typeof obj?.message === 'string' ? obj.message : text.trim();
   if (status === 504) return { ok: false, error: 'States.Timeout', cause: clip(message || 'the function did not answer in time') };
   if (status === 500 && typeof obj?.error === 'string' && typeof obj.traceback === 'string') {

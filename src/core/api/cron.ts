@@ -15,7 +15,8 @@ function parse(schedule: string): Cron {
 export function cronProblem(schedule: string): string | undefined {
   if (typeof schedule !== 'string' || schedule.trim() === '') return 'must be a cron schedule such as "*/5 * * * *"';
   const fields = schedule.trim().split(/\s+/).length;
-  if (!schedule.trim().startsWith('@') && fields !== 5) return `must have five fields (minute hour day-of-month month day-of-week), such as "*/5 * * * *"; found ${fields}`;
+  if (!schedule.trim().startsWith('@') && fields !== 5)
+    return `must have five fields (minute hour day-of-month month day-of-week), such as "*/5 * * * *"; found ${fields}`;
   let cron: Cron;
   try {
     cron = parse(schedule);

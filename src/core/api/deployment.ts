@@ -27,10 +27,12 @@ const isZero = (x: number | string) => x === 0 || x === '0%';
 
 const strategySchema = v.strictObject({
   type: v.optional(v.picklist(['RollingUpdate', 'Recreate']), 'RollingUpdate'),
-  rollingUpdate: v.optional(v.strictObject({
-    maxSurge: v.optional(intOrPercentSchema, '25%'),
-    maxUnavailable: v.optional(intOrPercentSchema, '25%'),
-  })),
+  rollingUpdate: v.optional(
+    v.strictObject({
+      maxSurge: v.optional(intOrPercentSchema, '25%'),
+      maxUnavailable: v.optional(intOrPercentSchema, '25%'),
+    }),
+  ),
 });
 
 const deploymentSpecBaseSchema = v.strictObject({
@@ -49,7 +51,7 @@ function deploymentProblems(spec: DeploymentSpecBase): FieldProblem[] {
   const problems = selectorMatchesTemplate(spec);
   const { type, rollingUpdate: ru } = spec.strategy;
   if (type === 'Recreate' && ru) {
-    problems.push({ path: ['strategy', 'rollingUpdate'], reason: 'FieldValueForbidden', detail: 'may not be specified when strategy `type` is \'Recreate\'' });
+    problems.push({ path: ['strategy', 'rollingUpdate'], reason: 'FieldValueForbidden', detail: "may not be specified when strategy `type` is 'Recreate'" });
   }
   if (ru) {
     if (typeof ru.maxUnavailable === 'string' && Number(ru.maxUnavailable.slice(0, -1)) > 100) {
@@ -106,7 +108,13 @@ export const deploymentKind: KindDefinition = {
   statusSubresource: true,
   subresources: [SCALE_SUBRESOURCE],
   columns: [
-    { name: 'READY', value: (o) => { const d = o as Deployment; return `${d.status?.readyReplicas ?? 0}/${d.spec.replicas}`; } },
+    {
+      name: 'READY',
+      value: (o) => {
+        const d = o as Deployment;
+        return `${d.status?.readyReplicas ?? 0}/${d.spec.replicas}`;
+      },
+    },
     { name: 'UP-TO-DATE', value: (o) => String((o as Deployment).status?.updatedReplicas ?? 0) },
     { name: 'AVAILABLE', value: (o) => String((o as Deployment).status?.availableReplicas ?? 0) },
     ...workloadWideColumns((o) => (o as Deployment).spec),

@@ -7,8 +7,16 @@ import { validateObject } from './validate.js';
 import { InvalidError } from '../errors.js';
 
 const valid = {
-  apiVersion: 'minik8s.io/v1', kind: 'DNS', metadata: { name: 'example', namespace: 'default' },
-  spec: { host: 'example.com', paths: [{ path: '/path1', serviceName: 'svc1', servicePort: 80 }, { path: '/path2', serviceName: 'svc2', servicePort: 'http' }] },
+  apiVersion: 'minik8s.io/v1',
+  kind: 'DNS',
+  metadata: { name: 'example', namespace: 'default' },
+  spec: {
+    host: 'example.com',
+    paths: [
+      { path: '/path1', serviceName: 'svc1', servicePort: 80 },
+      { path: '/path2', serviceName: 'svc2', servicePort: 'http' },
+    ],
+  },
 };
 
 function causes(spec: unknown): string[] {
@@ -22,11 +30,16 @@ function causes(spec: unknown): string[] {
 }
 
 describe('DNS kind', () => {
-  it('accepts the seeds\' shape and prints host, paths and services', () => {
+  it("accepts the seeds' shape and prints host, paths and services", () => {
     const obj = validateObject(dnsKind, valid);
-    assert.deepEqual(dnsKind.columns!.filter((c) => !c.wide).map((c) => [c.name, c.value(obj)]), [
-      ['HOST', 'example.com'], ['PATHS', '/path1,/path2'], ['SERVICES', 'svc1:80,svc2:http'],
-    ]);
+    assert.deepEqual(
+      dnsKind.columns!.filter((c) => !c.wide).map((c) => [c.name, c.value(obj)]),
+      [
+        ['HOST', 'example.com'],
+        ['PATHS', '/path1,/path2'],
+        ['SERVICES', 'svc1:80,svc2:http'],
+      ],
+    );
   });
 
   it('is what `get dns`, `get dnses` and `get DNS.minik8s.io` name', () => {
@@ -37,8 +50,22 @@ describe('DNS kind', () => {
     ['a host that is no DNS name', { host: 'Not A Host', paths: valid.spec.paths }, /spec\.host: FieldValueInvalid/],
     ['no paths', { host: 'a.com', paths: [] }, /spec\.paths: FieldValueInvalid/],
     ['a relative path', { host: 'a.com', paths: [{ path: 'p', serviceName: 's', servicePort: 80 }] }, /spec\.paths\[0\]\.path/],
-    ['a path that would break the nginx configuration', { host: 'a.com', paths: [{ path: '/p; return 200', serviceName: 's', servicePort: 80 }] }, /spec\.paths\[0\]\.path/],
-    ['the same path twice (trailing slash or not)', { host: 'a.com', paths: [{ path: '/p', serviceName: 's', servicePort: 80 }, { path: '/p/', serviceName: 't', servicePort: 80 }] }, /spec\.paths\[1\]\.path: FieldValueDuplicate/],
+    [
+      'a path that would break the nginx configuration',
+      { host: 'a.com', paths: [{ path: '/p; return 200', serviceName: 's', servicePort: 80 }] },
+      /spec\.paths\[0\]\.path/,
+    ],
+    [
+      'the same path twice (trailing slash or not)',
+      {
+        host: 'a.com',
+        paths: [
+          { path: '/p', serviceName: 's', servicePort: 80 },
+          { path: '/p/', serviceName: 't', servicePort: 80 },
+        ],
+      },
+      /spec\.paths\[1\]\.path: FieldValueDuplicate/,
+    ],
     ['a port out of range', { host: 'a.com', paths: [{ path: '/p', serviceName: 's', servicePort: 70000 }] }, /spec\.paths\[0\]\.servicePort/],
     ['a service name that is no name', { host: 'a.com', paths: [{ path: '/p', serviceName: 'S_1', servicePort: 80 }] }, /spec\.paths\[0\]\.serviceName/],
   ];
@@ -46,7 +73,14 @@ describe('DNS kind', () => {
 });
 
 describe('normalizePath', () => {
-  for (const [input, want] of [['/a', '/a'], ['/a/', '/a'], ['/a//', '/a'], ['/', '/'], ['//', '/'], ['/a/b/', '/a/b']] as const) {
+  for (const [input, want] of [
+    ['/a', '/a'],
+    ['/a/', '/a'],
+    ['/a//', '/a'],
+    ['/', '/'],
+    ['//', '/'],
+    ['/a/b/', '/a/b'],
+  ] as const) {
     it(`${input} -> ${want}`, () => assert.equal(normalizePath(input), want));
   }
 });

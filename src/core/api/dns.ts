@@ -13,7 +13,12 @@ const PATH = /^\/[A-Za-z0-9._~%/-]*$/;
 
 const dnsPathSchema = v.strictObject({
   path: v.pipe(v.string(), v.regex(PATH, "must be an absolute URL path such as /path1 (letters, digits and '.', '-', '_', '~', '%', '/')")),
-  serviceName: v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(63, 'must be no more than 63 characters'), v.regex(DNS1123_LABEL, 'must be the name of a service')),
+  serviceName: v.pipe(
+    v.string(),
+    v.minLength(1, 'must not be empty'),
+    v.maxLength(63, 'must be no more than 63 characters'),
+    v.regex(DNS1123_LABEL, 'must be the name of a service'),
+  ),
   servicePort: portOrNameSchema,
 });
 export type DnsPath = v.InferOutput<typeof dnsPathSchema>;
@@ -30,16 +35,24 @@ const dnsSpecSchema = withChecks(
     host: subdomainName,
     paths: v.pipe(v.array(dnsPathSchema), v.minLength(1, 'must list at least one path')),
   }),
-  (spec): FieldProblem[] => duplicates(spec.paths, (p) => normalizePath(p.path), (i) => ['paths', i, 'path']),
+  (spec): FieldProblem[] =>
+    duplicates(
+      spec.paths,
+      (p) => normalizePath(p.path),
+      (i) => ['paths', i, 'path'],
+    ),
 );
 export type DnsSpec = v.InferOutput<typeof dnsSpecSchema>;
 
 export const dnsSchema = kindSchema('minik8s.io/v1', 'DNS', {
   spec: dnsSpecSchema,
-  status: v.optional(v.strictObject({
-    /** Set by the gateway reconciler: Ready, with the reason when a path cannot be served. */
-    conditions: v.optional(v.array(conditionSchema)),
-  }), {}),
+  status: v.optional(
+    v.strictObject({
+      /** Set by the gateway reconciler: Ready, with the reason when a path cannot be served. */
+      conditions: v.optional(v.array(conditionSchema)),
+    }),
+    {},
+  ),
 });
 export type Dns = v.InferOutput<typeof dnsSchema>;
 

@@ -33,13 +33,26 @@ export const eventKind: KindDefinition = {
   schema: eventSchema,
   statusSubresource: false,
   fieldSelectors: [
-    'involvedObject.kind', 'involvedObject.name', 'involvedObject.namespace', 'involvedObject.uid',
-    'involvedObject.apiVersion', 'involvedObject.fieldPath', 'reason', 'type', 'source',
+    'involvedObject.kind',
+    'involvedObject.name',
+    'involvedObject.namespace',
+    'involvedObject.uid',
+    'involvedObject.apiVersion',
+    'involvedObject.fieldPath',
+    'reason',
+    'type',
+    'source',
   ],
   columns: [
     { name: 'TYPE', value: (o) => (o as Event).type },
     { name: 'REASON', value: (o) => (o as Event).reason ?? '' },
-    { name: 'OBJECT', value: (o) => { const r = (o as Event).involvedObject; return `${(r.kind ?? '').toLowerCase()}/${r.name ?? ''}`; } },
+    {
+      name: 'OBJECT',
+      value: (o) => {
+        const r = (o as Event).involvedObject;
+        return `${(r.kind ?? '').toLowerCase()}/${r.name ?? ''}`;
+      },
+    },
     { name: 'MESSAGE', value: (o) => ((o as Event).message ?? '').replace(/\s+/g, ' ').trim() },
   ],
 };

@@ -8,11 +8,22 @@ import { kindByApiVersion } from './registry.js';
 import { validateObject } from './validate.js';
 
 const dir = join(process.cwd(), 'examples');
-const files = readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort();
+const files = readdirSync(dir)
+  .filter((f) => /\.ya?ml$/.test(f))
+  .sort();
 
 describe('examples', () => {
   it('has the example of each kind users create', () => {
-    for (const f of ['namespace.yaml', 'pod.yaml', 'pod-multi-container.yaml', 'service.yaml', 'service-nodeport.yaml', 'replicaset.yaml', 'deployment.yaml', 'hpa.yaml']) {
+    for (const f of [
+      'namespace.yaml',
+      'pod.yaml',
+      'pod-multi-container.yaml',
+      'service.yaml',
+      'service-nodeport.yaml',
+      'replicaset.yaml',
+      'deployment.yaml',
+      'hpa.yaml',
+    ]) {
       assert.ok(files.includes(f), `examples/${f} is missing`);
     }
   });

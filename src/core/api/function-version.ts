@@ -77,6 +77,13 @@ export const functionVersionKind: KindDefinition = {
     { name: 'VERSION', value: (o) => String((o as FunctionVersion).spec.version) },
     { name: 'PHASE', value: (o) => (o as FunctionVersion).status?.phase ?? '<none>' },
     { name: 'IMAGE', value: (o) => (o as FunctionVersion).status?.tag ?? '<none>' },
-    { name: 'REUSED-FROM', wide: true, value: (o) => { const r = (o as FunctionVersion).status?.reusedFrom; return r ? `v${r}` : '<none>'; } },
+    {
+      name: 'REUSED-FROM',
+      wide: true,
+      value: (o) => {
+        const r = (o as FunctionVersion).status?.reusedFrom;
+        return r ? `v${r}` : '<none>';
+      },
+    },
   ],
 };

@@ -59,7 +59,14 @@ const codeSchema = v.strictObject({
 export type FunctionCode = v.InferOutput<typeof codeSchema>;
 
 const envVarSchema = v.strictObject({
-  name: v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.regex(/^[-._a-zA-Z][-._a-zA-Z0-9]*$/, "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit")),
+  name: v.pipe(
+    v.string(),
+    v.minLength(1, 'must not be empty'),
+    v.regex(
+      /^[-._a-zA-Z][-._a-zA-Z0-9]*$/,
+      "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit",
+    ),
+  ),
   value: v.optional(v.string(), ''),
 });
 
@@ -80,7 +87,13 @@ export type FunctionScaling = v.InferOutput<typeof scalingSchema>;
 
 const triggerSchema = v.strictObject({
   // Checked as the trigger runner reads it (cron.ts): a schedule that is wrong, or can never fire, is refused when applied.
-  schedule: v.pipe(v.string(), v.check((s) => cronProblem(s) === undefined, (issue) => cronProblem(String(issue.input)) ?? 'invalid schedule')),
+  schedule: v.pipe(
+    v.string(),
+    v.check(
+      (s) => cronProblem(s) === undefined,
+      (issue) => cronProblem(String(issue.input)) ?? 'invalid schedule',
+    ),
+  ),
   /** The event the function gets at each tick. */
   data: v.optional(v.unknown()),
 });
@@ -92,7 +105,10 @@ export const BUILD_FIELDS = ['runtime', 'handler', 'code', 'requirements'] as co
 
 const functionSpecBase = v.strictObject({
   runtime: v.optional(v.picklist(['python3']), 'python3'),
-  handler: v.optional(v.pipe(v.string(), v.regex(HANDLER, 'must be module.function, such as handler.handler (file handler.py, def handler(event, context))')), DEFAULT_HANDLER),
+  handler: v.optional(
+    v.pipe(v.string(), v.regex(HANDLER, 'must be module.function, such as handler.handler (file handler.py, def handler(event, context))')),
+    DEFAULT_HANDLER,
+  ),
   code: codeSchema,
   requirements: v.optional(v.pipe(v.string(), v.maxLength(MAX_REQUIREMENTS_BYTES, `must be no more than ${MAX_REQUIREMENTS_BYTES} characters`))),
   env: v.optional(v.array(envVarSchema)),
@@ -112,12 +128,24 @@ function specProblems(spec: v.InferOutput<typeof functionSpecBase>): FieldProble
   const problems: FieldProblem[] = [];
   const { files, archive } = spec.code;
   if ((files === undefined) === (archive === undefined)) {
-    problems.push({ path: ['code'], reason: 'FieldValueRequired', detail: 'must give exactly one of files (text files by path) or archive (a base64 .tar.gz or .zip)', value: '' });
+    problems.push({
+      path: ['code'],
+      reason: 'FieldValueRequired',
+      detail: 'must give exactly one of files (text files by path) or archive (a base64 .tar.gz or .zip)',
+      value: '',
+    });
   }
   if (files) {
     const names = Object.keys(files);
-    if (names.length === 0) problems.push({ path: ['code', 'files'], reason: 'FieldValueRequired', detail: 'must hold at least the handler\'s file', value: '' });
-    if (names.length > MAX_CODE_FILES) problems.push({ path: ['code', 'files'], reason: 'FieldValueInvalid', detail: `must hold at most ${MAX_CODE_FILES} files`, value: `${names.length} files` });
+    if (names.length === 0)
+      problems.push({ path: ['code', 'files'], reason: 'FieldValueRequired', detail: "must hold at least the handler's file", value: '' });
+    if (names.length > MAX_CODE_FILES)
+      problems.push({
+        path: ['code', 'files'],
+        reason: 'FieldValueInvalid',
+        detail: `must hold at most ${MAX_CODE_FILES} files`,
+        value: `${names.length} files`,
+      });
     for (const name of names.slice(0, MAX_CODE_FILES)) {
       const problem = codePathProblem(name);
       if (problem) problems.push({ path: ['code', 'files', name], reason: 'FieldValueInvalid', detail: problem, value: name });
@@ -129,16 +157,32 @@ function specProblems(spec: v.InferOutput<typeof functionSpecBase>): FieldProble
   }
   const stored = JSON.stringify(spec.code).length;
   if (stored > MAX_CODE_BYTES) {
-    problems.push({ path: ['code'], reason: 'FieldValueInvalid', detail: `must be no more than ${MAX_CODE_BYTES} bytes (1 MiB) as stored, is ${stored}`, value: `${stored} bytes` });
+    problems.push({
+      path: ['code'],
+      reason: 'FieldValueInvalid',
+      detail: `must be no more than ${MAX_CODE_BYTES} bytes (1 MiB) as stored, is ${stored}`,
+      value: `${stored} bytes`,
+    });
   }
-  problems.push(...duplicates(spec.env ?? [], (e) => e.name, (i) => ['env', i, 'name']));
+  problems.push(
+    ...duplicates(
+      spec.env ?? [],
+      (e) => e.name,
+      (i) => ['env', i, 'name'],
+    ),
+  );
   (spec.env ?? []).forEach((e, i) => {
-    if (RESERVED_ENV.test(e.name)) problems.push({ path: ['env', i, 'name'], reason: 'FieldValueInvalid', detail: 'names starting with MINIK8S_ are set by the function runtime' });
+    if (RESERVED_ENV.test(e.name))
+      problems.push({ path: ['env', i, 'name'], reason: 'FieldValueInvalid', detail: 'names starting with MINIK8S_ are set by the function runtime' });
   });
   for (const [name, q] of Object.entries(spec.resources?.requests ?? {})) {
     const limit = spec.resources?.limits?.[name];
     if (limit !== undefined && parseQuantity(q) > parseQuantity(limit)) {
-      problems.push({ path: ['resources', 'requests', name], reason: 'FieldValueInvalid', detail: `must be less than or equal to ${name} limit of ${String(limit)}` });
+      problems.push({
+        path: ['resources', 'requests', name],
+        reason: 'FieldValueInvalid',
+        detail: `must be less than or equal to ${name} limit of ${String(limit)}`,
+      });
     }
   }
   if (spec.scaling.minScale > spec.scaling.maxScale) {

@@ -23,10 +23,13 @@ function invalid(fn: () => unknown): string {
 
 describe('GpuJob schema', () => {
   it('accepts a program with a Makefile and Slurm parameters, with an empty status', () => {
-    const out = validateObject(gpuJobKind, job({
-      program: { files: { Makefile: 'all:\n\tnvcc -o mm mm.cu\n', 'mm.cu': '__global__ void k() {}\n', 'data/in.txt': '1 2\n' } },
-      slurm: { partition: 'dgx2', nodes: 1, ntasks: 1, cpusPerTask: 6, gpus: 1, gres: 'gpu:1', mem: '4G', time: '00:10:00', extra: ['--exclusive'] },
-    })) as GpuJob;
+    const out = validateObject(
+      gpuJobKind,
+      job({
+        program: { files: { Makefile: 'all:\n\tnvcc -o mm mm.cu\n', 'mm.cu': '__global__ void k() {}\n', 'data/in.txt': '1 2\n' } },
+        slurm: { partition: 'dgx2', nodes: 1, ntasks: 1, cpusPerTask: 6, gpus: 1, gres: 'gpu:1', mem: '4G', time: '00:10:00', extra: ['--exclusive'] },
+      }),
+    ) as GpuJob;
     assert.equal(out.spec.slurm?.gpus, 1);
     assert.deepEqual(out.status, {});
   });
@@ -37,23 +40,50 @@ describe('GpuJob schema', () => {
     ['a file name climbing out of the job directory', { program: { files: { '../x.c': 'int main(){}' } } }, /file name "\.\.\/x\.c": must be a relative path/],
     ['an absolute file name', { program: { files: { '/etc/passwd': 'x' } } }, /file name "\/etc\/passwd"/],
     ['a hidden file', { program: { files: { '.bashrc': 'x' } } }, /file name "\.bashrc"/],
-    ['nothing to run', { program: { files: { 'a.c': 'x', 'b.c': 'y' } } }, /spec\.script: Required value: the program has no Makefile and not exactly one \.cu or \.c file/],
-    ['a directive with a newline', { program: { files: { 'a.c': 'x' } }, slurm: { extra: ['--exclusive\nrm -rf /'] } }, /spec\.slurm\.extra\[0\]: Invalid value: .*must be one line/],
-    ['a time limit Slurm would refuse', { program: { files: { 'a.c': 'x' } }, slurm: { time: 'ten minutes' } }, /spec\.slurm\.time: Invalid value: "ten minutes": must be a Slurm time limit/],
+    [
+      'nothing to run',
+      { program: { files: { 'a.c': 'x', 'b.c': 'y' } } },
+      /spec\.script: Required value: the program has no Makefile and not exactly one \.cu or \.c file/,
+    ],
+    [
+      'a directive with a newline',
+      { program: { files: { 'a.c': 'x' } }, slurm: { extra: ['--exclusive\nrm -rf /'] } },
+      /spec\.slurm\.extra\[0\]: Invalid value: .*must be one line/,
+    ],
+    [
+      'a time limit Slurm would refuse',
+      { program: { files: { 'a.c': 'x' } }, slurm: { time: 'ten minutes' } },
+      /spec\.slurm\.time: Invalid value: "ten minutes": must be a Slurm time limit/,
+    ],
     ['a memory size without digits', { program: { files: { 'a.c': 'x' } }, slurm: { mem: 'G' } }, /spec\.slurm\.mem/],
     ['zero nodes', { program: { files: { 'a.c': 'x' } }, slurm: { nodes: 0 } }, /spec\.slurm\.nodes: Invalid value: 0: must be greater than or equal to 1/],
-    ['a program over the limit', { program: { files: { 'a.c': 'x'.repeat(MAX_PROGRAM_BYTES + 1) } } }, /spec\.program: Invalid value: "1048577 bytes": Too long/],
+    [
+      'a program over the limit',
+      { program: { files: { 'a.c': 'x'.repeat(MAX_PROGRAM_BYTES + 1) } } },
+      /spec\.program: Invalid value: "1048577 bytes": Too long/,
+    ],
     ['a binary file that is not base64', { program: { binaryFiles: { 'in.bin': 'not base64!' } }, script: './x' }, /must be base64/],
-    ['a file both as text and binary', { program: { files: { 'in.bin': 'x' }, binaryFiles: { 'in.bin': 'AAEC' } }, script: './x' }, /spec\.program\.binaryFiles\.in\.bin: Duplicate value/],
+    [
+      'a file both as text and binary',
+      { program: { files: { 'in.bin': 'x' }, binaryFiles: { 'in.bin': 'AAEC' } }, script: './x' },
+      /spec\.program\.binaryFiles\.in\.bin: Duplicate value/,
+    ],
   ];
   for (const [name, spec, message] of refusals) {
-    it(`refuses ${name}`, () => assert.match(invalid(() => validateObject(gpuJobKind, job(spec))), message));
+    it(`refuses ${name}`, () =>
+      assert.match(
+        invalid(() => validateObject(gpuJobKind, job(spec))),
+        message,
+      ));
   }
 
   it('refuses any change of spec after create, as a Job does its template', () => {
     const a = validateObject(gpuJobKind, job({ program: { files: { 'a.c': 'int main(){}' } } }));
     const b = validateObject(gpuJobKind, job({ program: { files: { 'a.c': 'int main(){return 1;}' } } }));
-    assert.match(invalid(() => validateUpdate(gpuJobKind, a, b)), /spec: Forbidden: field is immutable/);
+    assert.match(
+      invalid(() => validateUpdate(gpuJobKind, a, b)),
+      /spec: Forbidden: field is immutable/,
+    );
     assert.doesNotThrow(() => validateUpdate(gpuJobKind, a, { ...a, metadata: { ...a.metadata, finalizers: ['x'] } }));
   });
 });
@@ -69,16 +99,21 @@ describe('defaultScript', () => {
   ];
   for (const [name, files, want] of cases) it(name, () => assert.equal(defaultScript(Object.keys(files), files), want));
 
-  it('jobScript prefers the job\'s own script', () => {
+  it("jobScript prefers the job's own script", () => {
     const spec = (validateObject(gpuJobKind, job({ program: { files: { 'a.c': '' } }, script: 'echo hi' })) as GpuJob).spec;
     assert.equal(jobScript(spec), 'echo hi');
   });
 });
 
 describe('SlurmCluster schema', () => {
-  const cluster = (spec: Record<string, unknown>) => ({ apiVersion: 'minik8s.io/v1', kind: 'SlurmCluster', metadata: { name: 'hpc', namespace: 'default' }, spec });
+  const cluster = (spec: Record<string, unknown>) => ({
+    apiVersion: 'minik8s.io/v1',
+    kind: 'SlurmCluster',
+    metadata: { name: 'hpc', namespace: 'default' },
+    spec,
+  });
 
-  it('fills in local mode\'s paths, the image and the poll interval', () => {
+  it("fills in local mode's paths, the image and the poll interval", () => {
     const out = validateObject(slurmClusterKind, cluster({ mode: 'local' })) as SlurmCluster;
     assert.deepEqual(out.spec.local, { slurmConf: '/etc/slurm/slurm.conf', mungeSocketDir: '/run/munge', workDir: '/var/lib/minik8s/slurm-jobs' });
     assert.equal(out.spec.image, 'minik8s/slurm-client:22.05');
@@ -86,19 +121,38 @@ describe('SlurmCluster schema', () => {
   });
 
   it('takes ssh mode with a login node and a Secret, defaulting port and keys', () => {
-    const out = validateObject(slurmClusterKind, cluster({ mode: 'ssh', ssh: { host: 'login.hpc.example', user: 'stu123', secretName: 'hpc-key' } })) as SlurmCluster;
-    assert.deepEqual(out.spec.ssh, { host: 'login.hpc.example', port: 22, user: 'stu123', secretName: 'hpc-key', privateKeyKey: 'ssh-privatekey', knownHostsKey: 'known_hosts', workDir: 'minik8s-jobs' });
+    const out = validateObject(
+      slurmClusterKind,
+      cluster({ mode: 'ssh', ssh: { host: 'login.hpc.example', user: 'stu123', secretName: 'hpc-key' } }),
+    ) as SlurmCluster;
+    assert.deepEqual(out.spec.ssh, {
+      host: 'login.hpc.example',
+      port: 22,
+      user: 'stu123',
+      secretName: 'hpc-key',
+      privateKeyKey: 'ssh-privatekey',
+      knownHostsKey: 'known_hosts',
+      workDir: 'minik8s-jobs',
+    });
   });
 
   const refusals: [string, Record<string, unknown>, RegExp][] = [
     ['ssh mode without a login node', { mode: 'ssh' }, /spec\.ssh: Required value: mode ssh needs the login node/],
     ['ssh settings in local mode', { mode: 'local', ssh: { host: 'h', user: 'u', secretName: 's' } }, /spec\.ssh: Forbidden: only with mode ssh/],
-    ['a relative work directory in local mode', { mode: 'local', local: { workDir: 'jobs' } }, /spec\.local\.workDir: Invalid value: "jobs": must be an absolute path/],
+    [
+      'a relative work directory in local mode',
+      { mode: 'local', local: { workDir: 'jobs' } },
+      /spec\.local\.workDir: Invalid value: "jobs": must be an absolute path/,
+    ],
     ['a path with ..', { mode: 'local', local: { workDir: '/srv/../etc' } }, /must not contain '\.\.'/],
     ['an unknown mode', { mode: 'kubernetes' }, /spec\.mode: Unsupported value: "kubernetes": supported values: "local", "ssh"/],
   ];
   for (const [name, spec, message] of refusals) {
-    it(`refuses ${name}`, () => assert.match(invalid(() => validateObject(slurmClusterKind, cluster(spec))), message));
+    it(`refuses ${name}`, () =>
+      assert.match(
+        invalid(() => validateObject(slurmClusterKind, cluster(spec))),
+        message,
+      ));
   }
 });
 
@@ -114,18 +168,30 @@ describe('Secret schema', () => {
   });
 
   it('refuses data that is not base64 and keys that could not name a file', () => {
-    assert.match(invalid(() => validateObject(secretKind, secret({ data: { a: 'not base64' } }))), /must be base64/);
-    assert.match(invalid(() => validateObject(secretKind, secret({ stringData: { 'a/b': 'x' } }))), /a valid config key/);
+    assert.match(
+      invalid(() => validateObject(secretKind, secret({ data: { a: 'not base64' } }))),
+      /must be base64/,
+    );
+    assert.match(
+      invalid(() => validateObject(secretKind, secret({ stringData: { 'a/b': 'x' } }))),
+      /a valid config key/,
+    );
   });
 
   it('keeps an immutable Secret as it is', () => {
     const a = validateObject(secretKind, secret({ immutable: true, stringData: { k: 'v' } }));
     const b = validateObject(secretKind, secret({ immutable: true, stringData: { k: 'w' } }));
-    assert.match(invalid(() => validateUpdate(secretKind, a, b)), /data: Forbidden: field is immutable/);
+    assert.match(
+      invalid(() => validateUpdate(secretKind, a, b)),
+      /data: Forbidden: field is immutable/,
+    );
   });
 
   it('prints the number of keys, never a value, in tables', () => {
     const out = validateObject(secretKind, secret({ stringData: { a: 'x', b: 'y' } }));
-    assert.deepEqual(secretKind.columns!.map((c) => c.value(out)), ['Opaque', '2']);
+    assert.deepEqual(
+      secretKind.columns!.map((c) => c.value(out)),
+      ['Opaque', '2'],
+    );
   });
 });

@@ -21,7 +21,10 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
 /** Record keys checked one by one with a clear message (valibot's record would say only "Invalid key"). */
 function fileMapSchema(value: v.GenericSchema<string, string>) {
   return v.pipe(
-    v.custom<Record<string, unknown>>((x) => typeof x === 'object' && x !== null && !Array.isArray(x), 'Invalid type: expected a map of file paths to contents'),
+    v.custom<Record<string, unknown>>(
+      (x) => typeof x === 'object' && x !== null && !Array.isArray(x),
+      'Invalid type: expected a map of file paths to contents',
+    ),
     v.record(v.string(), value),
     v.rawCheck<Record<string, string>>(({ dataset, addIssue }) => {
       if (!dataset.typed) return;
@@ -53,15 +56,24 @@ const slurmSchema = v.strictObject({
   ntasksPerNode: v.optional(intSchema({ min: 1 })),
   cpusPerTask: v.optional(intSchema({ min: 1 })),
   /** `--gpus`: a count, or TYPE:COUNT. */
-  gpus: v.optional(v.union([intSchema({ min: 1 }), v.pipe(v.string(), v.regex(/^([A-Za-z0-9_.-]+:)?[1-9]\d*$/, 'must be COUNT or TYPE:COUNT, e.g. 1 or a100:2'))])),
+  gpus: v.optional(
+    v.union([intSchema({ min: 1 }), v.pipe(v.string(), v.regex(/^([A-Za-z0-9_.-]+:)?[1-9]\d*$/, 'must be COUNT or TYPE:COUNT, e.g. 1 or a100:2'))]),
+  ),
   /** `--gres`, e.g. gpu:1 or gpu:a100:2. */
   gres: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.:,-]+$/, 'must be a generic resource list such as gpu:1'))),
   /** `--mem`: MB, or with a unit K, M, G or T. */
   mem: v.optional(v.pipe(v.string(), v.regex(/^[1-9]\d*[KMGT]?$/, 'must be a size such as 512M or 4G'))),
   /** `--time`: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS. */
-  time: v.optional(v.pipe(v.string(), v.regex(/^(\d+-\d+(:\d+){0,2}|\d+(:\d+){0,2}|UNLIMITED|INFINITE)$/, 'must be a Slurm time limit such as 10, 30:00, 2:00:00 or 1-12:00:00'))),
+  time: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^(\d+-\d+(:\d+){0,2}|\d+(:\d+){0,2}|UNLIMITED|INFINITE)$/, 'must be a Slurm time limit such as 10, 30:00, 2:00:00 or 1-12:00:00'),
+    ),
+  ),
   /** More `#SBATCH` directives, each one option as sbatch takes it, e.g. `--exclusive` or `--qos=high`. */
-  extra: v.optional(v.array(v.pipe(v.string(), v.regex(/^--?[A-Za-z]/, 'must be an sbatch option such as --exclusive'), v.regex(NO_NEWLINE, 'must be one line')))),
+  extra: v.optional(
+    v.array(v.pipe(v.string(), v.regex(/^--?[A-Za-z]/, 'must be an sbatch option such as --exclusive'), v.regex(NO_NEWLINE, 'must be one line'))),
+  ),
 });
 export type GpuJobSlurm = v.InferOutput<typeof slurmSchema>;
 
@@ -81,19 +93,46 @@ const gpuJobSpecSchema = withChecks(
     const files = s.program.files ?? {};
     const binary = s.program.binaryFiles ?? {};
     if (s.program.path !== undefined) {
-      problems.push({ path: ['program', 'path'], reason: 'FieldValueForbidden', detail: 'is read by minik8s apply, which sends the files in program.files: apply the manifest with minik8s apply -f' });
+      problems.push({
+        path: ['program', 'path'],
+        reason: 'FieldValueForbidden',
+        detail: 'is read by minik8s apply, which sends the files in program.files: apply the manifest with minik8s apply -f',
+      });
       return problems;
     }
     const names = [...Object.keys(files), ...Object.keys(binary)];
-    if (names.length === 0) problems.push({ path: ['program', 'files'], reason: 'FieldValueRequired', detail: 'the job has no program: give program.path in the manifest, or program.files' });
-    if (names.length > MAX_PROGRAM_FILES) problems.push({ path: ['program', 'files'], reason: 'FieldValueInvalid', value: `${names.length} files`, detail: `must have at most ${MAX_PROGRAM_FILES} files` });
+    if (names.length === 0)
+      problems.push({
+        path: ['program', 'files'],
+        reason: 'FieldValueRequired',
+        detail: 'the job has no program: give program.path in the manifest, or program.files',
+      });
+    if (names.length > MAX_PROGRAM_FILES)
+      problems.push({
+        path: ['program', 'files'],
+        reason: 'FieldValueInvalid',
+        value: `${names.length} files`,
+        detail: `must have at most ${MAX_PROGRAM_FILES} files`,
+      });
     for (const name of Object.keys(binary)) {
-      if (Object.hasOwn(files, name)) problems.push({ path: ['program', 'binaryFiles', name], reason: 'FieldValueDuplicate', value: name, detail: 'is also in program.files' });
+      if (Object.hasOwn(files, name))
+        problems.push({ path: ['program', 'binaryFiles', name], reason: 'FieldValueDuplicate', value: name, detail: 'is also in program.files' });
     }
-    const bytes = Object.values(files).reduce((n, t) => n + Buffer.byteLength(t), 0) + Object.values(binary).reduce((n, b) => n + Buffer.byteLength(b, 'base64'), 0);
-    if (bytes > MAX_PROGRAM_BYTES) problems.push({ path: ['program'], reason: 'FieldValueInvalid', value: `${bytes} bytes`, detail: `Too long: the program must have at most ${MAX_PROGRAM_BYTES} bytes (put data sets on the cluster's storage)` });
+    const bytes =
+      Object.values(files).reduce((n, t) => n + Buffer.byteLength(t), 0) + Object.values(binary).reduce((n, b) => n + Buffer.byteLength(b, 'base64'), 0);
+    if (bytes > MAX_PROGRAM_BYTES)
+      problems.push({
+        path: ['program'],
+        reason: 'FieldValueInvalid',
+        value: `${bytes} bytes`,
+        detail: `Too long: the program must have at most ${MAX_PROGRAM_BYTES} bytes (put data sets on the cluster's storage)`,
+      });
     if (names.length && s.script === undefined && defaultScript(names, files) === undefined) {
-      problems.push({ path: ['script'], reason: 'FieldValueRequired', detail: 'the program has no Makefile and not exactly one .cu or .c file: say what the batch script runs' });
+      problems.push({
+        path: ['script'],
+        reason: 'FieldValueRequired',
+        detail: 'the program has no Makefile and not exactly one .cu or .c file: say what the batch script runs',
+      });
     }
     return problems;
   },
@@ -192,13 +231,27 @@ export const gpuJobKind: KindDefinition = {
   validateUpdate(existing, next) {
     return JSON.stringify((existing as GpuJob).spec) === JSON.stringify((next as GpuJob).spec)
       ? []
-      : [{ path: ['spec'], reason: 'FieldValueForbidden', value: '', detail: 'field is immutable: a GpuJob runs what it was created with; delete it and apply it again' }];
+      : [
+          {
+            path: ['spec'],
+            reason: 'FieldValueForbidden',
+            value: '',
+            detail: 'field is immutable: a GpuJob runs what it was created with; delete it and apply it again',
+          },
+        ];
   },
   columns: [
-    { name: 'PHASE', value: (o) => ((o as GpuJob).metadata.deletionTimestamp ? 'Terminating' : (o as GpuJob).status?.phase ?? 'Pending') },
+    { name: 'PHASE', value: (o) => ((o as GpuJob).metadata.deletionTimestamp ? 'Terminating' : ((o as GpuJob).status?.phase ?? 'Pending')) },
     { name: 'SLURM-ID', value: (o) => (o as GpuJob).status?.jobId ?? '<none>' },
     { name: 'NODE', value: (o) => (o as GpuJob).status?.node || '<none>' },
     { name: 'CLUSTER', wide: true, value: (o) => (o as GpuJob).spec.cluster },
-    { name: 'EXIT', wide: true, value: (o) => { const c = (o as GpuJob).status?.exitCode; return c === undefined ? '<none>' : String(c); } },
+    {
+      name: 'EXIT',
+      wide: true,
+      value: (o) => {
+        const c = (o as GpuJob).status?.exitCode;
+        return c === undefined ? '<none>' : String(c);
+      },
+    },
   ],
 };

@@ -22,7 +22,11 @@ const metricTargetSchema = withChecks(
 export type MetricTarget = v.InferOutput<typeof metricTargetSchema>;
 
 const metricIdentifierSchema = v.strictObject({ name: v.pipe(v.string(), v.minLength(1, 'must not be empty')), selector: v.optional(labelSelectorSchema) });
-const crossVersionRefSchema = v.strictObject({ apiVersion: v.optional(v.string()), kind: v.pipe(v.string(), v.minLength(1, 'must not be empty')), name: v.pipe(v.string(), v.minLength(1, 'must not be empty')) });
+const crossVersionRefSchema = v.strictObject({
+  apiVersion: v.optional(v.string()),
+  kind: v.pipe(v.string(), v.minLength(1, 'must not be empty')),
+  name: v.pipe(v.string(), v.minLength(1, 'must not be empty')),
+});
 
 const METRIC_FIELDS = { Resource: 'resource', Pods: 'pods', Object: 'object', External: 'external', ContainerResource: 'containerResource' } as const;
 
@@ -38,12 +42,19 @@ const metricSpecSchema = withChecks(
   (m): FieldProblem[] => {
     const problems: FieldProblem[] = [];
     const wanted = METRIC_FIELDS[m.type];
-    if (m[wanted] === undefined) problems.push({ path: [wanted], reason: 'FieldValueRequired', detail: `must populate information for the given metric source (type ${m.type})` });
+    if (m[wanted] === undefined)
+      problems.push({ path: [wanted], reason: 'FieldValueRequired', detail: `must populate information for the given metric source (type ${m.type})` });
     for (const field of Object.values(METRIC_FIELDS)) {
-      if (field !== wanted && m[field] !== undefined) problems.push({ path: [field], reason: 'FieldValueForbidden', detail: `must populate the given metric source only (type ${m.type})` });
+      if (field !== wanted && m[field] !== undefined)
+        problems.push({ path: [field], reason: 'FieldValueForbidden', detail: `must populate the given metric source only (type ${m.type})` });
     }
     if (m.type === 'Pods' && m.pods && m.pods.target.type !== 'AverageValue') {
-      problems.push({ path: ['pods', 'target', 'type'], reason: 'FieldValueNotSupported', value: m.pods.target.type, detail: 'supported values: "AverageValue"' });
+      problems.push({
+        path: ['pods', 'target', 'type'],
+        reason: 'FieldValueNotSupported',
+        value: m.pods.target.type,
+        detail: 'supported values: "AverageValue"',
+      });
     }
     return problems;
   },
@@ -53,11 +64,15 @@ export type MetricSpec = v.InferOutput<typeof metricSpecSchema>;
 const scalingRulesSchema = v.strictObject({
   stabilizationWindowSeconds: v.optional(intSchema({ min: 0, max: 3600 })),
   selectPolicy: v.optional(v.picklist(['Max', 'Min', 'Disabled'])),
-  policies: v.optional(v.array(v.strictObject({
-    type: v.picklist(['Pods', 'Percent']),
-    value: intSchema({ min: 1 }),
-    periodSeconds: intSchema({ min: 1, max: 1800 }),
-  }))),
+  policies: v.optional(
+    v.array(
+      v.strictObject({
+        type: v.picklist(['Pods', 'Percent']),
+        value: intSchema({ min: 1 }),
+        periodSeconds: intSchema({ min: 1, max: 1800 }),
+      }),
+    ),
+  ),
   tolerance: v.optional(quantitySchema),
 });
 export type HPAScalingRules = v.InferOutput<typeof scalingRulesSchema>;
@@ -73,9 +88,8 @@ const hpaSpecSchema = withChecks(
     metrics: v.optional(v.array(metricSpecSchema), () => DEFAULT_METRICS.map((m) => structuredClone(m))),
     behavior: v.optional(v.strictObject({ scaleUp: v.optional(scalingRulesSchema), scaleDown: v.optional(scalingRulesSchema) })),
   }),
-  (s): FieldProblem[] => (s.maxReplicas < s.minReplicas
-    ? [{ path: ['maxReplicas'], reason: 'FieldValueInvalid', detail: 'must be greater than or equal to `minReplicas`' }]
-    : []),
+  (s): FieldProblem[] =>
+    s.maxReplicas < s.minReplicas ? [{ path: ['maxReplicas'], reason: 'FieldValueInvalid', detail: 'must be greater than or equal to `minReplicas`' }] : [],
 );
 export type HorizontalPodAutoscalerSpec = v.InferOutput<typeof hpaSpecSchema>;
 
@@ -97,14 +111,17 @@ export type MetricStatus = v.InferOutput<typeof metricStatusSchema>;
 
 export const horizontalPodAutoscalerSchema = kindSchema('autoscaling/v2', 'HorizontalPodAutoscaler', {
   spec: hpaSpecSchema,
-  status: v.optional(v.strictObject({
-    observedGeneration: v.optional(v.pipe(v.number(), v.integer('must be an integer'))),
-    lastScaleTime: v.optional(v.nullable(timestampSchema)),
-    currentReplicas: v.optional(intSchema({ min: 0 })),
-    desiredReplicas: v.optional(intSchema({ min: 0 })),
-    currentMetrics: v.optional(v.array(metricStatusSchema)),
-    conditions: v.optional(v.array(conditionSchema)),
-  }), {}),
+  status: v.optional(
+    v.strictObject({
+      observedGeneration: v.optional(v.pipe(v.number(), v.integer('must be an integer'))),
+      lastScaleTime: v.optional(v.nullable(timestampSchema)),
+      currentReplicas: v.optional(intSchema({ min: 0 })),
+      desiredReplicas: v.optional(intSchema({ min: 0 })),
+      currentMetrics: v.optional(v.array(metricStatusSchema)),
+      conditions: v.optional(v.array(conditionSchema)),
+    }),
+    {},
+  ),
 });
 export type HorizontalPodAutoscaler = v.InferOutput<typeof horizontalPodAutoscalerSchema>;
 
@@ -115,18 +132,20 @@ function formatMetric(spec: MetricSpec, current: Current | undefined): string {
   const source = spec.resource ?? spec.containerResource ?? spec.pods ?? spec.object ?? spec.external;
   if (!source) return '<unknown>';
   const t = source.target;
-  const [want, have] = t.type === 'Utilization'
-    ? [`${t.averageUtilization}%`, current?.averageUtilization !== undefined ? `${current.averageUtilization}%` : undefined]
-    : t.type === 'AverageValue'
-      ? [String(t.averageValue), current?.averageValue !== undefined ? String(current.averageValue) : undefined]
-      : [String(t.value), current?.value !== undefined ? String(current.value) : undefined];
+  const [want, have] =
+    t.type === 'Utilization'
+      ? [`${t.averageUtilization}%`, current?.averageUtilization !== undefined ? `${current.averageUtilization}%` : undefined]
+      : t.type === 'AverageValue'
+        ? [String(t.averageValue), current?.averageValue !== undefined ? String(current.averageValue) : undefined]
+        : [String(t.value), current?.value !== undefined ? String(current.value) : undefined];
   const prefix = spec.resource ? `${spec.resource.name}: ` : spec.containerResource ? `${spec.containerResource.name}: ` : '';
   return `${prefix}${have ?? '<unknown>'}/${want}`;
 }
 
 /** The status entry for a metric: same type and name if present, as the controller reports them in order. */
 function currentFor(spec: MetricSpec, index: number, statuses: readonly MetricStatus[]): Current | undefined {
-  const nameOf = (m: MetricSpec | MetricStatus) => m.resource?.name ?? m.containerResource?.name ?? m.pods?.metric.name ?? m.object?.metric.name ?? m.external?.metric.name;
+  const nameOf = (m: MetricSpec | MetricStatus) =>
+    m.resource?.name ?? m.containerResource?.name ?? m.pods?.metric.name ?? m.object?.metric.name ?? m.external?.metric.name;
   const found = statuses.find((s) => s.type === spec.type && nameOf(s) === nameOf(spec)) ?? statuses[index];
   if (!found || found.type !== spec.type) return undefined;
   return (found.resource ?? found.containerResource ?? found.pods ?? found.object ?? found.external)?.current;
@@ -155,7 +174,13 @@ export const horizontalPodAutoscalerKind: KindDefinition = {
   schema: horizontalPodAutoscalerSchema,
   statusSubresource: true,
   columns: [
-    { name: 'REFERENCE', value: (o) => { const r = (o as HorizontalPodAutoscaler).spec.scaleTargetRef; return `${r.kind}/${r.name}`; } },
+    {
+      name: 'REFERENCE',
+      value: (o) => {
+        const r = (o as HorizontalPodAutoscaler).spec.scaleTargetRef;
+        return `${r.kind}/${r.name}`;
+      },
+    },
     { name: 'TARGETS', value: (o) => formatTargets(o as HorizontalPodAutoscaler) },
     { name: 'MINPODS', value: (o) => String((o as HorizontalPodAutoscaler).spec.minReplicas) },
     { name: 'MAXPODS', value: (o) => String((o as HorizontalPodAutoscaler).spec.maxReplicas) },

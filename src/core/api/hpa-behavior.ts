@@ -26,7 +26,10 @@ export const DEFAULT_DOWNSCALE_STABILIZATION_SECONDS = 300;
 const DEFAULT_SCALE_UP: ScalingRules = {
   stabilizationWindowSeconds: 0,
   selectPolicy: 'Max',
-  policies: [{ type: 'Pods', value: 4, periodSeconds: 15 }, { type: 'Percent', value: 100, periodSeconds: 15 }],
+  policies: [
+    { type: 'Pods', value: 4, periodSeconds: 15 },
+    { type: 'Percent', value: 100, periodSeconds: 15 },
+  ],
   tolerance: DEFAULT_TOLERANCE,
 };
 
@@ -50,7 +53,10 @@ function fill(given: HPAScalingRules | undefined, defaults: ScalingRules): Scali
  * Both directions' rules. Kubernetes leaves an HPA without `behavior` on an older path with
  * much the same effect; here such an HPA simply gets the default behavior.
  */
-export function scalingRules(behavior: HorizontalPodAutoscalerSpec['behavior'], downscaleStabilizationSeconds = DEFAULT_DOWNSCALE_STABILIZATION_SECONDS): { up: ScalingRules; down: ScalingRules } {
+export function scalingRules(
+  behavior: HorizontalPodAutoscalerSpec['behavior'],
+  downscaleStabilizationSeconds = DEFAULT_DOWNSCALE_STABILIZATION_SECONDS,
+): { up: ScalingRules; down: ScalingRules } {
   return {
     up: fill(behavior?.scaleUp, DEFAULT_SCALE_UP),
     down: fill(behavior?.scaleDown, { ...DEFAULT_SCALE_DOWN, stabilizationWindowSeconds: downscaleStabilizationSeconds }),

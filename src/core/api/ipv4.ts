@@ -48,7 +48,8 @@ export function podNetworkConfig(podCIDR: string): { subnet: string; gateway: st
   const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(podCIDR.trim());
   const octets = m ? m.slice(1, 5).map(Number) : [];
   const bits = m ? Number(m[5]) : -1;
-  if (!m || octets.some((o) => o > 255) || bits < 8 || bits > 30) throw new Error(`invalid podCIDR "${podCIDR}": expected an IPv4 subnet such as 10.244.1.0/24 (prefix 8 to 30)`);
+  if (!m || octets.some((o) => o > 255) || bits < 8 || bits > 30)
+    throw new Error(`invalid podCIDR "${podCIDR}": expected an IPv4 subnet such as 10.244.1.0/24 (prefix 8 to 30)`);
   const ip = octets.reduce((n, o) => n * 256 + o, 0);
   const size = 2 ** (32 - bits);
   const network = ip - (ip % size);

@@ -10,14 +10,20 @@ export const subdomainName = v.pipe(
   v.string(),
   v.minLength(1, 'must not be empty'),
   v.maxLength(253, 'must be no more than 253 characters'),
-  v.regex(DNS1123_SUBDOMAIN, "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"),
+  v.regex(
+    DNS1123_SUBDOMAIN,
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+  ),
 );
 
 export const labelName = v.pipe(
   v.string(),
   v.minLength(1, 'must not be empty'),
   v.maxLength(63, 'must be no more than 63 characters'),
-  v.regex(DNS1123_LABEL, "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"),
+  v.regex(
+    DNS1123_LABEL,
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+  ),
 );
 
 /** Label keys: optional DNS prefix and a name of at most 63 characters. */
@@ -36,18 +42,26 @@ export function mapSchema<K extends v.GenericSchema<string, string | number | sy
 }
 
 export const labelsSchema = mapSchema(
-  v.pipe(v.string(), v.maxLength(317), v.regex(LABEL_KEY, 'invalid label key: a qualified name must consist of alphanumeric characters, -, _ or ., with an optional DNS subdomain prefix and /')),
-  v.pipe(v.string(), v.maxLength(63, 'must be no more than 63 characters'), v.regex(LABEL_VALUE, "a valid label value must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character")),
+  v.pipe(
+    v.string(),
+    v.maxLength(317),
+    v.regex(LABEL_KEY, 'invalid label key: a qualified name must consist of alphanumeric characters, -, _ or ., with an optional DNS subdomain prefix and /'),
+  ),
+  v.pipe(
+    v.string(),
+    v.maxLength(63, 'must be no more than 63 characters'),
+    v.regex(
+      LABEL_VALUE,
+      "a valid label value must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+    ),
+  ),
 );
 
 /** Kubernetes caps the total size of an object's annotations at 256 KiB. */
 export const MAX_ANNOTATIONS_BYTES = 256 * 1024;
 
 export const annotationsSchema = v.pipe(
-  mapSchema(
-    v.pipe(v.string(), v.maxLength(317), v.regex(LABEL_KEY, 'invalid annotation key')),
-    v.string(),
-  ),
+  mapSchema(v.pipe(v.string(), v.maxLength(317), v.regex(LABEL_KEY, 'invalid annotation key')), v.string()),
   v.check(
     (a) => Object.entries(a).reduce((n, [k, val]) => n + k.length + val.length, 0) <= MAX_ANNOTATIONS_BYTES,
     `may not be more than ${MAX_ANNOTATIONS_BYTES} bytes in total`,

@@ -81,10 +81,12 @@ export function podMetrics(summary: SummaryLike, now: string, namespace?: string
       metadata: { name, namespace: ns, creationTimestamp: wholeSeconds(now) },
       timestamp: wholeSeconds(pod.cpu?.time ?? now),
       window: METRICS_WINDOW,
-      containers: (pod.containers ?? []).filter((c) => c.name).map((c) => ({
-        name: c.name!,
-        usage: { cpu: cpuQuantity(c.cpu?.usageNanoCores), memory: memoryQuantity(c.memory?.workingSetBytes) },
-      })),
+      containers: (pod.containers ?? [])
+        .filter((c) => c.name)
+        .map((c) => ({
+          name: c.name!,
+          usage: { cpu: cpuQuantity(c.cpu?.usageNanoCores), memory: memoryQuantity(c.memory?.workingSetBytes) },
+        })),
     });
   }
   return out;

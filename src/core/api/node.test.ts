@@ -22,14 +22,27 @@ describe('node', () => {
   ];
   for (const [name, spec, status, want] of cases) it(`STATUS ${name}`, () => assert.equal(cols(nodeKind, node(spec, status)).STATUS, want));
   it('prints roles, version and wide columns', () => {
-    const n = node({ podCIDR: '10.244.1.0/24', taints: [{ key: 'k', effect: 'NoSchedule' }] }, {
-      capacity: { cpu: '4', memory: '8Gi', pods: '110' },
-      addresses: [{ type: 'Hostname', address: 'n1' }, { type: 'InternalIP', address: '192.168.1.10' }],
-      nodeInfo: { kubeletVersion: 'v0.1.0', osImage: 'Debian', kernelVersion: '6.1', containerRuntimeVersion: 'docker://27' },
-      daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
-    }, { 'node-role.kubernetes.io/control-plane': '', 'node-role.kubernetes.io/worker': '' });
+    const n = node(
+      { podCIDR: '10.244.1.0/24', taints: [{ key: 'k', effect: 'NoSchedule' }] },
+      {
+        capacity: { cpu: '4', memory: '8Gi', pods: '110' },
+        addresses: [
+          { type: 'Hostname', address: 'n1' },
+          { type: 'InternalIP', address: '192.168.1.10' },
+        ],
+        nodeInfo: { kubeletVersion: 'v0.1.0', osImage: 'Debian', kernelVersion: '6.1', containerRuntimeVersion: 'docker://27' },
+        daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+      },
+      { 'node-role.kubernetes.io/control-plane': '', 'node-role.kubernetes.io/worker': '' },
+    );
     assert.deepEqual(cols(nodeKind, n), {
-      STATUS: 'Unknown', ROLES: 'control-plane,worker', VERSION: 'v0.1.0', 'INTERNAL-IP': '192.168.1.10', 'OS-IMAGE': 'Debian', 'KERNEL-VERSION': '6.1', 'CONTAINER-RUNTIME': 'docker://27',
+      STATUS: 'Unknown',
+      ROLES: 'control-plane,worker',
+      VERSION: 'v0.1.0',
+      'INTERNAL-IP': '192.168.1.10',
+      'OS-IMAGE': 'Debian',
+      'KERNEL-VERSION': '6.1',
+      'CONTAINER-RUNTIME': 'docker://27',
     });
   });
   it('rejects a bad taint effect and a bad capacity', () => {
@@ -44,18 +57,32 @@ describe('endpoints', () => {
     ['none', undefined, '<none>'],
     ['one', [{ addresses: [addr('10.0.0.1')], ports: [{ port: 80 }] }], '10.0.0.1:80'],
     ['no ports', [{ addresses: [addr('10.0.0.1')] }], '10.0.0.1'],
-    ['more than three', [{ addresses: ['1', '2', '3', '4', '5'].map((i) => addr(`10.0.0.${i}`)), ports: [{ port: 80 }] }], '10.0.0.1:80,10.0.0.2:80,10.0.0.3:80 + 2 more...'],
+    [
+      'more than three',
+      [{ addresses: ['1', '2', '3', '4', '5'].map((i) => addr(`10.0.0.${i}`)), ports: [{ port: 80 }] }],
+      '10.0.0.1:80,10.0.0.2:80,10.0.0.3:80 + 2 more...',
+    ],
     ['only not ready', [{ notReadyAddresses: [addr('10.0.0.1')], ports: [{ port: 80 }] }], '<none>'],
   ];
   for (const [name, subsets, want] of cases) {
     it(name, () => {
-      const ep = validateObject(endpointsKind, { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'web' }, ...(subsets ? { subsets } : {}) }) as Endpoints;
+      const ep = validateObject(endpointsKind, {
+        apiVersion: 'v1',
+        kind: 'Endpoints',
+        metadata: { name: 'web' },
+        ...(subsets ? { subsets } : {}),
+      }) as Endpoints;
       assert.equal(formatEndpoints(ep.subsets), want);
       assert.equal(cols(endpointsKind, ep).ENDPOINTS, want);
     });
   }
   it('defaults port protocol and rejects a spec', () => {
-    const ep = validateObject(endpointsKind, { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'web' }, subsets: [{ addresses: [{ ip: '10.0.0.1', targetRef: { kind: 'Pod', name: 'p' } }], ports: [{ name: 'http', port: 80 }] }] }) as Endpoints;
+    const ep = validateObject(endpointsKind, {
+      apiVersion: 'v1',
+      kind: 'Endpoints',
+      metadata: { name: 'web' },
+      subsets: [{ addresses: [{ ip: '10.0.0.1', targetRef: { kind: 'Pod', name: 'p' } }], ports: [{ name: 'http', port: 80 }] }],
+    }) as Endpoints;
     assert.equal(ep.subsets![0].ports![0].protocol, 'TCP');
     assert.throws(() => validateObject(endpointsKind, { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'web' }, spec: {} }), /unknown field "spec"/);
   });
@@ -64,15 +91,25 @@ describe('endpoints', () => {
 describe('event', () => {
   it('validates and prints TYPE, REASON, OBJECT, MESSAGE', () => {
     const ev = validateObject(eventKind, {
-      apiVersion: 'v1', kind: 'Event', metadata: { name: 'web.1' },
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: 'web.1' },
       involvedObject: { kind: 'Pod', name: 'web', namespace: 'default', uid: 'u' },
-      reason: 'BackOff', message: 'Back-off restarting\nfailed container', type: 'Warning', count: 3,
-      source: { component: 'kubelet', host: 'n1' }, firstTimestamp: '2026-01-01T00:00:00Z', lastTimestamp: '2026-01-01T00:01:00Z',
+      reason: 'BackOff',
+      message: 'Back-off restarting\nfailed container',
+      type: 'Warning',
+      count: 3,
+      source: { component: 'kubelet', host: 'n1' },
+      firstTimestamp: '2026-01-01T00:00:00Z',
+      lastTimestamp: '2026-01-01T00:01:00Z',
     }) as Event;
     assert.deepEqual(cols(eventKind, ev), { TYPE: 'Warning', REASON: 'BackOff', OBJECT: 'pod/web', MESSAGE: 'Back-off restarting failed container' });
   });
   it('requires involvedObject and a known type', () => {
     assert.throws(() => validateObject(eventKind, { apiVersion: 'v1', kind: 'Event', metadata: { name: 'e' } }), /involvedObject: Required value/);
-    assert.throws(() => validateObject(eventKind, { apiVersion: 'v1', kind: 'Event', metadata: { name: 'e' }, involvedObject: {}, type: 'Error' }), /type: Unsupported value/);
+    assert.throws(
+      () => validateObject(eventKind, { apiVersion: 'v1', kind: 'Event', metadata: { name: 'e' }, involvedObject: {}, type: 'Error' }),
+      /type: Unsupported value/,
+    );
   });
 });

@@ -27,25 +27,33 @@ export const nodeStatusSchema = v.strictObject({
   allocatable: v.optional(resourceListSchema),
   phase: v.optional(v.picklist(['Pending', 'Running', 'Terminated'])),
   conditions: v.optional(v.array(conditionSchema)),
-  addresses: v.optional(v.array(v.strictObject({
-    type: v.picklist(['Hostname', 'InternalIP', 'ExternalIP', 'InternalDNS', 'ExternalDNS']),
-    address: v.string(),
-  }))),
-  daemonEndpoints: v.optional(v.strictObject({
-    kubeletEndpoint: v.optional(v.strictObject({ Port: intSchema({ min: 0, max: 65535 }) })),
-  })),
-  nodeInfo: v.optional(v.strictObject({
-    machineID: v.optional(v.string()),
-    systemUUID: v.optional(v.string()),
-    bootID: v.optional(v.string()),
-    kernelVersion: v.optional(v.string()),
-    osImage: v.optional(v.string()),
-    containerRuntimeVersion: v.optional(v.string()),
-    kubeletVersion: v.optional(v.string()),
-    kubeProxyVersion: v.optional(v.string()),
-    operatingSystem: v.optional(v.string()),
-    architecture: v.optional(v.string()),
-  })),
+  addresses: v.optional(
+    v.array(
+      v.strictObject({
+        type: v.picklist(['Hostname', 'InternalIP', 'ExternalIP', 'InternalDNS', 'ExternalDNS']),
+        address: v.string(),
+      }),
+    ),
+  ),
+  daemonEndpoints: v.optional(
+    v.strictObject({
+      kubeletEndpoint: v.optional(v.strictObject({ Port: intSchema({ min: 0, max: 65535 }) })),
+    }),
+  ),
+  nodeInfo: v.optional(
+    v.strictObject({
+      machineID: v.optional(v.string()),
+      systemUUID: v.optional(v.string()),
+      bootID: v.optional(v.string()),
+      kernelVersion: v.optional(v.string()),
+      osImage: v.optional(v.string()),
+      containerRuntimeVersion: v.optional(v.string()),
+      kubeletVersion: v.optional(v.string()),
+      kubeProxyVersion: v.optional(v.string()),
+      operatingSystem: v.optional(v.string()),
+      architecture: v.optional(v.string()),
+    }),
+  ),
   images: v.optional(v.array(v.strictObject({ names: v.optional(v.array(v.string())), sizeBytes: v.optional(v.number()) }))),
 });
 export type NodeStatus = v.InferOutput<typeof nodeStatusSchema>;

@@ -11,7 +11,12 @@ import { duplicates, withChecks, type FieldProblem } from './validate.js';
 /** A whole number in [min, max]. */
 export function intSchema(options: { min?: number; max?: number } = {}) {
   const { min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER } = options;
-  return v.pipe(v.number(), v.integer('must be an integer'), v.minValue(min, `must be greater than or equal to ${min}`), v.maxValue(max, `must be less than or equal to ${max}`));
+  return v.pipe(
+    v.number(),
+    v.integer('must be an integer'),
+    v.minValue(min, `must be greater than or equal to ${min}`),
+    v.maxValue(max, `must be less than or equal to ${max}`),
+  );
 }
 
 export const portNumberSchema = intSchema({ min: 1, max: 65535 });
@@ -22,7 +27,7 @@ export const portNameSchema = v.pipe(
   v.maxLength(15, 'must be no more than 15 characters'),
   v.regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must contain only lower-case alphanumeric characters or '-', starting and ending with an alphanumeric"),
   v.regex(/[a-z]/, 'must contain at least one letter'),
-  v.check((s) => !s.includes('--'), "must not contain consecutive hyphens"),
+  v.check((s) => !s.includes('--'), 'must not contain consecutive hyphens'),
 );
 
 /** Kubernetes' IntOrString: a number or a string (a port name, or a percentage such as "25%"). */
@@ -37,24 +42,46 @@ const nonNegative = intSchema({ min: 0 });
 
 // ---- Containers --------------------------------------------------------------------------
 
-const keyRefSchema = v.strictObject({ name: v.optional(v.string()), key: v.pipe(v.string(), v.minLength(1, 'must not be empty')), optional: v.optional(v.boolean()) });
+const keyRefSchema = v.strictObject({
+  name: v.optional(v.string()),
+  key: v.pipe(v.string(), v.minLength(1, 'must not be empty')),
+  optional: v.optional(v.boolean()),
+});
 
 const envVarSchema = withChecks(
   v.strictObject({
-    name: v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.regex(/^[-._a-zA-Z][-._a-zA-Z0-9]*$/, "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit")),
+    name: v.pipe(
+      v.string(),
+      v.minLength(1, 'must not be empty'),
+      v.regex(
+        /^[-._a-zA-Z][-._a-zA-Z0-9]*$/,
+        "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit",
+      ),
+    ),
     value: v.optional(v.string()),
-    valueFrom: v.optional(v.strictObject({
-      fieldRef: v.optional(v.strictObject({ fieldPath: v.string(), apiVersion: v.optional(v.string()) })),
-      resourceFieldRef: v.optional(v.strictObject({ containerName: v.optional(v.string()), resource: v.string(), divisor: v.optional(quantitySchema) })),
-      secretKeyRef: v.optional(keyRefSchema),
-      configMapKeyRef: v.optional(keyRefSchema),
-    })),
+    valueFrom: v.optional(
+      v.strictObject({
+        fieldRef: v.optional(v.strictObject({ fieldPath: v.string(), apiVersion: v.optional(v.string()) })),
+        resourceFieldRef: v.optional(v.strictObject({ containerName: v.optional(v.string()), resource: v.string(), divisor: v.optional(quantitySchema) })),
+        secretKeyRef: v.optional(keyRefSchema),
+        configMapKeyRef: v.optional(keyRefSchema),
+      }),
+    ),
   }),
   (e): FieldProblem[] => {
     if (!e.valueFrom) return [];
     const sources = Object.values(e.valueFrom).filter((s) => s !== undefined).length;
-    if (e.value !== undefined && e.value !== '') return [{ path: ['valueFrom'], reason: 'FieldValueInvalid', detail: 'may not be specified when `value` is not empty', value: 'valueFrom' }];
-    if (sources !== 1) return [{ path: ['valueFrom'], reason: 'FieldValueInvalid', detail: 'must specify exactly one of `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`', value: '' }];
+    if (e.value !== undefined && e.value !== '')
+      return [{ path: ['valueFrom'], reason: 'FieldValueInvalid', detail: 'may not be specified when `value` is not empty', value: 'valueFrom' }];
+    if (sources !== 1)
+      return [
+        {
+          path: ['valueFrom'],
+          reason: 'FieldValueInvalid',
+          detail: 'must specify exactly one of `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`',
+          value: '',
+        },
+      ];
     return [];
   },
 );
@@ -133,18 +160,23 @@ const resourceRequirementsSchema = withChecks(
     requests: v.optional(resourceListSchema),
     limits: v.optional(resourceListSchema),
   }),
-  (r): FieldProblem[] => Object.entries(r.requests ?? {}).flatMap(([name, q]): FieldProblem[] => {
-    const limit = r.limits?.[name];
-    return limit !== undefined && parseQuantity(q) > parseQuantity(limit)
-      ? [{ path: ['requests', name], reason: 'FieldValueInvalid', detail: `must be less than or equal to ${name} limit of ${String(limit)}` }]
-      : [];
-  }),
+  (r): FieldProblem[] =>
+    Object.entries(r.requests ?? {}).flatMap(([name, q]): FieldProblem[] => {
+      const limit = r.limits?.[name];
+      return limit !== undefined && parseQuantity(q) > parseQuantity(limit)
+        ? [{ path: ['requests', name], reason: 'FieldValueInvalid', detail: `must be less than or equal to ${name} limit of ${String(limit)}` }]
+        : [];
+    }),
 );
 
 const containerSchema = withChecks(
   v.strictObject({
     name: labelName,
-    image: v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.check((s) => s.trim() === s, 'must not have leading or trailing whitespace')),
+    image: v.pipe(
+      v.string(),
+      v.minLength(1, 'must not be empty'),
+      v.check((s) => s.trim() === s, 'must not have leading or trailing whitespace'),
+    ),
     imagePullPolicy: v.optional(v.picklist(['Always', 'IfNotPresent', 'Never'])),
     command: v.optional(v.array(v.string())),
     args: v.optional(v.array(v.string())),
@@ -153,13 +185,22 @@ const containerSchema = withChecks(
     envFrom: v.optional(v.array(envFromSchema)),
     ports: v.optional(v.array(containerPortSchema)),
     resources: v.optional(resourceRequirementsSchema),
-    volumeMounts: v.optional(v.array(v.strictObject({
-      name: v.string(),
-      mountPath: v.pipe(v.string(), v.minLength(1, 'must not be empty')),
-      readOnly: v.optional(v.boolean()),
-      subPath: v.optional(v.pipe(v.string(), v.check((s) => !s.startsWith('/') && !s.split('/').includes('..'), "must be a relative path without '..'"))),
-      mountPropagation: v.optional(v.picklist(['None', 'HostToContainer', 'Bidirectional'])),
-    }))),
+    volumeMounts: v.optional(
+      v.array(
+        v.strictObject({
+          name: v.string(),
+          mountPath: v.pipe(v.string(), v.minLength(1, 'must not be empty')),
+          readOnly: v.optional(v.boolean()),
+          subPath: v.optional(
+            v.pipe(
+              v.string(),
+              v.check((s) => !s.startsWith('/') && !s.split('/').includes('..'), "must be a relative path without '..'"),
+            ),
+          ),
+          mountPropagation: v.optional(v.picklist(['None', 'HostToContainer', 'Bidirectional'])),
+        }),
+      ),
+    ),
     livenessProbe: v.optional(probeSchema),
     readinessProbe: v.optional(probeSchema),
     startupProbe: v.optional(probeSchema),
@@ -172,9 +213,14 @@ const containerSchema = withChecks(
     terminationMessagePolicy: v.optional(v.picklist(['File', 'FallbackToLogsOnError'])),
   }),
   (c): FieldProblem[] => [
-    ...duplicates(c.ports ?? [], (p) => p.name, (i) => ['ports', i, 'name']),
+    ...duplicates(
+      c.ports ?? [],
+      (p) => p.name,
+      (i) => ['ports', i, 'name'],
+    ),
     ...(['livenessProbe', 'startupProbe'] as const).flatMap((k): FieldProblem[] =>
-      c[k] && c[k].successThreshold !== 1 ? [{ path: [k, 'successThreshold'], reason: 'FieldValueInvalid', detail: 'must be 1' }] : []),
+      c[k] && c[k].successThreshold !== 1 ? [{ path: [k, 'successThreshold'], reason: 'FieldValueInvalid', detail: 'must be 1' }] : [],
+    ),
   ],
 );
 export type Container = v.InferOutput<typeof containerSchema>;
@@ -189,12 +235,28 @@ const volumeSchema = withChecks(
   v.strictObject({
     name: labelName,
     emptyDir: v.optional(v.strictObject({ medium: v.optional(v.picklist(['', 'Memory'])), sizeLimit: v.optional(quantitySchema) })),
-    hostPath: v.optional(v.strictObject({
-      path: v.pipe(v.string(), v.minLength(1, 'must not be empty')),
-      type: v.optional(v.picklist(['', 'DirectoryOrCreate', 'Directory', 'FileOrCreate', 'File', 'Socket', 'CharDevice', 'BlockDevice'])),
-    })),
-    configMap: v.optional(v.strictObject({ name: v.string(), items: v.optional(v.array(keyToPathSchema)), defaultMode: v.optional(intSchema({ min: 0, max: 0o777 })), optional: v.optional(v.boolean()) })),
-    secret: v.optional(v.strictObject({ secretName: v.string(), items: v.optional(v.array(keyToPathSchema)), defaultMode: v.optional(intSchema({ min: 0, max: 0o777 })), optional: v.optional(v.boolean()) })),
+    hostPath: v.optional(
+      v.strictObject({
+        path: v.pipe(v.string(), v.minLength(1, 'must not be empty')),
+        type: v.optional(v.picklist(['', 'DirectoryOrCreate', 'Directory', 'FileOrCreate', 'File', 'Socket', 'CharDevice', 'BlockDevice'])),
+      }),
+    ),
+    configMap: v.optional(
+      v.strictObject({
+        name: v.string(),
+        items: v.optional(v.array(keyToPathSchema)),
+        defaultMode: v.optional(intSchema({ min: 0, max: 0o777 })),
+        optional: v.optional(v.boolean()),
+      }),
+    ),
+    secret: v.optional(
+      v.strictObject({
+        secretName: v.string(),
+        items: v.optional(v.array(keyToPathSchema)),
+        defaultMode: v.optional(intSchema({ min: 0, max: 0o777 })),
+        optional: v.optional(v.boolean()),
+      }),
+    ),
     persistentVolumeClaim: v.optional(v.strictObject({ claimName: v.string(), readOnly: v.optional(v.boolean()) })),
   }),
   (vol): FieldProblem[] => {
@@ -214,9 +276,12 @@ const nodeSelectorRequirementSchema = withChecks(
   }),
   (r): FieldProblem[] => {
     const n = r.values?.length ?? 0;
-    if ((r.operator === 'In' || r.operator === 'NotIn') && n === 0) return [{ path: ['values'], reason: 'FieldValueRequired', detail: "must be specified when `operator` is 'In' or 'NotIn'" }];
-    if ((r.operator === 'Exists' || r.operator === 'DoesNotExist') && n > 0) return [{ path: ['values'], reason: 'FieldValueForbidden', detail: "may not be specified when `operator` is 'Exists' or 'DoesNotExist'" }];
-    if ((r.operator === 'Gt' || r.operator === 'Lt') && (n !== 1 || !/^-?\d+$/.test(r.values![0]))) return [{ path: ['values'], reason: 'FieldValueRequired', detail: "must be a single integer when `operator` is 'Gt' or 'Lt'" }];
+    if ((r.operator === 'In' || r.operator === 'NotIn') && n === 0)
+      return [{ path: ['values'], reason: 'FieldValueRequired', detail: "must be specified when `operator` is 'In' or 'NotIn'" }];
+    if ((r.operator === 'Exists' || r.operator === 'DoesNotExist') && n > 0)
+      return [{ path: ['values'], reason: 'FieldValueForbidden', detail: "may not be specified when `operator` is 'Exists' or 'DoesNotExist'" }];
+    if ((r.operator === 'Gt' || r.operator === 'Lt') && (n !== 1 || !/^-?\d+$/.test(r.values![0])))
+      return [{ path: ['values'], reason: 'FieldValueRequired', detail: "must be a single integer when `operator` is 'Gt' or 'Lt'" }];
     return [];
   },
 );
@@ -243,12 +308,16 @@ const podAffinitySchema = v.strictObject({
 });
 
 export const affinitySchema = v.strictObject({
-  nodeAffinity: v.optional(v.strictObject({
-    requiredDuringSchedulingIgnoredDuringExecution: v.optional(v.strictObject({
-      nodeSelectorTerms: v.pipe(v.array(nodeSelectorTermSchema), v.minLength(1, 'must have at least one node selector term')),
-    })),
-    preferredDuringSchedulingIgnoredDuringExecution: v.optional(v.array(v.strictObject({ weight, preference: nodeSelectorTermSchema }))),
-  })),
+  nodeAffinity: v.optional(
+    v.strictObject({
+      requiredDuringSchedulingIgnoredDuringExecution: v.optional(
+        v.strictObject({
+          nodeSelectorTerms: v.pipe(v.array(nodeSelectorTermSchema), v.minLength(1, 'must have at least one node selector term')),
+        }),
+      ),
+      preferredDuringSchedulingIgnoredDuringExecution: v.optional(v.array(v.strictObject({ weight, preference: nodeSelectorTermSchema }))),
+    }),
+  ),
   podAffinity: v.optional(podAffinitySchema),
   podAntiAffinity: v.optional(podAffinitySchema),
 });
@@ -263,9 +332,19 @@ export const tolerationSchema = withChecks(
     tolerationSeconds: v.optional(v.pipe(v.number(), v.integer('must be an integer'))),
   }),
   (t): FieldProblem[] => {
-    if (!t.key && t.operator !== 'Exists') return [{ path: ['operator'], reason: 'FieldValueInvalid', detail: 'operator must be Exists when `key` is empty, which means "match all values and all keys"', value: t.operator ?? 'Equal' }];
-    if (t.operator === 'Exists' && t.value) return [{ path: ['operator'], reason: 'FieldValueInvalid', detail: 'value must be empty when `operator` is \'Exists\'', value: 'Exists' }];
-    if (t.tolerationSeconds !== undefined && t.effect !== 'NoExecute') return [{ path: ['effect'], reason: 'FieldValueInvalid', detail: 'effect must be \'NoExecute\' when `tolerationSeconds` is set', value: t.effect ?? '' }];
+    if (!t.key && t.operator !== 'Exists')
+      return [
+        {
+          path: ['operator'],
+          reason: 'FieldValueInvalid',
+          detail: 'operator must be Exists when `key` is empty, which means "match all values and all keys"',
+          value: t.operator ?? 'Equal',
+        },
+      ];
+    if (t.operator === 'Exists' && t.value)
+      return [{ path: ['operator'], reason: 'FieldValueInvalid', detail: "value must be empty when `operator` is 'Exists'", value: 'Exists' }];
+    if (t.tolerationSeconds !== undefined && t.effect !== 'NoExecute')
+      return [{ path: ['effect'], reason: 'FieldValueInvalid', detail: "effect must be 'NoExecute' when `tolerationSeconds` is set", value: t.effect ?? '' }];
     return [];
   },
 );
@@ -281,11 +360,13 @@ const podSpecBaseSchema = v.strictObject({
   terminationGracePeriodSeconds: v.optional(nonNegative, 30),
   activeDeadlineSeconds: v.optional(intSchema({ min: 1 })),
   dnsPolicy: v.optional(v.picklist(['ClusterFirst', 'ClusterFirstWithHostNet', 'Default', 'None']), 'ClusterFirst'),
-  dnsConfig: v.optional(v.strictObject({
-    nameservers: v.optional(v.array(v.string())),
-    searches: v.optional(v.array(v.string())),
-    options: v.optional(v.array(v.strictObject({ name: v.string(), value: v.optional(v.string()) }))),
-  })),
+  dnsConfig: v.optional(
+    v.strictObject({
+      nameservers: v.optional(v.array(v.string())),
+      searches: v.optional(v.array(v.string())),
+      options: v.optional(v.array(v.strictObject({ name: v.string(), value: v.optional(v.string()) }))),
+    }),
+  ),
   nodeSelector: v.optional(labelsSchema),
   serviceAccountName: v.optional(v.string()),
   serviceAccount: v.optional(v.string()),
@@ -295,14 +376,16 @@ const podSpecBaseSchema = v.strictObject({
   hostPID: v.optional(v.boolean()),
   hostIPC: v.optional(v.boolean()),
   shareProcessNamespace: v.optional(v.boolean()),
-  securityContext: v.optional(v.strictObject({
-    runAsUser: v.optional(nonNegative),
-    runAsGroup: v.optional(nonNegative),
-    runAsNonRoot: v.optional(v.boolean()),
-    fsGroup: v.optional(nonNegative),
-    supplementalGroups: v.optional(v.array(nonNegative)),
-    sysctls: v.optional(v.array(v.strictObject({ name: v.string(), value: v.string() }))),
-  })),
+  securityContext: v.optional(
+    v.strictObject({
+      runAsUser: v.optional(nonNegative),
+      runAsGroup: v.optional(nonNegative),
+      runAsNonRoot: v.optional(v.boolean()),
+      fsGroup: v.optional(nonNegative),
+      supplementalGroups: v.optional(v.array(nonNegative)),
+      sysctls: v.optional(v.array(v.strictObject({ name: v.string(), value: v.string() }))),
+    }),
+  ),
   imagePullSecrets: v.optional(v.array(v.strictObject({ name: v.string() }))),
   hostname: v.optional(labelName),
   subdomain: v.optional(labelName),
@@ -325,14 +408,27 @@ function podSpecProblems(spec: v.InferOutput<typeof podSpecBaseSchema>): FieldPr
     ...(spec.initContainers ?? []).map((c, i) => ({ name: c.name, path: ['initContainers', i, 'name'] })),
     ...spec.containers.map((c, i) => ({ name: c.name, path: ['containers', i, 'name'] })),
   ];
-  problems.push(...duplicates(named, (n) => n.name, (i) => named[i].path));
+  problems.push(
+    ...duplicates(
+      named,
+      (n) => n.name,
+      (i) => named[i].path,
+    ),
+  );
   const volumes = spec.volumes ?? [];
-  problems.push(...duplicates(volumes, (vol) => vol.name, (i) => ['volumes', i, 'name']));
+  problems.push(
+    ...duplicates(
+      volumes,
+      (vol) => vol.name,
+      (i) => ['volumes', i, 'name'],
+    ),
+  );
   const volumeNames = new Set(volumes.map((vol) => vol.name));
   for (const list of ['initContainers', 'containers'] as const) {
     (spec[list] ?? []).forEach((c, ci) => {
       (c.volumeMounts ?? []).forEach((m, mi) => {
-        if (!volumeNames.has(m.name)) problems.push({ path: [list, ci, 'volumeMounts', mi, 'name'], reason: 'FieldValueNotFound', detail: 'must match the name of a volume' });
+        if (!volumeNames.has(m.name))
+          problems.push({ path: [list, ci, 'volumeMounts', mi, 'name'], reason: 'FieldValueNotFound', detail: 'must match the name of a volume' });
       });
     });
   }
@@ -377,7 +473,10 @@ export function defaultPodSpec(spec: PodSpec): PodSpec {
   };
 }
 
-export const podSpecSchema = v.pipe(withChecks(podSpecBaseSchema, podSpecProblems), v.transform((spec) => defaultPodSpec(spec)));
+export const podSpecSchema = v.pipe(
+  withChecks(podSpecBaseSchema, podSpecProblems),
+  v.transform((spec) => defaultPodSpec(spec)),
+);
 export type PodSpec = v.InferOutput<typeof podSpecBaseSchema>;
 
 // ---- Templates (ReplicaSet, Deployment) ----------------------------------------------------
@@ -402,7 +501,9 @@ export function selectorMatchesTemplate(spec: { selector: LabelSelector; templat
     ok = false;
   }
   if (ok) return [];
-  const shown = Object.entries(labels).map(([k, val]) => `${k}=${val}`).join(',');
+  const shown = Object.entries(labels)
+    .map(([k, val]) => `${k}=${val}`)
+    .join(',');
   return [{ path: ['template', 'metadata', 'labels'], reason: 'FieldValueInvalid', detail: '`selector` does not match template `labels`', value: shown }];
 }
 
@@ -411,15 +512,17 @@ export function selectorMatchesTemplate(spec: { selector: LabelSelector; templat
 export const containerStateSchema = v.strictObject({
   waiting: v.optional(v.strictObject({ reason: v.optional(v.string()), message: v.optional(v.string()) })),
   running: v.optional(v.strictObject({ startedAt: v.optional(timestampSchema) })),
-  terminated: v.optional(v.strictObject({
-    exitCode: v.pipe(v.number(), v.integer('must be an integer')),
-    signal: v.optional(v.pipe(v.number(), v.integer('must be an integer'))),
-    reason: v.optional(v.string()),
-    message: v.optional(v.string()),
-    startedAt: v.optional(v.nullable(timestampSchema)),
-    finishedAt: v.optional(v.nullable(timestampSchema)),
-    containerID: v.optional(v.string()),
-  })),
+  terminated: v.optional(
+    v.strictObject({
+      exitCode: v.pipe(v.number(), v.integer('must be an integer')),
+      signal: v.optional(v.pipe(v.number(), v.integer('must be an integer'))),
+      reason: v.optional(v.string()),
+      message: v.optional(v.string()),
+      startedAt: v.optional(v.nullable(timestampSchema)),
+      finishedAt: v.optional(v.nullable(timestampSchema)),
+      containerID: v.optional(v.string()),
+    }),
+  ),
 });
 export type ContainerState = v.InferOutput<typeof containerStateSchema>;
 
@@ -466,11 +569,13 @@ export function podQosClass(spec: Pick<PodSpec, 'containers' | 'initContainers'>
   const all = [...(spec.initContainers ?? []), ...spec.containers];
   const anySet = all.some((c) => Object.keys(c.resources?.requests ?? {}).length + Object.keys(c.resources?.limits ?? {}).length > 0);
   if (!anySet) return 'BestEffort';
-  const guaranteed = all.every((c) => (['cpu', 'memory'] as const).every((r) => {
-    const limit = c.resources?.limits?.[r];
-    const request = c.resources?.requests?.[r] ?? limit;
-    return limit !== undefined && request !== undefined && parseQuantity(limit) === parseQuantity(request);
-  }));
+  const guaranteed = all.every((c) =>
+    (['cpu', 'memory'] as const).every((r) => {
+      const limit = c.resources?.limits?.[r];
+      const request = c.resources?.requests?.[r] ?? limit;
+      return limit !== undefined && request !== undefined && parseQuantity(limit) === parseQuantity(request);
+    }),
+  );
   return guaranteed ? 'Guaranteed' : 'Burstable';
 }
 
@@ -514,7 +619,9 @@ export function podDisplayStatus(pod: Pod): string {
  */
 export function podUpdateProblems(existing: Pod, next: Pod): FieldProblem[] {
   if ((existing.spec.nodeName ?? '') === (next.spec.nodeName ?? '')) return [];
-  return [{ path: ['spec', 'nodeName'], reason: 'FieldValueForbidden', detail: 'field is immutable; pods are bound to a node through the pods/binding subresource' }];
+  return [
+    { path: ['spec', 'nodeName'], reason: 'FieldValueForbidden', detail: 'field is immutable; pods are bound to a node through the pods/binding subresource' },
+  ];
 }
 
 export const podKind: KindDefinition = {

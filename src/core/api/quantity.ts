@@ -20,7 +20,10 @@ interface ParsedQuantity {
 
 function split(input: string): ParsedQuantity {
   const m = QUANTITY.exec(input);
-  if (!m) throw new Error(`invalid quantity "${input.length > 40 ? `${input.slice(0, 40)}...` : input}": quantities must match the regular expression '${QUANTITY_PATTERN}'`);
+  if (!m)
+    throw new Error(
+      `invalid quantity "${input.length > 40 ? `${input.slice(0, 40)}...` : input}": quantities must match the regular expression '${QUANTITY_PATTERN}'`,
+    );
   const [, mantissa, suffix = ''] = m;
   if (suffix in BINARY_EXPONENTS) return { mantissa, base: 2, exponent: BINARY_EXPONENTS[suffix] };
   if (suffix in DECIMAL_EXPONENTS) return { mantissa, base: 10, exponent: DECIMAL_EXPONENTS[suffix] };
@@ -104,7 +107,10 @@ export function formatQuantity(value: number, options: FormatQuantityOptions = {
     const [m, n] = reduce(whole, 1000n, DECIMAL_SUFFIXES.length - 1);
     return `${sign}${m}${DECIMAL_SUFFIXES[n]}`;
   }
-  for (const [suffix, exponent] of [['m', 3], ['u', 6]] as const) {
+  for (const [suffix, exponent] of [
+    ['m', 3],
+    ['u', 6],
+  ] as const) {
     const scaled = toNumber(split(String(abs)), exponent);
     if (Number.isInteger(scaled)) return `${sign}${scaled}${suffix}`;
   }
@@ -115,7 +121,10 @@ export function formatQuantity(value: number, options: FormatQuantityOptions = {
 export const quantitySchema = v.union(
   [
     v.pipe(v.number(), v.finite()),
-    v.pipe(v.string(), v.check((s) => isQuantity(s), `quantities must match the regular expression '${QUANTITY_PATTERN}'`)),
+    v.pipe(
+      v.string(),
+      v.check((s) => isQuantity(s), `quantities must match the regular expression '${QUANTITY_PATTERN}'`),
+    ),
   ],
   'must be a quantity (a string such as "500m" or "1Gi", or a number)',
 );
@@ -126,6 +135,9 @@ const RESOURCE_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z
 /** A map of resource name to non-negative quantity (requests, limits, capacity, allocatable). */
 export const resourceListSchema = mapSchema(
   v.pipe(v.string(), v.regex(RESOURCE_NAME, 'must be a standard resource name such as cpu or memory, or a qualified name')),
-  v.pipe(quantitySchema, v.check((q) => !isQuantity(q) || parseQuantity(q) >= 0, 'must be greater than or equal to 0')),
+  v.pipe(
+    quantitySchema,
+    v.check((q) => !isQuantity(q) || parseQuantity(q) >= 0, 'must be greater than or equal to 0'),
+  ),
 );
 export type ResourceList = v.InferOutput<typeof resourceListSchema>;

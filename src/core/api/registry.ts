@@ -42,9 +42,11 @@ export function kindByName(name: string): KindDefinition | undefined {
   const lower = name.toLowerCase();
   const dot = lower.indexOf('.');
   const [base, group] = dot > 0 ? [lower.slice(0, dot), lower.slice(dot + 1)] : [lower, undefined];
-  return kinds.find((k) =>
-    (group === undefined || k.group === group) &&
-    (k.resource === base || k.singular === base || k.kind.toLowerCase() === base || k.shortNames.includes(base)));
+  return kinds.find(
+    (k) =>
+      (group === undefined || k.group === group) &&
+      (k.resource === base || k.singular === base || k.kind.toLowerCase() === base || k.shortNames.includes(base)),
+  );
 }
 
 /** Finds a kind by its place in API paths (`''`/`v1`/`pods`, `apps`/`v1`/`deployments`). */

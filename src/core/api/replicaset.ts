@@ -46,8 +46,22 @@ export function workloadWideColumns(get: (o: unknown) => { selector: LabelSelect
     }
   };
   return [
-    { name: 'CONTAINERS', wide: true, value: (o) => get(o).template.spec.containers.map((c) => c.name).join(',') },
-    { name: 'IMAGES', wide: true, value: (o) => get(o).template.spec.containers.map((c) => c.image).join(',') },
+    {
+      name: 'CONTAINERS',
+      wide: true,
+      value: (o) =>
+        get(o)
+          .template.spec.containers.map((c) => c.name)
+          .join(','),
+    },
+    {
+      name: 'IMAGES',
+      wide: true,
+      value: (o) =>
+        get(o)
+          .template.spec.containers.map((c) => c.image)
+          .join(','),
+    },
     { name: 'SELECTOR', wide: true, value: (o) => selector(get(o).selector) },
   ];
 }

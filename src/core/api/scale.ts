@@ -4,7 +4,13 @@ import type { KubeObject } from './meta.js';
 import { formatSelector, selectorFromLabelSelector, type LabelSelector } from './selector.js';
 
 /** Declared in a kind's `subresources`: the kind has spec.replicas, spec.selector and status.replicas, and is served a Scale. */
-export const SCALE_SUBRESOURCE: SubresourceDefinition = { name: 'scale', group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] };
+export const SCALE_SUBRESOURCE: SubresourceDefinition = {
+  name: 'scale',
+  group: 'autoscaling',
+  version: 'v1',
+  kind: 'Scale',
+  verbs: ['get', 'patch', 'update'],
+};
 
 export interface Scale {
   apiVersion: 'autoscaling/v1';

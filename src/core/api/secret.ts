@@ -25,9 +25,12 @@ const secretObjectSchema = withChecks(
     immutable: v.optional(v.boolean()),
   }),
   (s): FieldProblem[] => {
-    const bytes = Object.values(s.data ?? {}).reduce((n, b64) => n + Buffer.byteLength(b64, 'base64'), 0)
-      + Object.values(s.stringData ?? {}).reduce((n, text) => n + Buffer.byteLength(text), 0);
-    return bytes > MAX_SECRET_BYTES ? [{ path: ['data'], reason: 'FieldValueInvalid', value: `${bytes} bytes`, detail: `Too long: must have at most ${MAX_SECRET_BYTES} bytes` }] : [];
+    const bytes =
+      Object.values(s.data ?? {}).reduce((n, b64) => n + Buffer.byteLength(b64, 'base64'), 0) +
+      Object.values(s.stringData ?? {}).reduce((n, text) => n + Buffer.byteLength(text), 0);
+    return bytes > MAX_SECRET_BYTES
+      ? [{ path: ['data'], reason: 'FieldValueInvalid', value: `${bytes} bytes`, detail: `Too long: must have at most ${MAX_SECRET_BYTES} bytes` }]
+      : [];
   },
 );
 
@@ -65,8 +68,10 @@ export const secretKind: KindDefinition = {
     if (old.immutable !== true) return [];
     const now = next as Secret;
     const problems: FieldProblem[] = [];
-    if (JSON.stringify(old.data ?? {}) !== JSON.stringify(now.data ?? {})) problems.push({ path: ['data'], reason: 'FieldValueForbidden', value: '', detail: 'field is immutable when `immutable` is set' });
-    if (now.immutable !== true) problems.push({ path: ['immutable'], reason: 'FieldValueForbidden', value: now.immutable ?? null, detail: 'field is immutable when `immutable` is set' });
+    if (JSON.stringify(old.data ?? {}) !== JSON.stringify(now.data ?? {}))
+      problems.push({ path: ['data'], reason: 'FieldValueForbidden', value: '', detail: 'field is immutable when `immutable` is set' });
+    if (now.immutable !== true)
+      problems.push({ path: ['immutable'], reason: 'FieldValueForbidden', value: now.immutable ?? null, detail: 'field is immutable when `immutable` is set' });
     return problems;
   },
   // Values are never printed in tables, as kubectl: only how many keys there are.

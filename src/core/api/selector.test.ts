@@ -3,8 +3,15 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as v from 'valibot';
 import {
-  formatFieldSelector, formatSelector, labelSelectorSchema, matches, matchesFields, parseFieldSelector, parseSelector,
-  selectorFromLabelSelector, selectorFromMap,
+  formatFieldSelector,
+  formatSelector,
+  labelSelectorSchema,
+  matches,
+  matchesFields,
+  parseFieldSelector,
+  parseSelector,
+  selectorFromLabelSelector,
+  selectorFromMap,
 } from './selector.js';
 
 describe('parseSelector', () => {
@@ -23,15 +30,30 @@ describe('parseSelector', () => {
     ]);
   });
   it('accepts spaces, prefixed keys, empty values and the empty selector', () => {
-    assert.deepEqual(parseSelector(' app.kubernetes.io/name = web , env in ( a , b ) ').requirements.map((r) => r.values), [['web'], ['a', 'b']]);
+    assert.deepEqual(
+      parseSelector(' app.kubernetes.io/name = web , env in ( a , b ) ').requirements.map((r) => r.values),
+      [['web'], ['a', 'b']],
+    );
     assert.deepEqual(parseSelector('a=').requirements, [{ key: 'a', operator: 'In', values: [''] }]);
     assert.deepEqual(parseSelector('').requirements, []);
   });
   const bad: [string, RegExp][] = [
-    ['a in (', /expected a value/], ['a in ()', /expected a value/], ['a ~ b', /expected an operator/], ['a b', /expected an operator/],
-    ['=b', /expected a label key/], ['a=b,', /expected a label key/], ['a in b', /expected '\('/], ['a in (b c)', /expected ',' or '\)'/],
-    ['a=b c', /expected ',' or end of string/], ['bad key!=x', /expected an operator/], ['-a=b', /invalid label key/], ['a=b c d', /expected/],
-    ['a=-x', /invalid label value/], ['n>x', /integer/], ['a,,b', /expected a label key/], ['!', /expected a label key/],
+    ['a in (', /expected a value/],
+    ['a in ()', /expected a value/],
+    ['a ~ b', /expected an operator/],
+    ['a b', /expected an operator/],
+    ['=b', /expected a label key/],
+    ['a=b,', /expected a label key/],
+    ['a in b', /expected '\('/],
+    ['a in (b c)', /expected ',' or '\)'/],
+    ['a=b c', /expected ',' or end of string/],
+    ['bad key!=x', /expected an operator/],
+    ['-a=b', /invalid label key/],
+    ['a=b c d', /expected/],
+    ['a=-x', /invalid label value/],
+    ['n>x', /integer/],
+    ['a,,b', /expected a label key/],
+    ['!', /expected a label key/],
   ];
   for (const [input, want] of bad) it(`rejects ${JSON.stringify(input)}`, () => assert.throws(() => parseSelector(input), want));
 });
@@ -39,9 +61,22 @@ describe('parseSelector', () => {
 describe('matches', () => {
   const labels = { app: 'web', tier: 'front', n: '5' };
   const cases: [string, boolean][] = [
-    ['', true], ['app=web', true], ['app=db', false], ['app!=db', true], ['missing!=x', true], ['app in (db,web)', true],
-    ['app notin (web)', false], ['missing notin (x)', true], ['tier', true], ['missing', false], ['!missing', true], ['!tier', false],
-    ['app=web,tier=back', false], ['n>3', true], ['n<3', false], ['tier>3', false],
+    ['', true],
+    ['app=web', true],
+    ['app=db', false],
+    ['app!=db', true],
+    ['missing!=x', true],
+    ['app in (db,web)', true],
+    ['app notin (web)', false],
+    ['missing notin (x)', true],
+    ['tier', true],
+    ['missing', false],
+    ['!missing', true],
+    ['!tier', false],
+    ['app=web,tier=back', false],
+    ['n>3', true],
+    ['n<3', false],
+    ['tier>3', false],
   ];
   for (const [sel, want] of cases) it(`${JSON.stringify(sel)} -> ${want}`, () => assert.equal(matches(parseSelector(sel), labels), want));
   it('treats missing labels as empty', () => assert.equal(matches(parseSelector('!a'), undefined), true));
@@ -55,7 +90,13 @@ describe('formatSelector', () => {
 
 describe('LabelSelector objects', () => {
   it('converts matchLabels (sorted) and matchExpressions', () => {
-    const s = selectorFromLabelSelector({ matchLabels: { tier: 'front', app: 'web' }, matchExpressions: [{ key: 'env', operator: 'NotIn', values: ['dev'] }, { key: 'x', operator: 'Exists' }] });
+    const s = selectorFromLabelSelector({
+      matchLabels: { tier: 'front', app: 'web' },
+      matchExpressions: [
+        { key: 'env', operator: 'NotIn', values: ['dev'] },
+        { key: 'x', operator: 'Exists' },
+      ],
+    });
     assert.equal(formatSelector(s), 'app=web,tier=front,env!=dev,x');
     assert.equal(matches(s, { app: 'web', tier: 'front', x: '' }), true);
     assert.equal(matches(s, { app: 'web', tier: 'front', x: '', env: 'dev' }), false);
@@ -91,8 +132,15 @@ describe('field selectors', () => {
   }
   const pod = { metadata: { name: 'p', namespace: 'default' }, spec: { nodeName: 'n1', unschedulable: false }, status: { phase: 'Running' } };
   const cases: [string, boolean][] = [
-    ['spec.nodeName=n1', true], ['spec.nodeName=n2', false], ['spec.nodeName!=n2', true], ['status.phase=Running,spec.nodeName=n1', true],
-    ['status.phase!=Running', false], ['spec.missing=', true], ['spec.missing!=', false], ['spec.unschedulable=false', true], ['metadata.name=p', true],
+    ['spec.nodeName=n1', true],
+    ['spec.nodeName=n2', false],
+    ['spec.nodeName!=n2', true],
+    ['status.phase=Running,spec.nodeName=n1', true],
+    ['status.phase!=Running', false],
+    ['spec.missing=', true],
+    ['spec.missing!=', false],
+    ['spec.unschedulable=false', true],
+    ['metadata.name=p', true],
   ];
   for (const [sel, want] of cases) it(`${sel} -> ${want}`, () => assert.equal(matchesFields(parseFieldSelector(sel), pod), want));
   it('formats back with escapes', () => assert.equal(formatFieldSelector(parseFieldSelector('a=x\\,y,b!=z')), 'a=x\\,y,b!=z'));

@@ -21,8 +21,10 @@ export interface Selector {
 const LABEL_KEY = /^(([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
 
-const KEY_MESSAGE = "a valid label key must be a name of at most 63 alphanumeric characters, '-', '_' or '.' (starting and ending with an alphanumeric), with an optional DNS subdomain prefix and '/'";
-const VALUE_MESSAGE = "a valid label value must be an empty string or at most 63 alphanumeric characters, '-', '_' or '.', starting and ending with an alphanumeric character";
+const KEY_MESSAGE =
+  "a valid label key must be a name of at most 63 alphanumeric characters, '-', '_' or '.' (starting and ending with an alphanumeric), with an optional DNS subdomain prefix and '/'";
+const VALUE_MESSAGE =
+  "a valid label value must be an empty string or at most 63 alphanumeric characters, '-', '_' or '.', starting and ending with an alphanumeric character";
 
 function checkKey(key: string): void {
   if (!LABEL_KEY.test(key) || key.length > 317) throw new Error(`invalid label key "${key}": ${KEY_MESSAGE}`);
@@ -200,10 +202,14 @@ function matchesOne(r: LabelRequirement, labels: Readonly<Record<string, string>
   const has = Object.hasOwn(labels, r.key);
   const value = has ? labels[r.key] : undefined;
   switch (r.operator) {
-    case 'In': return has && r.values.includes(value!);
-    case 'NotIn': return !has || !r.values.includes(value!);
-    case 'Exists': return has;
-    case 'DoesNotExist': return !has;
+    case 'In':
+      return has && r.values.includes(value!);
+    case 'NotIn':
+      return !has || !r.values.includes(value!);
+    case 'Exists':
+      return has;
+    case 'DoesNotExist':
+      return !has;
     case 'Gt':
     case 'Lt': {
       if (!has || !/^-?\d+$/.test(value!)) return false;
@@ -221,12 +227,18 @@ export function matches(selector: Selector, labels: Readonly<Record<string, stri
 
 function formatOne(r: LabelRequirement): string {
   switch (r.operator) {
-    case 'In': return r.values.length === 1 ? `${r.key}=${r.values[0]}` : `${r.key} in (${r.values.join(',')})`;
-    case 'NotIn': return r.values.length === 1 ? `${r.key}!=${r.values[0]}` : `${r.key} notin (${r.values.join(',')})`;
-    case 'Exists': return r.key;
-    case 'DoesNotExist': return `!${r.key}`;
-    case 'Gt': return `${r.key}>${r.values[0]}`;
-    case 'Lt': return `${r.key}<${r.values[0]}`;
+    case 'In':
+      return r.values.length === 1 ? `${r.key}=${r.values[0]}` : `${r.key} in (${r.values.join(',')})`;
+    case 'NotIn':
+      return r.values.length === 1 ? `${r.key}!=${r.values[0]}` : `${r.key} notin (${r.values.join(',')})`;
+    case 'Exists':
+      return r.key;
+    case 'DoesNotExist':
+      return `!${r.key}`;
+    case 'Gt':
+      return `${r.key}>${r.values[0]}`;
+    case 'Lt':
+      return `${r.key}<${r.values[0]}`;
   }
 }
 
@@ -250,7 +262,8 @@ export const labelSelectorRequirementSchema = withChecks(
     const n = r.values?.length ?? 0;
     const needsValues = r.operator === 'In' || r.operator === 'NotIn';
     if (needsValues && n === 0) return [{ path: ['values'], reason: 'FieldValueRequired', detail: "must be specified when `operator` is 'In' or 'NotIn'" }];
-    if (!needsValues && n > 0) return [{ path: ['values'], reason: 'FieldValueForbidden', detail: "may not be specified when `operator` is 'Exists' or 'DoesNotExist'" }];
+    if (!needsValues && n > 0)
+      return [{ path: ['values'], reason: 'FieldValueForbidden', detail: "may not be specified when `operator` is 'Exists' or 'DoesNotExist'" }];
     return [];
   },
 );

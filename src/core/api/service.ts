@@ -8,7 +8,10 @@ import { duplicates, withChecks, type FieldProblem } from './validate.js';
 const IPV4 = /^((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 
 /** '' (allocate one), 'None' (headless) or an IPv4 address. */
-const clusterIPSchema = v.pipe(v.string(), v.check((s) => s === '' || s === 'None' || IPV4.test(s), 'must be a valid IPv4 address, "None" or empty'));
+const clusterIPSchema = v.pipe(
+  v.string(),
+  v.check((s) => s === '' || s === 'None' || IPV4.test(s), 'must be a valid IPv4 address, "None" or empty'),
+);
 
 const servicePortSchema = v.strictObject({
   name: v.optional(portNameSchema),
@@ -30,9 +33,11 @@ const serviceSpecBaseSchema = v.strictObject({
   externalIPs: v.optional(v.array(v.pipe(v.string(), v.regex(IPV4, 'must be a valid IPv4 address')))),
   loadBalancerIP: v.optional(v.string()),
   sessionAffinity: v.optional(v.picklist(['None', 'ClientIP']), 'None'),
-  sessionAffinityConfig: v.optional(v.strictObject({
-    clientIP: v.optional(v.strictObject({ timeoutSeconds: v.optional(intSchema({ min: 1, max: 86400 })) })),
-  })),
+  sessionAffinityConfig: v.optional(
+    v.strictObject({
+      clientIP: v.optional(v.strictObject({ timeoutSeconds: v.optional(intSchema({ min: 1, max: 86400 })) })),
+    }),
+  ),
   externalTrafficPolicy: v.optional(v.picklist(['Cluster', 'Local'])),
   internalTrafficPolicy: v.optional(v.picklist(['Cluster', 'Local'])),
   publishNotReadyAddresses: v.optional(v.boolean()),
@@ -45,23 +50,40 @@ type ServiceSpecBase = v.InferOutput<typeof serviceSpecBaseSchema>;
 function serviceSpecProblems(spec: ServiceSpecBase): FieldProblem[] {
   const problems: FieldProblem[] = [];
   const ports = spec.ports;
-  if (ports.length === 0 && spec.clusterIP !== 'None') problems.push({ path: ['ports'], reason: 'FieldValueRequired', detail: 'at least one port is required unless the service is headless' });
+  if (ports.length === 0 && spec.clusterIP !== 'None')
+    problems.push({ path: ['ports'], reason: 'FieldValueRequired', detail: 'at least one port is required unless the service is headless' });
   // With several ports, names tell them apart in Endpoints and in DNS SRV records.
   if (ports.length > 1) {
     ports.forEach((p, i) => {
-      if (!p.name) problems.push({ path: ['ports', i, 'name'], reason: 'FieldValueRequired', detail: 'port names are required when a service has more than one port' });
+      if (!p.name)
+        problems.push({ path: ['ports', i, 'name'], reason: 'FieldValueRequired', detail: 'port names are required when a service has more than one port' });
     });
   }
-  problems.push(...duplicates(ports, (p) => p.name || undefined, (i) => ['ports', i, 'name']));
-  problems.push(...duplicates(ports, (p) => `${p.port}/${p.protocol}`, (i) => ['ports', i]).map((p) => ({ ...p, value: `${ports[p.path[1] as number].port}/${ports[p.path[1] as number].protocol}` })));
+  problems.push(
+    ...duplicates(
+      ports,
+      (p) => p.name || undefined,
+      (i) => ['ports', i, 'name'],
+    ),
+  );
+  problems.push(
+    ...duplicates(
+      ports,
+      (p) => `${p.port}/${p.protocol}`,
+      (i) => ['ports', i],
+    ).map((p) => ({ ...p, value: `${ports[p.path[1] as number].port}/${ports[p.path[1] as number].protocol}` })),
+  );
   if (spec.type === 'ClusterIP') {
     ports.forEach((p, i) => {
-      if (p.nodePort) problems.push({ path: ['ports', i, 'nodePort'], reason: 'FieldValueForbidden', detail: 'may not be used when `type` is \'ClusterIP\'' });
+      if (p.nodePort) problems.push({ path: ['ports', i, 'nodePort'], reason: 'FieldValueForbidden', detail: "may not be used when `type` is 'ClusterIP'" });
     });
-    if (spec.externalTrafficPolicy) problems.push({ path: ['externalTrafficPolicy'], reason: 'FieldValueForbidden', detail: 'may only be set for NodePort and LoadBalancer services' });
+    if (spec.externalTrafficPolicy)
+      problems.push({ path: ['externalTrafficPolicy'], reason: 'FieldValueForbidden', detail: 'may only be set for NodePort and LoadBalancer services' });
   }
-  if (spec.clusterIP === 'None' && spec.type !== 'ClusterIP') problems.push({ path: ['clusterIP'], reason: 'FieldValueInvalid', detail: 'may only be "None" for ClusterIP services' });
-  if (spec.sessionAffinityConfig && spec.sessionAffinity !== 'ClientIP') problems.push({ path: ['sessionAffinityConfig'], reason: 'FieldValueForbidden', detail: 'may only be set when `sessionAffinity` is ClientIP', value: '' });
+  if (spec.clusterIP === 'None' && spec.type !== 'ClusterIP')
+    problems.push({ path: ['clusterIP'], reason: 'FieldValueInvalid', detail: 'may only be "None" for ClusterIP services' });
+  if (spec.sessionAffinityConfig && spec.sessionAffinity !== 'ClientIP')
+    problems.push({ path: ['sessionAffinityConfig'], reason: 'FieldValueForbidden', detail: 'may only be set when `sessionAffinity` is ClientIP', value: '' });
   return problems;
 }
 
@@ -81,12 +103,17 @@ export type ServiceSpec = ServiceSpecBase;
 
 export const serviceSchema = kindSchema('v1', 'Service', {
   spec: v.optional(serviceSpecSchema, {}),
-  status: v.optional(v.strictObject({
-    loadBalancer: v.optional(v.strictObject({
-      ingress: v.optional(v.array(v.strictObject({ ip: v.optional(v.string()), hostname: v.optional(v.string()) }))),
-    })),
-    conditions: v.optional(v.array(conditionSchema)),
-  }), {}),
+  status: v.optional(
+    v.strictObject({
+      loadBalancer: v.optional(
+        v.strictObject({
+          ingress: v.optional(v.array(v.strictObject({ ip: v.optional(v.string()), hostname: v.optional(v.string()) }))),
+        }),
+      ),
+      conditions: v.optional(v.array(conditionSchema)),
+    }),
+    {},
+  ),
 });
 export type Service = v.InferOutput<typeof serviceSchema>;
 
@@ -125,7 +152,8 @@ export function serviceUpdateProblems(existing: Service, next: Service): FieldPr
     const held = new Map(existing.spec.ports.filter((p) => p.nodePort).map((p) => [p.name ?? '', p.nodePort!]));
     next.spec.ports.forEach((p, i) => {
       const old = held.get(p.name ?? '');
-      if (old !== undefined && p.nodePort && p.nodePort !== old) problems.push({ path: ['spec', 'ports', i, 'nodePort'], reason: 'FieldValueInvalid', value: p.nodePort, detail: 'field is immutable' });
+      if (old !== undefined && p.nodePort && p.nodePort !== old)
+        problems.push({ path: ['spec', 'ports', i, 'nodePort'], reason: 'FieldValueInvalid', value: p.nodePort, detail: 'field is immutable' });
     });
   }
   return problems;

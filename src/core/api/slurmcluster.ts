@@ -65,7 +65,8 @@ const slurmClusterSpecSchema = withChecks(
   }),
   (s): FieldProblem[] => {
     const problems: FieldProblem[] = [];
-    if (s.mode === 'ssh' && s.ssh === undefined) problems.push({ path: ['ssh'], reason: 'FieldValueRequired', detail: 'mode ssh needs the login node: ssh.host, ssh.user and ssh.secretName' });
+    if (s.mode === 'ssh' && s.ssh === undefined)
+      problems.push({ path: ['ssh'], reason: 'FieldValueRequired', detail: 'mode ssh needs the login node: ssh.host, ssh.user and ssh.secretName' });
     if (s.mode === 'local' && s.ssh !== undefined) problems.push({ path: ['ssh'], reason: 'FieldValueForbidden', detail: 'only with mode ssh' });
     if (s.mode === 'ssh' && s.local !== undefined) problems.push({ path: ['local'], reason: 'FieldValueForbidden', detail: 'only with mode local' });
     return problems;
@@ -98,9 +99,16 @@ export const slurmClusterKind: KindDefinition = {
       name: 'TARGET',
       value: (o) => {
         const s = (o as SlurmCluster).spec;
-        return s.mode === 'ssh' && s.ssh ? `${s.ssh.user}@${s.ssh.host}:${s.ssh.port}` : s.local?.slurmConf ?? DEFAULT_SLURM_CONF;
+        return s.mode === 'ssh' && s.ssh ? `${s.ssh.user}@${s.ssh.host}:${s.ssh.port}` : (s.local?.slurmConf ?? DEFAULT_SLURM_CONF);
       },
     },
-    { name: 'WORKDIR', wide: true, value: (o) => { const s = (o as SlurmCluster).spec; return (s.mode === 'ssh' ? s.ssh?.workDir : s.local?.workDir) ?? ''; } },
+    {
+      name: 'WORKDIR',
+      wide: true,
+      value: (o) => {
+        const s = (o as SlurmCluster).spec;
+        return (s.mode === 'ssh' ? s.ssh?.workDir : s.local?.workDir) ?? '';
+      },
+    },
   ],
 };

@@ -13,7 +13,15 @@ export type CauseReason =
   | 'FieldValueForbidden'
   | 'FieldValueNotFound';
 
-const REASONS = new Set<string>(['FieldValueRequired', 'FieldValueInvalid', 'FieldValueNotSupported', 'FieldValueTypeInvalid', 'FieldValueDuplicate', 'FieldValueForbidden', 'FieldValueNotFound']);
+const REASONS = new Set<string>([
+  'FieldValueRequired',
+  'FieldValueInvalid',
+  'FieldValueNotSupported',
+  'FieldValueTypeInvalid',
+  'FieldValueDuplicate',
+  'FieldValueForbidden',
+  'FieldValueNotFound',
+]);
 
 /** A problem found by a cross-field check, at a path relative to the value being checked. */
 export interface FieldProblem {
@@ -30,9 +38,11 @@ function pathItems(root: unknown, path: readonly (string | number)[]): [v.IssueP
   let cur: unknown = root;
   for (const key of path) {
     const value = cur !== null && typeof cur === 'object' ? (cur as Record<string | number, unknown>)[key] : undefined;
-    items.push(typeof key === 'number'
-      ? { type: 'array', origin: 'value', input: (Array.isArray(cur) ? cur : []) as unknown[], key, value }
-      : { type: 'object', origin: 'value', input: (cur ?? {}) as Record<string, unknown>, key, value });
+    items.push(
+      typeof key === 'number'
+        ? { type: 'array', origin: 'value', input: (Array.isArray(cur) ? cur : []) as unknown[], key, value }
+        : { type: 'object', origin: 'value', input: (cur ?? {}) as Record<string, unknown>, key, value },
+    );
     cur = value;
   }
   return items.length ? (items as [v.IssuePathItem, ...v.IssuePathItem[]]) : undefined;
@@ -118,7 +128,10 @@ function customMessage(issue: v.BaseIssue<unknown>): string | undefined {
 /** `("A" | "B")` -> `"A", "B"` */
 function supportedValues(expected: string | null): string {
   if (!expected) return '';
-  return expected.replace(/^\((.*)\)$/, '$1').split(' | ').join(', ');
+  return expected
+    .replace(/^\((.*)\)$/, '$1')
+    .split(' | ')
+    .join(', ');
 }
 
 function typeName(expected: string | null): string {
@@ -134,14 +147,22 @@ function defaultDetail(issue: v.BaseIssue<unknown>): string {
   const req = (issue as { requirement?: unknown }).requirement;
   const isList = Array.isArray(issue.input);
   switch (issue.type) {
-    case 'min_value': return `must be greater than or equal to ${String(req)}`;
-    case 'max_value': return `must be less than or equal to ${String(req)}`;
-    case 'integer': return 'must be an integer';
-    case 'finite': return 'must be a finite number';
-    case 'min_length': return isList ? `must have at least ${String(req)} items` : `must be at least ${String(req)} characters`;
-    case 'max_length': return isList ? `must have at most ${String(req)} items` : `must be no more than ${String(req)} characters`;
-    case 'regex': return `must match the regular expression '${req instanceof RegExp ? req.source : String(req)}'`;
-    default: return issue.message;
+    case 'min_value':
+      return `must be greater than or equal to ${String(req)}`;
+    case 'max_value':
+      return `must be less than or equal to ${String(req)}`;
+    case 'integer':
+      return 'must be an integer';
+    case 'finite':
+      return 'must be a finite number';
+    case 'min_length':
+      return isList ? `must have at least ${String(req)} items` : `must be at least ${String(req)} characters`;
+    case 'max_length':
+      return isList ? `must have at most ${String(req)} items` : `must be no more than ${String(req)} characters`;
+    case 'regex':
+      return `must match the regular expression '${req instanceof RegExp ? req.source : String(req)}'`;
+    default:
+      return issue.message;
   }
 }
 
@@ -174,13 +195,19 @@ export function causeFromIssue(issue: v.BaseIssue<unknown>): Cause {
 function causeFor(field: string, reason: CauseReason, value: unknown, detail: string): Cause {
   const tail = detail ? `: ${detail}` : '';
   switch (reason) {
-    case 'FieldValueRequired': return { field, reason, message: `Required value${tail}` };
-    case 'FieldValueDuplicate': return { field, reason, message: `Duplicate value: ${shortValue(value)}${tail}` };
-    case 'FieldValueNotSupported': return { field, reason, message: `Unsupported value: ${shortValue(value)}${tail}` };
-    case 'FieldValueForbidden': return { field, reason, message: `Forbidden${tail}` };
-    case 'FieldValueNotFound': return { field, reason, message: `Not found: ${shortValue(value)}${tail}` };
+    case 'FieldValueRequired':
+      return { field, reason, message: `Required value${tail}` };
+    case 'FieldValueDuplicate':
+      return { field, reason, message: `Duplicate value: ${shortValue(value)}${tail}` };
+    case 'FieldValueNotSupported':
+      return { field, reason, message: `Unsupported value: ${shortValue(value)}${tail}` };
+    case 'FieldValueForbidden':
+      return { field, reason, message: `Forbidden${tail}` };
+    case 'FieldValueNotFound':
+      return { field, reason, message: `Not found: ${shortValue(value)}${tail}` };
     case 'FieldValueTypeInvalid':
-    case 'FieldValueInvalid': return { field, reason, message: `Invalid value: ${shortValue(value)}${tail}` };
+    case 'FieldValueInvalid':
+      return { field, reason, message: `Invalid value: ${shortValue(value)}${tail}` };
   }
 }
 
@@ -234,7 +261,9 @@ function shortName(name: string): string {
 
 /** The 422 for problems found outside the schema (update rules, allocations), one cause per problem. */
 export function invalidError(def: KindDefinition, objectName: string, problems: readonly FieldProblem[]): InvalidError {
-  const causes = problems.map((p) => causeFor(p.path.map((k, i) => (typeof k === 'number' ? `[${k}]` : i === 0 ? k : `.${k}`)).join(''), p.reason, p.value, p.detail ?? ''));
+  const causes = problems.map((p) =>
+    causeFor(p.path.map((k, i) => (typeof k === 'number' ? `[${k}]` : i === 0 ? k : `.${k}`)).join(''), p.reason, p.value, p.detail ?? ''),
+  );
   const name = shortName(objectName);
   return new InvalidError(invalidMessage(def.kind, name, causes), { kind: def.resource, group: def.group, name, causes });
 }

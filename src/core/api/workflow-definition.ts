@@ -78,20 +78,57 @@ export type OperandKind = 'string' | 'number' | 'boolean' | 'timestamp' | 'path'
 
 /** Choice comparison operators and their operands (the `...Path` forms compare with a value read from the input). */
 export const CHOICE_OPERATORS: Readonly<Record<string, OperandKind>> = {
-  StringEquals: 'string', StringLessThan: 'string', StringGreaterThan: 'string', StringLessThanEquals: 'string', StringGreaterThanEquals: 'string', StringMatches: 'string',
-  StringEqualsPath: 'path', StringLessThanPath: 'path', StringGreaterThanPath: 'path', StringLessThanEqualsPath: 'path', StringGreaterThanEqualsPath: 'path',
-  NumericEquals: 'number', NumericLessThan: 'number', NumericGreaterThan: 'number', NumericLessThanEquals: 'number', NumericGreaterThanEquals: 'number',
-  NumericEqualsPath: 'path', NumericLessThanPath: 'path', NumericGreaterThanPath: 'path', NumericLessThanEqualsPath: 'path', NumericGreaterThanEqualsPath: 'path',
-  BooleanEquals: 'boolean', BooleanEqualsPath: 'path',
-  TimestampEquals: 'timestamp', TimestampLessThan: 'timestamp', TimestampGreaterThan: 'timestamp', TimestampLessThanEquals: 'timestamp', TimestampGreaterThanEquals: 'timestamp',
-  TimestampEqualsPath: 'path', TimestampLessThanPath: 'path', TimestampGreaterThanPath: 'path', TimestampLessThanEqualsPath: 'path', TimestampGreaterThanEqualsPath: 'path',
-  IsPresent: 'true-or-false', IsNull: 'true-or-false', IsString: 'true-or-false', IsNumeric: 'true-or-false', IsBoolean: 'true-or-false', IsTimestamp: 'true-or-false',
+  StringEquals: 'string',
+  StringLessThan: 'string',
+  StringGreaterThan: 'string',
+  StringLessThanEquals: 'string',
+  StringGreaterThanEquals: 'string',
+  StringMatches: 'string',
+  StringEqualsPath: 'path',
+  StringLessThanPath: 'path',
+  StringGreaterThanPath: 'path',
+  StringLessThanEqualsPath: 'path',
+  StringGreaterThanEqualsPath: 'path',
+  NumericEquals: 'number',
+  NumericLessThan: 'number',
+  NumericGreaterThan: 'number',
+  NumericLessThanEquals: 'number',
+  NumericGreaterThanEquals: 'number',
+  NumericEqualsPath: 'path',
+  NumericLessThanPath: 'path',
+  NumericGreaterThanPath: 'path',
+  NumericLessThanEqualsPath: 'path',
+  NumericGreaterThanEqualsPath: 'path',
+  BooleanEquals: 'boolean',
+  BooleanEqualsPath: 'path',
+  TimestampEquals: 'timestamp',
+  TimestampLessThan: 'timestamp',
+  TimestampGreaterThan: 'timestamp',
+  TimestampLessThanEquals: 'timestamp',
+  TimestampGreaterThanEquals: 'timestamp',
+  TimestampEqualsPath: 'path',
+  TimestampLessThanPath: 'path',
+  TimestampGreaterThanPath: 'path',
+  TimestampLessThanEqualsPath: 'path',
+  TimestampGreaterThanEqualsPath: 'path',
+  IsPresent: 'true-or-false',
+  IsNull: 'true-or-false',
+  IsString: 'true-or-false',
+  IsNumeric: 'true-or-false',
+  IsBoolean: 'true-or-false',
+  IsTimestamp: 'true-or-false',
 };
 
 /** The error names the interpreter raises itself (ASL's), besides a function's own error types. */
 export const STATES_ERRORS = [
-  'States.ALL', 'States.Timeout', 'States.TaskFailed', 'States.Permissions', 'States.ResultPathMatchFailure',
-  'States.ParameterPathFailure', 'States.NoChoiceMatched', 'States.Runtime',
+  'States.ALL',
+  'States.Timeout',
+  'States.TaskFailed',
+  'States.Permissions',
+  'States.ResultPathMatchFailure',
+  'States.ParameterPathFailure',
+  'States.NoChoiceMatched',
+  'States.Runtime',
 ] as const;
 
 const COMMON_FIELDS = ['Type', 'Comment'];
@@ -239,12 +276,18 @@ function checkRetry(c: Checker, value: unknown, at: Path): void {
     }
     c.unknownFields(r, ['ErrorEquals', 'IntervalSeconds', 'MaxAttempts', 'BackoffRate', 'MaxDelaySeconds', 'Comment'], p, 'a retrier');
     c.errorEquals(r, p, i === value.length - 1);
-    if (r.IntervalSeconds !== undefined && !isPositiveInt(r.IntervalSeconds)) c.add([...p, 'IntervalSeconds'], 'FieldValueInvalid', 'must be a positive integer');
-    if (r.MaxAttempts !== undefined && !(typeof r.MaxAttempts === 'number' && Number.isInteger(r.MaxAttempts) && r.MaxAttempts >= 0 && r.MaxAttempts <= 99_999_999)) {
+    if (r.IntervalSeconds !== undefined && !isPositiveInt(r.IntervalSeconds))
+      c.add([...p, 'IntervalSeconds'], 'FieldValueInvalid', 'must be a positive integer');
+    if (
+      r.MaxAttempts !== undefined &&
+      !(typeof r.MaxAttempts === 'number' && Number.isInteger(r.MaxAttempts) && r.MaxAttempts >= 0 && r.MaxAttempts <= 99_999_999)
+    ) {
       c.add([...p, 'MaxAttempts'], 'FieldValueInvalid', 'must be an integer from 0 to 99999999');
     }
-    if (r.BackoffRate !== undefined && !(typeof r.BackoffRate === 'number' && r.BackoffRate >= 1)) c.add([...p, 'BackoffRate'], 'FieldValueInvalid', 'must be a number of at least 1.0');
-    if (r.MaxDelaySeconds !== undefined && !isPositiveInt(r.MaxDelaySeconds)) c.add([...p, 'MaxDelaySeconds'], 'FieldValueInvalid', 'must be a positive integer');
+    if (r.BackoffRate !== undefined && !(typeof r.BackoffRate === 'number' && r.BackoffRate >= 1))
+      c.add([...p, 'BackoffRate'], 'FieldValueInvalid', 'must be a number of at least 1.0');
+    if (r.MaxDelaySeconds !== undefined && !isPositiveInt(r.MaxDelaySeconds))
+      c.add([...p, 'MaxDelaySeconds'], 'FieldValueInvalid', 'must be a positive integer');
   });
 }
 
@@ -305,11 +348,21 @@ function checkRule(c: Checker, rule: unknown, at: Path, topLevel: boolean): void
   const kind = CHOICE_OPERATORS[op]!;
   const fail = (detail: string) => c.add([...at, op], 'FieldValueInvalid', detail, operand);
   switch (kind) {
-    case 'string': if (typeof operand !== 'string') fail('must be a string'); break;
-    case 'number': if (typeof operand !== 'number' || !Number.isFinite(operand)) fail('must be a number'); break;
-    case 'boolean': if (typeof operand !== 'boolean') fail('must be true or false'); break;
-    case 'true-or-false': if (typeof operand !== 'boolean') fail('must be true or false'); break;
-    case 'timestamp': if (!isTimestamp(operand)) fail('must be an RFC 3339 timestamp such as 2024-01-31T12:00:00Z'); break;
+    case 'string':
+      if (typeof operand !== 'string') fail('must be a string');
+      break;
+    case 'number':
+      if (typeof operand !== 'number' || !Number.isFinite(operand)) fail('must be a number');
+      break;
+    case 'boolean':
+      if (typeof operand !== 'boolean') fail('must be true or false');
+      break;
+    case 'true-or-false':
+      if (typeof operand !== 'boolean') fail('must be true or false');
+      break;
+    case 'timestamp':
+      if (!isTimestamp(operand)) fail('must be an RFC 3339 timestamp such as 2024-01-31T12:00:00Z');
+      break;
     case 'path': {
       const problem = typeof operand === 'string' ? pathProblem(operand, { allowContext: true }) : 'must be a path such as $.field';
       if (problem) fail(typeof operand === 'string' ? `not a valid path: ${problem}` : problem);
@@ -328,7 +381,10 @@ function checkState(c: Checker, state: unknown, at: Path): void {
     return;
   }
   if (!STATE_TYPES.includes(type as StateType)) {
-    const detail = type === 'Parallel' || type === 'Map' ? `${String(type)} states are not supported; supported values: ${STATE_TYPES.join(', ')}` : `supported values: ${STATE_TYPES.join(', ')}`;
+    const detail =
+      type === 'Parallel' || type === 'Map'
+        ? `${String(type)} states are not supported; supported values: ${STATE_TYPES.join(', ')}`
+        : `supported values: ${STATE_TYPES.join(', ')}`;
     c.add([...at, 'Type'], 'FieldValueNotSupported', detail);
     return;
   }
@@ -355,7 +411,8 @@ function checkState(c: Checker, state: unknown, at: Path): void {
       if (resource !== undefined && taskFunctionName(resource) === undefined) {
         c.add([...at, 'Resource'], 'FieldValueInvalid', 'must name a function: NAME or function:NAME');
       }
-      if (state.TimeoutSeconds !== undefined && !isPositiveInt(state.TimeoutSeconds)) c.add([...at, 'TimeoutSeconds'], 'FieldValueInvalid', 'must be a positive integer');
+      if (state.TimeoutSeconds !== undefined && !isPositiveInt(state.TimeoutSeconds))
+        c.add([...at, 'TimeoutSeconds'], 'FieldValueInvalid', 'must be a positive integer');
       if (state.Retry !== undefined) checkRetry(c, state.Retry, [...at, 'Retry']);
       if (state.Catch !== undefined) checkCatch(c, state.Catch, [...at, 'Catch']);
       break;
@@ -363,13 +420,17 @@ function checkState(c: Checker, state: unknown, at: Path): void {
     case 'Wait': {
       const given = ['Seconds', 'SecondsPath', 'Timestamp', 'TimestampPath'].filter((k) => state[k] !== undefined);
       if (given.length !== 1) {
-        c.add(given.length ? [...at, given[1]!] : at, given.length ? 'FieldValueForbidden' : 'FieldValueRequired',
-          'a Wait state needs exactly one of Seconds, SecondsPath, Timestamp, TimestampPath');
+        c.add(
+          given.length ? [...at, given[1]!] : at,
+          given.length ? 'FieldValueForbidden' : 'FieldValueRequired',
+          'a Wait state needs exactly one of Seconds, SecondsPath, Timestamp, TimestampPath',
+        );
       }
       if (state.Seconds !== undefined && !(typeof state.Seconds === 'number' && Number.isInteger(state.Seconds) && state.Seconds >= 0)) {
         c.add([...at, 'Seconds'], 'FieldValueInvalid', 'must be a non-negative integer');
       }
-      if (state.Timestamp !== undefined && !isTimestamp(state.Timestamp)) c.add([...at, 'Timestamp'], 'FieldValueInvalid', 'must be an RFC 3339 timestamp such as 2024-01-31T12:00:00Z');
+      if (state.Timestamp !== undefined && !isTimestamp(state.Timestamp))
+        c.add([...at, 'Timestamp'], 'FieldValueInvalid', 'must be an RFC 3339 timestamp such as 2024-01-31T12:00:00Z');
       c.path(state, 'SecondsPath', at, { allowContext: true });
       c.path(state, 'TimestampPath', at, { allowContext: true });
       break;
@@ -377,7 +438,8 @@ function checkState(c: Checker, state: unknown, at: Path): void {
     case 'Choice': {
       const choices = state.Choices;
       if (choices === undefined) c.required([...at, 'Choices']);
-      else if (!Array.isArray(choices) || choices.length === 0) c.add([...at, 'Choices'], 'FieldValueInvalid', 'must be a non-empty list of choice rules', choices);
+      else if (!Array.isArray(choices) || choices.length === 0)
+        c.add([...at, 'Choices'], 'FieldValueInvalid', 'must be a non-empty list of choice rules', choices);
       else for (const [i, r] of choices.entries()) checkRule(c, r, [...at, 'Choices', i], true);
       c.string(state, 'Default', at);
       break;
@@ -397,8 +459,14 @@ export function transitions(state: State): [Path, string][] {
   const out: [Path, string][] = [];
   if (typeof state.Next === 'string') out.push([['Next'], state.Next]);
   if (typeof state.Default === 'string') out.push([['Default'], state.Default]);
-  if (Array.isArray(state.Choices)) state.Choices.forEach((r, i) => { if (isObject(r) && typeof r.Next === 'string') out.push([['Choices', i, 'Next'], r.Next]); });
-  if (Array.isArray(state.Catch)) state.Catch.forEach((r, i) => { if (isObject(r) && typeof r.Next === 'string') out.push([['Catch', i, 'Next'], r.Next]); });
+  if (Array.isArray(state.Choices))
+    state.Choices.forEach((r, i) => {
+      if (isObject(r) && typeof r.Next === 'string') out.push([['Choices', i, 'Next'], r.Next]);
+    });
+  if (Array.isArray(state.Catch))
+    state.Catch.forEach((r, i) => {
+      if (isObject(r) && typeof r.Next === 'string') out.push([['Catch', i, 'Next'], r.Next]);
+    });
   return out;
 }
 
@@ -439,19 +507,28 @@ function checkGraph(c: Checker, startAt: string | undefined, states: Record<stri
 
   const reachable = new Set<string>([startAt]);
   const queue = [startAt];
-  while (queue.length) for (const next of edges.get(queue.shift()!) ?? []) if (!reachable.has(next)) { reachable.add(next); queue.push(next); }
+  while (queue.length)
+    for (const next of edges.get(queue.shift()!) ?? [])
+      if (!reachable.has(next)) {
+        reachable.add(next);
+        queue.push(next);
+      }
 
   // Backwards from the ends: the states some path leads to an end from.
   const canEnd = new Set<string>([...names].filter((n) => isTerminal(states[n]!)));
-  for (let grew = true; grew;) {
+  for (let grew = true; grew; ) {
     grew = false;
     for (const [name, targets] of edges) {
-      if (!canEnd.has(name) && targets.some((t) => canEnd.has(t))) { canEnd.add(name); grew = true; }
+      if (!canEnd.has(name) && targets.some((t) => canEnd.has(t))) {
+        canEnd.add(name);
+        grew = true;
+      }
     }
   }
   for (const name of names) {
     if (!reachable.has(name)) c.add(['States', name], 'FieldValueInvalid', `state "${name}" is not reachable from StartAt`);
-    else if (!canEnd.has(name)) c.add(['States', name], 'FieldValueInvalid', `no path from state "${name}" leads to an end (End: true, a Succeed or a Fail state)`);
+    else if (!canEnd.has(name))
+      c.add(['States', name], 'FieldValueInvalid', `no path from state "${name}" leads to an end (End: true, a Succeed or a Fail state)`);
   }
 }
 
@@ -466,7 +543,8 @@ export function definitionProblems(definition: unknown): FieldProblem[] {
   c.string(definition, 'Comment', []);
   c.string(definition, 'Version', []);
   const startAt = c.string(definition, 'StartAt', [], { required: true, nonEmpty: true });
-  if (definition.TimeoutSeconds !== undefined && !isPositiveInt(definition.TimeoutSeconds)) c.add(['TimeoutSeconds'], 'FieldValueInvalid', 'must be a positive integer');
+  if (definition.TimeoutSeconds !== undefined && !isPositiveInt(definition.TimeoutSeconds))
+    c.add(['TimeoutSeconds'], 'FieldValueInvalid', 'must be a positive integer');
   const states = definition.States;
   if (states === undefined) {
     c.required(['States']);
@@ -477,7 +555,8 @@ export function definitionProblems(definition: unknown): FieldProblem[] {
     return c.problems;
   }
   for (const [name, state] of Object.entries(states)) {
-    if (name.length === 0 || name.length > MAX_STATE_NAME) c.add(['States', name], 'FieldValueInvalid', `a state name must have 1 to ${MAX_STATE_NAME} characters`, name);
+    if (name.length === 0 || name.length > MAX_STATE_NAME)
+      c.add(['States', name], 'FieldValueInvalid', `a state name must have 1 to ${MAX_STATE_NAME} characters`, name);
     checkState(c, state, ['States', name]);
   }
   // Reachability and ends are judged only on well-formed states (a state missing its Next is reported as that, not also as a dead end).

@@ -4,9 +4,19 @@ import type { StateType } from './workflow-definition.js';
 export type ExecutionStatus = 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'ABORTED';
 
 export type HistoryEventType =
-  | 'ExecutionStarted' | 'ExecutionSucceeded' | 'ExecutionFailed' | 'ExecutionTimedOut' | 'ExecutionAborted'
-  | 'StateEntered' | 'StateExited'
-  | 'TaskScheduled' | 'TaskSucceeded' | 'TaskFailed' | 'TaskTimedOut' | 'TaskRetryScheduled' | 'ErrorCaught';
+  | 'ExecutionStarted'
+  | 'ExecutionSucceeded'
+  | 'ExecutionFailed'
+  | 'ExecutionTimedOut'
+  | 'ExecutionAborted'
+  | 'StateEntered'
+  | 'StateExited'
+  | 'TaskScheduled'
+  | 'TaskSucceeded'
+  | 'TaskFailed'
+  | 'TaskTimedOut'
+  | 'TaskRetryScheduled'
+  | 'ErrorCaught';
 
 /** One step of an execution's history, as AWS Step Functions' execution history lists them. */
 export interface HistoryEvent {

@@ -35,8 +35,13 @@ export async function workflowAdmission(obj: KubeObject, lookup: AdmissionLookup
   for (const { name, path } of taskFunctions(wf.spec.definition)) {
     if (!checked.has(name)) checked.set(name, (await lookup.get({ ...FUNCTION_RESOURCE, namespace, name })) !== undefined);
     if (!checked.get(name)) {
-      const resource = (wf.spec.definition.States[path[1] as string]!).Resource;
-      problems.push({ path: ['spec', 'definition', ...path], reason: 'FieldValueNotFound', value: resource, detail: `no function "${name}" in namespace "${namespace}"` });
+      const resource = wf.spec.definition.States[path[1] as string]!.Resource;
+      problems.push({
+        path: ['spec', 'definition', ...path],
+        reason: 'FieldValueNotFound',
+        value: resource,
+        detail: `no function "${name}" in namespace "${namespace}"`,
+      });
     }
   }
   return problems;

@@ -19,7 +19,9 @@ describe('ApiClient', () => {
   before(async () => {
     server = http.createServer((req, res) => {
       let body = '';
-      req.on('data', (c: Buffer) => { body += c.toString(); });
+      req.on('data', (c: Buffer) => {
+        body += c.toString();
+      });
       req.on('end', () => handler(req, body, res));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -64,15 +66,42 @@ describe('ApiClient', () => {
   });
 
   const errorCases: { name: string; code: number; body: string; type: new (...a: never[]) => Error; message: string }[] = [
-    { name: 'NotFound Status', code: 404, body: JSON.stringify({ kind: 'Status', code: 404, reason: 'NotFound', message: 'pods "x" not found' }), type: NotFoundError, message: 'pods "x" not found' },
-    { name: 'AlreadyExists Status', code: 409, body: JSON.stringify({ kind: 'Status', code: 409, reason: 'AlreadyExists', message: 'pods "web" already exists' }), type: AlreadyExistsError, message: 'pods "web" already exists' },
-    { name: 'Gone Status', code: 410, body: JSON.stringify({ kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' }), type: GoneError, message: 'too old resource version' },
+    {
+      name: 'NotFound Status',
+      code: 404,
+      body: JSON.stringify({ kind: 'Status', code: 404, reason: 'NotFound', message: 'pods "x" not found' }),
+      type: NotFoundError,
+      message: 'pods "x" not found',
+    },
+    {
+      name: 'AlreadyExists Status',
+      code: 409,
+      body: JSON.stringify({ kind: 'Status', code: 409, reason: 'AlreadyExists', message: 'pods "web" already exists' }),
+      type: AlreadyExistsError,
+      message: 'pods "web" already exists',
+    },
+    {
+      name: 'Gone Status',
+      code: 410,
+      body: JSON.stringify({ kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' }),
+      type: GoneError,
+      message: 'too old resource version',
+    },
     { name: '401 without a body', code: 401, body: '', type: UnauthorizedError, message: 'the server responded with HTTP 401' },
-    { name: '404 with a non-Status body', code: 404, body: '<html>nope</html>', type: NotFoundError, message: 'the server could not find the requested resource' },
+    {
+      name: '404 with a non-Status body',
+      code: 404,
+      body: '<html>nope</html>',
+      type: NotFoundError,
+      message: 'the server could not find the requested resource',
+    },
   ];
   for (const c of errorCases) {
     it(`maps ${c.name} to ${c.type.name}`, async () => {
-      handler = (_req, _body, res) => { res.writeHead(c.code); res.end(c.body); };
+      handler = (_req, _body, res) => {
+        res.writeHead(c.code);
+        res.end(c.body);
+      };
       await assert.rejects(client().get(pods, { namespace: 'default', name: 'x' }), (err: Error) => {
         assert.ok(err instanceof c.type, `${err.name} is not ${c.type.name}`);
         assert.equal(err.message, c.message);
@@ -85,7 +114,15 @@ describe('ApiClient', () => {
     const causes = [{ field: 'spec.containers[0].image', reason: 'FieldValueRequired', message: 'Required value' }];
     handler = (_req, _body, res) => {
       res.writeHead(422);
-      res.end(JSON.stringify({ kind: 'Status', code: 422, reason: 'Invalid', message: 'Pod "web" is invalid: spec.containers[0].image: Required value', details: { name: 'web', kind: 'pods', causes } }));
+      res.end(
+        JSON.stringify({
+          kind: 'Status',
+          code: 422,
+          reason: 'Invalid',
+          message: 'Pod "web" is invalid: spec.containers[0].image: Required value',
+          details: { name: 'web', kind: 'pods', causes },
+        }),
+      );
     };
     await assert.rejects(client().create(pods, {}, { namespace: 'default' }), (err: InvalidError) => {
       assert.ok(err instanceof InvalidError);
@@ -126,7 +163,10 @@ describe('ApiClient', () => {
     };
     const events: WatchEvent[] = [];
     for await (const e of client().watch(pods, { namespace: 'default', resourceVersion: '5' })) events.push(e);
-    assert.deepEqual(events.map((e) => `${e.type} ${e.object.metadata.name ?? ''} ${e.object.metadata.resourceVersion}`), ['ADDED a 6', 'BOOKMARK  7', 'DELETED é 8']);
+    assert.deepEqual(
+      events.map((e) => `${e.type} ${e.object.metadata.name ?? ''} ${e.object.metadata.resourceVersion}`),
+      ['ADDED a 6', 'BOOKMARK  7', 'DELETED é 8'],
+    );
   });
 
   it('turns a 410 watch answer into GoneError', async () => {
@@ -135,7 +175,9 @@ describe('ApiClient', () => {
       res.end(JSON.stringify({ kind: 'Status', code: 410, reason: 'Expired', message: 'too old' }));
     };
     await assert.rejects(async () => {
-      for await (const _ of client().watch(pods, { resourceVersion: '1' })) { /* none */ }
+      for await (const _ of client().watch(pods, { resourceVersion: '1' })) {
+        /* none */
+      }
     }, GoneError);
   });
 });

@@ -4,7 +4,18 @@ import type { KindDefinition } from '../api/kind.js';
 import type { KubeObject } from '../api/meta.js';
 import { errorFromStatus, type ApiError, type Status } from '../errors.js';
 import { ClientError, ConnectionError } from './client-errors.js';
-import { createNamespace, type Client, type DeleteOptions, type ListOptions, type ObjectList, type ObjectRef, type WatchEvent, type WatchEventType, type WatchOptions, type WriteOptions } from './client.js';
+import {
+  createNamespace,
+  type Client,
+  type DeleteOptions,
+  type ListOptions,
+  type ObjectList,
+  type ObjectRef,
+  type WatchEvent,
+  type WatchEventType,
+  type WatchOptions,
+  type WriteOptions,
+} from './client.js';
 
 // Built on node:http rather than fetch: in Node 20 the first fetch() loads undici, which
 // costs about 45 ms per process, a quarter of the CLI's startup budget.
@@ -53,9 +64,20 @@ export function kindObjectPath(def: Pick<KindDefinition, 'group' | 'version' | '
 /** The Status reason Kubernetes uses for an HTTP code, for error bodies that are not Status objects. */
 function reasonForCode(code: number): string {
   const reasons: Record<number, string> = {
-    400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed',
-    409: 'Conflict', 410: 'Expired', 413: 'RequestEntityTooLarge', 415: 'UnsupportedMediaType', 422: 'Invalid',
-    429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout',
+    400: 'BadRequest',
+    401: 'Unauthorized',
+    403: 'Forbidden',
+    404: 'NotFound',
+    405: 'MethodNotAllowed',
+    409: 'Conflict',
+    410: 'Expired',
+    413: 'RequestEntityTooLarge',
+    415: 'UnsupportedMediaType',
+    422: 'Invalid',
+    429: 'TooManyRequests',
+    500: 'InternalError',
+    503: 'ServiceUnavailable',
+    504: 'Timeout',
   };
   return reasons[code] ?? 'Unknown';
 }
@@ -99,7 +121,8 @@ export class ApiClient implements Client {
     } catch {
       throw new ClientError(`invalid server URL "${options.server}"`);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ClientError(`invalid server URL "${options.server}": the scheme must be http or https`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new ClientError(`invalid server URL "${options.server}": the scheme must be http or https`);
     this.server = url;
     this.token = options.token;
     this.timeoutMs = options.timeoutMs;
@@ -167,17 +190,22 @@ export class ApiClient implements Client {
    */
   async *watch(def: KindDefinition, options: WatchOptions = {}): AsyncGenerator<WatchEvent, void, undefined> {
     const path = kindCollectionPath(def, options.namespace);
-    const res = await this.send('GET', path, {
-      query: {
-        watch: '1',
-        resourceVersion: options.resourceVersion,
-        labelSelector: options.labelSelector,
-        fieldSelector: options.fieldSelector,
-        // The server's default suits us; asking for bookmarks lets the caller resume cheaply.
-        allowWatchBookmarks: 'true',
+    const res = await this.send(
+      'GET',
+      path,
+      {
+        query: {
+          watch: '1',
+          resourceVersion: options.resourceVersion,
+          labelSelector: options.labelSelector,
+          fieldSelector: options.fieldSelector,
+          // The server's default suits us; asking for bookmarks lets the caller resume cheaply.
+          allowWatchBookmarks: 'true',
+        },
+        signal: options.signal,
       },
-      signal: options.signal,
-    }, { stream: true });
+      { stream: true },
+    );
     try {
       if ((res.statusCode ?? 0) >= 300) throw errorFromResponse(res.statusCode ?? 0, await readText(res));
       yield* parseWatchLines(res);
@@ -218,14 +246,18 @@ export class ApiClient implements Client {
     }
     const transport = url.protocol === 'https:' ? await this.https() : http;
     return new Promise((resolve, reject) => {
-      const req = transport.request(url, {
-        method,
-        headers,
-        agent: url.protocol === 'https:' ? undefined : this.agent,
-        signal: options.signal,
-        // Watches are long-lived by design; only plain requests get the timeout.
-        timeout: mode.stream ? undefined : this.timeoutMs,
-      }, resolve);
+      const req = transport.request(
+        url,
+        {
+          method,
+          headers,
+          agent: url.protocol === 'https:' ? undefined : this.agent,
+          signal: options.signal,
+          // Watches are long-lived by design; only plain requests get the timeout.
+          timeout: mode.stream ? undefined : this.timeoutMs,
+        },
+        resolve,
+      );
       req.on('timeout', () => req.destroy(new ConnectionError(`Unable to connect to the server: request to ${this.hostPort} timed out`)));
       req.on('error', (err) => reject(this.connectionError(err)));
       req.end(payload);

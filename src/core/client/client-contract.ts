@@ -79,10 +79,16 @@ export function runClientContract(name: string, open: () => Promise<OpenedClient
       assert.deepEqual(mine.items.map((p) => p.metadata.name).sort(), ['db-1', 'web-1']);
       assert.match(mine.metadata.resourceVersion ?? '', /^\d+$/);
       const web = await client.list(podKind, { labelSelector: 'app=web' });
-      const webNames = web.items.filter((p) => [ns, other].includes(p.metadata.namespace!)).map((p) => `${p.metadata.namespace}/${p.metadata.name}`).sort();
+      const webNames = web.items
+        .filter((p) => [ns, other].includes(p.metadata.namespace!))
+        .map((p) => `${p.metadata.namespace}/${p.metadata.name}`)
+        .sort();
       assert.deepEqual(webNames, [`${ns}/web-1`, `${other}/web-2`]);
       const byName = await client.list(podKind, { namespace: ns, fieldSelector: 'metadata.name=db-1' });
-      assert.deepEqual(byName.items.map((p) => p.metadata.name), ['db-1']);
+      assert.deepEqual(
+        byName.items.map((p) => p.metadata.name),
+        ['db-1'],
+      );
       await assert.rejects(client.list(podKind, { namespace: ns, labelSelector: 'app in (' }), BadRequestError);
     });
 
@@ -100,22 +106,27 @@ export function runClientContract(name: string, open: () => Promise<OpenedClient
       await client.create(podKind, podBody('p', { a: '1', b: '2' }), { namespace: ns });
       const patched = await client.patch(podKind, { namespace: ns, name: 'p' }, { metadata: { labels: { b: null, c: '3' } } });
       assert.deepEqual(patched.metadata.labels, { a: '1', c: '3' });
-      const status = (await client.patch(podKind, { namespace: ns, name: 'p' }, { status: { phase: 'Running' }, metadata: { labels: { d: '4' } } }, { subresource: 'status' })) as Pod;
+      const status = (await client.patch(
+        podKind,
+        { namespace: ns, name: 'p' },
+        { status: { phase: 'Running' }, metadata: { labels: { d: '4' } } },
+        { subresource: 'status' },
+      )) as Pod;
       assert.equal(status.status?.phase, 'Running');
       assert.equal(status.metadata.labels?.d, undefined, 'a status write leaves the rest of the object alone');
       const spec = (await client.patch(podKind, { namespace: ns, name: 'p' }, { status: { phase: 'Failed' } })) as Pod;
       assert.equal(spec.status?.phase, 'Running', 'an object write leaves its status alone');
-      await assert.rejects(
-        client.patch(podKind, { namespace: ns, name: 'p' }, { metadata: { resourceVersion: '1', labels: { e: '5' } } }),
-        ConflictError,
-      );
+      await assert.rejects(client.patch(podKind, { namespace: ns, name: 'p' }, { metadata: { resourceVersion: '1', labels: { e: '5' } } }), ConflictError);
       await assert.rejects(client.patch(podKind, { namespace: ns, name: 'gone' }, { metadata: { labels: { x: 'y' } } }), NotFoundError);
     });
 
     it('deletes, honouring a uid precondition', async () => {
       const ns = await fresh();
       const pod = await client.create(podKind, podBody('p'), { namespace: ns });
-      await assert.rejects(client.delete(podKind, { namespace: ns, name: 'p' }, { preconditions: { uid: 'another-uid' }, gracePeriodSeconds: 0 }), ConflictError);
+      await assert.rejects(
+        client.delete(podKind, { namespace: ns, name: 'p' }, { preconditions: { uid: 'another-uid' }, gracePeriodSeconds: 0 }),
+        ConflictError,
+      );
       await client.delete(podKind, { namespace: ns, name: 'p' }, { preconditions: { uid: pod.metadata.uid }, gracePeriodSeconds: 0 });
       await assert.rejects(client.get(podKind, { namespace: ns, name: 'p' }), NotFoundError);
       await assert.rejects(client.delete(podKind, { namespace: ns, name: 'p' }), NotFoundError);
@@ -140,11 +151,14 @@ export function runClientContract(name: string, open: () => Promise<OpenedClient
       await client.delete(podKind, { namespace: ns, name: 'w' }, { gracePeriodSeconds: 0 });
       const got = (await collected).filter((e) => e.type !== 'BOOKMARK');
       stop.abort();
-      assert.deepEqual(got.map((e) => [e.type, e.object.metadata.name, e.object.metadata.labels?.step]), [
-        ['ADDED', 'w', '1'],
-        ['MODIFIED', 'w', '2'],
-        ['DELETED', 'w', '2'],
-      ]);
+      assert.deepEqual(
+        got.map((e) => [e.type, e.object.metadata.name, e.object.metadata.labels?.step]),
+        [
+          ['ADDED', 'w', '1'],
+          ['MODIFIED', 'w', '2'],
+          ['DELETED', 'w', '2'],
+        ],
+      );
     });
 
     it('watches with a label selector: objects leaving the selection are DELETED for the watcher', async () => {
@@ -158,7 +172,13 @@ export function runClientContract(name: string, open: () => Promise<OpenedClient
       await client.patch(podKind, { namespace: ns, name: 'y' }, { metadata: { labels: { app: 'db' } } });
       const got = (await collected).filter((e) => e.type !== 'BOOKMARK');
       stop.abort();
-      assert.deepEqual(got.map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'y'], ['DELETED', 'y']]);
+      assert.deepEqual(
+        got.map((e) => [e.type, e.object.metadata.name]),
+        [
+          ['ADDED', 'y'],
+          ['DELETED', 'y'],
+        ],
+      );
     });
   });
 }

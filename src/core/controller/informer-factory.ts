@@ -3,8 +3,15 @@ import type { KindDefinition } from '../api/kind.js';
 import type { KubeObject } from '../api/meta.js';
 import type { Client } from '../client/client.js';
 import {
-  indexByLabel, indexByNamespace, indexByNodeName, indexByOwnerUid, Informer,
-  LABEL_INDEX, NAMESPACE_INDEX, NODE_NAME_INDEX, OWNER_UID_INDEX,
+  indexByLabel,
+  indexByNamespace,
+  indexByNodeName,
+  indexByOwnerUid,
+  Informer,
+  LABEL_INDEX,
+  NAMESPACE_INDEX,
+  NODE_NAME_INDEX,
+  OWNER_UID_INDEX,
 } from './informer.js';
 import { listWatcher } from './list-watcher.js';
 
@@ -45,7 +52,11 @@ export class InformerFactory {
     const key = `${def.resource}.${def.group}${namespace ? `/${namespace}` : ''}${fieldSelector ? `?${fieldSelector}` : ''}`;
     let informer = this.#informers.get(key);
     if (!informer) {
-      informer = new Informer<KubeObject>({ source: listWatcher({ client: this.#client, kind: def, namespace, fieldSelector }), name: `informer ${key}`, log: this.#log });
+      informer = new Informer<KubeObject>({
+        source: listWatcher({ client: this.#client, kind: def, namespace, fieldSelector }),
+        name: `informer ${key}`,
+        log: this.#log,
+      });
       if (def.namespaced) informer.addIndexer(NAMESPACE_INDEX, indexByNamespace);
       informer.addIndexer(OWNER_UID_INDEX, indexByOwnerUid);
       informer.addIndexer(LABEL_INDEX, indexByLabel);

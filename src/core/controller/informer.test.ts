@@ -8,15 +8,29 @@ import { parseSelector } from '../api/selector.js';
 import type { Client, ListOptions, ObjectList, WatchEvent, WatchOptions } from '../client/client.js';
 import { InformerFactory } from './informer-factory.js';
 import {
-  indexByLabel, indexByNamespace, indexByNodeName, indexByOwnerUid, Informer, LABEL_INDEX, NAMESPACE_INDEX, NODE_NAME_INDEX, OWNER_UID_INDEX,
-  type InformerEventType, type ListWatcher,
+  indexByLabel,
+  indexByNamespace,
+  indexByNodeName,
+  indexByOwnerUid,
+  Informer,
+  LABEL_INDEX,
+  NAMESPACE_INDEX,
+  NODE_NAME_INDEX,
+  OWNER_UID_INDEX,
+  type InformerEventType,
+  type ListWatcher,
 } from './informer.js';
 
 function pod(namespace: string, name: string, options: { labels?: Record<string, string>; node?: string; owner?: string; rv?: string } = {}): KubeObject {
   return {
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: {
-      namespace, name, uid: `${namespace}-${name}`, resourceVersion: options.rv ?? '1', labels: options.labels,
+      namespace,
+      name,
+      uid: `${namespace}-${name}`,
+      resourceVersion: options.rv ?? '1',
+      labels: options.labels,
       ownerReferences: options.owner ? [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: options.owner, controller: true }] : undefined,
     },
     spec: { nodeName: options.node, containers: [] },
@@ -180,7 +194,10 @@ describe('InformerFactory', () => {
     const running = factory.start(stop.signal);
     await factory.whenSynced();
     assert.deepEqual(client.lists.sort(), ['namespaces', 'pods', 'pods/kube-system']);
-    assert.deepEqual(pods.byIndex(NODE_NAME_INDEX, 'n1').map((p) => p.metadata.name), ['p']);
+    assert.deepEqual(
+      pods.byIndex(NODE_NAME_INDEX, 'n1').map((p) => p.metadata.name),
+      ['p'],
+    );
     assert.ok(pods.hasIndex(NAMESPACE_INDEX) && pods.hasIndex(OWNER_UID_INDEX) && pods.hasIndex(LABEL_INDEX));
     assert.ok(!factory.informer(namespaceKind).hasIndex(NAMESPACE_INDEX));
     // Asked for after the start: started at once.

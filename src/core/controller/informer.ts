@@ -52,7 +52,7 @@ export const LABEL_INDEX = 'label';
 export const indexByNamespace: IndexFunc<KubeObject> = (obj) => (obj.metadata.namespace ? [obj.metadata.namespace] : []);
 export const indexByOwnerUid: IndexFunc<KubeObject> = (obj) => (obj.metadata.ownerReferences ?? []).map((o) => o.uid);
 export const indexByLabel: IndexFunc<KubeObject> = (obj) => Object.entries(obj.metadata.labels ?? {}).map(([k, v]) => `${k}=${v}`);
-export const indexByNodeName: IndexFunc<KubeObject> = (obj) => [((obj as { spec?: { nodeName?: string } }).spec?.nodeName) ?? ''];
+export const indexByNodeName: IndexFunc<KubeObject> = (obj) => [(obj as { spec?: { nodeName?: string } }).spec?.nodeName ?? ''];
 
 interface Index<T> {
   fn: IndexFunc<T>;

@@ -68,7 +68,10 @@ describe('CachedStore', () => {
     const cache = await CachedStore.open(inner);
     try {
       const list = await cache.listRaw('/registry/');
-      assert.deepEqual(list.items.map((i) => i.key), ['/registry/a', '/registry/b']);
+      assert.deepEqual(
+        list.items.map((i) => i.key),
+        ['/registry/a', '/registry/b'],
+      );
       assert.equal(list.revision, 4);
     } finally {
       await cache.close();
@@ -83,7 +86,8 @@ describe('CachedStore', () => {
     try {
       const from = cache.revision;
       const watchers = Array.from({ length: 100 }, () =>
-        cache.watch<{ i: number }>('/registry/', { afterRevision: from, signal: controller.signal })[Symbol.asyncIterator]());
+        cache.watch<{ i: number }>('/registry/', { afterRevision: from, signal: controller.signal })[Symbol.asyncIterator](),
+      );
       const received = Promise.all(watchers.map((w) => collect(w, 200)));
       for (let i = 0; i < 100; i++) {
         const r = await cache.create(`/registry/k${i}`, { i });
@@ -91,7 +95,10 @@ describe('CachedStore', () => {
       }
       for (const events of await received) {
         assert.equal(events.length, 200);
-        assert.deepEqual(events.slice(0, 2).map((e) => e.type), ['ADDED', 'MODIFIED']);
+        assert.deepEqual(
+          events.slice(0, 2).map((e) => e.type),
+          ['ADDED', 'MODIFIED'],
+        );
         for (let j = 1; j < events.length; j++) assert.ok(events[j]!.revision > events[j - 1]!.revision);
       }
     } finally {
@@ -126,7 +133,10 @@ describe('CachedStore', () => {
     try {
       // The cache started after both writes: only the inner store has them as events.
       const events = await collect(cache.watch('/registry/', { afterRevision: first - 1, signal: controller.signal })[Symbol.asyncIterator](), 2);
-      assert.deepEqual(events.map((e) => e.key), ['/registry/early', '/registry/later']);
+      assert.deepEqual(
+        events.map((e) => e.key),
+        ['/registry/early', '/registry/later'],
+      );
       await cache.compact(await cache.currentRevision());
       await assert.rejects(collect(cache.watch('/registry/', { afterRevision: first - 1, signal: controller.signal })[Symbol.asyncIterator](), 1), GoneError);
     } finally {
@@ -148,11 +158,17 @@ describe('CachedStore', () => {
       await cache.create('/registry/b', { v: 2 });
       await assert.rejects(watcher.next(), GoneError);
       await waitFor(() => cache.revision === 2, { description: 'the cache to relist' });
-      assert.deepEqual((await cache.list('/registry/')).items.map((i) => i.key), ['/registry/a', '/registry/b']);
+      assert.deepEqual(
+        (await cache.list('/registry/')).items.map((i) => i.key),
+        ['/registry/a', '/registry/b'],
+      );
       // Watchers from after the relist see new writes again.
       const fresh = cache.watch('/registry/', { afterRevision: 2, signal: controller.signal })[Symbol.asyncIterator]();
       await cache.create('/registry/c', { v: 3 });
-      assert.deepEqual((await collect(fresh, 1)).map((e) => e.key), ['/registry/c']);
+      assert.deepEqual(
+        (await collect(fresh, 1)).map((e) => e.key),
+        ['/registry/c'],
+      );
     } finally {
       controller.abort();
       await cache.close();

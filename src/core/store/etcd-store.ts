@@ -104,13 +104,25 @@ export class EtcdStore implements Store {
 
   async list<T>(prefix: string): Promise<ListResult<T>> {
     const items: StoreEntry<T>[] = [];
-    const revision = await this.#range(prefix, (kv) => items.push(decode<T>(kv)), () => { items.length = 0; });
+    const revision = await this.#range(
+      prefix,
+      (kv) => items.push(decode<T>(kv)),
+      () => {
+        items.length = 0;
+      },
+    );
     return { items, revision };
   }
 
   async listRaw(prefix: string): Promise<{ items: RawEntry[]; revision: number }> {
     const items: RawEntry[] = [];
-    const revision = await this.#range(prefix, (kv) => items.push({ key: kv.key.toString('utf8'), json: kv.value.toString('utf8'), revision: Number(kv.mod_revision) }), () => { items.length = 0; });
+    const revision = await this.#range(
+      prefix,
+      (kv) => items.push({ key: kv.key.toString('utf8'), json: kv.value.toString('utf8'), revision: Number(kv.mod_revision) }),
+      () => {
+        items.length = 0;
+      },
+    );
     return { items, revision };
   }
 
@@ -135,7 +147,10 @@ export class EtcdStore implements Store {
     let from = key;
     for (;;) {
       const res = await this.#client.kv.range({
-        key: from, range_end: end, limit: String(PAGE_SIZE), ...(revision ? { revision: String(revision) } : {}),
+        key: from,
+        range_end: end,
+        limit: String(PAGE_SIZE),
+        ...(revision ? { revision: String(revision) } : {}),
       });
       // Every later page is read at the first page's revision: one snapshot.
       if (!revision) revision = Number(res.header.revision);
@@ -149,23 +164,27 @@ export class EtcdStore implements Store {
 
   async create(key: string, value: unknown): Promise<number> {
     const k = Buffer.from(key);
-    const res = await this.#client.kv.txn({
-      compare: [{ key: k, target: TARGET_VERSION, result: RESULT_EQUAL, version: '0' }],
-      success: [{ request_put: { key: k, value: Buffer.from(JSON.stringify(value)) } }],
-      failure: [],
-    }).catch(unavailable);
+    const res = await this.#client.kv
+      .txn({
+        compare: [{ key: k, target: TARGET_VERSION, result: RESULT_EQUAL, version: '0' }],
+        success: [{ request_put: { key: k, value: Buffer.from(JSON.stringify(value)) } }],
+        failure: [],
+      })
+      .catch(unavailable);
     if (!res.succeeded) throw new AlreadyExistsError(`key "${key}" already exists`);
     return Number(res.header.revision);
   }
 
   async update(key: string, value: unknown, expectedRevision: number): Promise<number> {
     const k = Buffer.from(key);
-    const res = await this.#client.kv.txn({
-      compare: [{ key: k, target: TARGET_MOD, result: RESULT_EQUAL, mod_revision: String(expectedRevision) }],
-      success: [{ request_put: { key: k, value: Buffer.from(JSON.stringify(value)) } }],
-      // On failure, read the key to tell "gone" from "changed" in the same round trip.
-      failure: [{ request_range: { key: k } }],
-    }).catch(unavailable);
+    const res = await this.#client.kv
+      .txn({
+        compare: [{ key: k, target: TARGET_MOD, result: RESULT_EQUAL, mod_revision: String(expectedRevision) }],
+        success: [{ request_put: { key: k, value: Buffer.from(JSON.stringify(value)) } }],
+        // On failure, read the key to tell "gone" from "changed" in the same round trip.
+        failure: [{ request_range: { key: k } }],
+      })
+      .catch(unavailable);
     if (res.succeeded) return Number(res.header.revision);
     const current = res.responses[0]?.response_range?.kvs[0];
     if (!current) throw new NotFoundError(`key "${key}" not found`);
@@ -174,13 +193,16 @@ export class EtcdStore implements Store {
 
   async delete<T>(key: string, expectedRevision?: number): Promise<{ revision: number; value: T }> {
     const k = Buffer.from(key);
-    const res = await this.#client.kv.txn({
-      compare: expectedRevision === undefined
-        ? [{ key: k, target: TARGET_VERSION, result: 1 /* Greater */, version: '0' }]
-        : [{ key: k, target: TARGET_MOD, result: RESULT_EQUAL, mod_revision: String(expectedRevision) }],
-      success: [{ request_delete_range: { key: k, prev_kv: true } }],
-      failure: [{ request_range: { key: k } }],
-    }).catch(unavailable);
+    const res = await this.#client.kv
+      .txn({
+        compare:
+          expectedRevision === undefined
+            ? [{ key: k, target: TARGET_VERSION, result: 1 /* Greater */, version: '0' }]
+            : [{ key: k, target: TARGET_MOD, result: RESULT_EQUAL, mod_revision: String(expectedRevision) }],
+        success: [{ request_delete_range: { key: k, prev_kv: true } }],
+        failure: [{ request_range: { key: k } }],
+      })
+      .catch(unavailable);
     if (res.succeeded) {
       const prev = res.responses[0]?.response_delete_range?.prev_kvs[0];
       if (!prev) throw new NotFoundError(`key "${key}" not found`);
@@ -194,19 +216,21 @@ export class EtcdStore implements Store {
   async transaction(ops: readonly StoreOp[]): Promise<number> {
     if (new Set(ops.map((o) => o.key)).size !== ops.length) throw new Error('a transaction names a key more than once');
     const keys = ops.map((op) => Buffer.from(op.key));
-    const res = await this.#client.kv.txn({
-      compare: ops.map((op, i) => {
-        const key = keys[i]!;
-        if (op.type === 'create') return { key, target: TARGET_VERSION, result: RESULT_EQUAL, version: '0' };
-        if (op.expectedRevision === undefined) return { key, target: TARGET_VERSION, result: 1 /* Greater */, version: '0' };
-        return { key, target: TARGET_MOD, result: RESULT_EQUAL, mod_revision: String(op.expectedRevision) };
-      }),
-      success: ops.map((op, i) => (op.type === 'delete'
-        ? { request_delete_range: { key: keys[i]! } }
-        : { request_put: { key: keys[i]!, value: Buffer.from(JSON.stringify(op.value)) } })),
-      // On failure, read every key in the same round trip to say which condition failed.
-      failure: keys.map((key) => ({ request_range: { key } })),
-    }).catch(unavailable);
+    const res = await this.#client.kv
+      .txn({
+        compare: ops.map((op, i) => {
+          const key = keys[i]!;
+          if (op.type === 'create') return { key, target: TARGET_VERSION, result: RESULT_EQUAL, version: '0' };
+          if (op.expectedRevision === undefined) return { key, target: TARGET_VERSION, result: 1 /* Greater */, version: '0' };
+          return { key, target: TARGET_MOD, result: RESULT_EQUAL, mod_revision: String(op.expectedRevision) };
+        }),
+        success: ops.map((op, i) =>
+          op.type === 'delete' ? { request_delete_range: { key: keys[i]! } } : { request_put: { key: keys[i]!, value: Buffer.from(JSON.stringify(op.value)) } },
+        ),
+        // On failure, read every key in the same round trip to say which condition failed.
+        failure: keys.map((key) => ({ request_range: { key } })),
+      })
+      .catch(unavailable);
     if (res.succeeded) return Number(res.header.revision);
     for (const [i, op] of ops.entries()) {
       const current = res.responses[i]?.response_range?.kvs[0];
@@ -247,7 +271,12 @@ export class EtcdStore implements Store {
     /** The revision of the last event received from etcd (queued, maybe not yet yielded). */
     let received = options.afterRevision;
     // Handlers go on before the watcher connects: etcd may cancel it in the same batch as "created".
-    const watcher: Watcher = this.#client.watch().prefix(prefix).startRevision(String(received + 1)).withPreviousKV().watcher();
+    const watcher: Watcher = this.#client
+      .watch()
+      .prefix(prefix)
+      .startRevision(String(received + 1))
+      .withPreviousKV()
+      .watcher();
     watcher.on('data', (res: IWatchResponse) => {
       for (const ev of res.events) {
         queue.push(toWatchEvent<T>(ev.type, ev.kv, ev.prev_kv));
@@ -265,9 +294,10 @@ export class EtcdStore implements Store {
       // etcd 3.4 cancels a watch on a compacted revision without a reason: ask whether the
       // next revision we need can still be read to tell "Gone" from other failures.
       void this.#compacted(received + 1).then((gone) => {
-        failure = gone || isCompaction(err)
-          ? new GoneError(`too old resource version: ${received + 1} (it has been compacted)`, { cause: err })
-          : new ServiceUnavailableError(`etcd ended the watch on "${prefix}": ${(err as Error)?.message ?? err}`, { cause: err });
+        failure =
+          gone || isCompaction(err)
+            ? new GoneError(`too old resource version: ${received + 1} (it has been compacted)`, { cause: err })
+            : new ServiceUnavailableError(`etcd ended the watch on "${prefix}": ${(err as Error)?.message ?? err}`, { cause: err });
         notify();
       });
     });
@@ -287,7 +317,9 @@ export class EtcdStore implements Store {
         }
         if (failure) throw failure;
         if (signal.aborted) return;
-        await new Promise<void>((resolve) => { wake = resolve; });
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
       }
     } finally {
       signal.removeEventListener('abort', notify);
@@ -328,7 +360,12 @@ export class EtcdStore implements Store {
     this.#watches.clear();
     // etcd acknowledges cancels within a round trip; do not let a dead connection hold close() up.
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all(cancels), new Promise((resolve) => { timer = setTimeout(resolve, 1000); })]);
+    await Promise.race([
+      Promise.all(cancels),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, 1000);
+      }),
+    ]);
     clearTimeout(timer);
     this.#client.close();
   }

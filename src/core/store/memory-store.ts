@@ -1,6 +1,16 @@
 // An in-memory Store with etcd's semantics (revisions, CAS, history for watches), for tests and simulations.
 import { AlreadyExistsError, ConflictError, GoneError, NotFoundError } from '../errors.js';
-import { withFailedKey, type ListResult, type RawEntry, type Store, type StoreEntry, type StoreOp, type StoreWatchEvent, type WatchEventType, type WatchOptions } from './store.js';
+import {
+  withFailedKey,
+  type ListResult,
+  type RawEntry,
+  type Store,
+  type StoreEntry,
+  type StoreOp,
+  type StoreWatchEvent,
+  type WatchEventType,
+  type WatchOptions,
+} from './store.js';
 import { lowerBound } from './sorted-keys.js';
 
 /**

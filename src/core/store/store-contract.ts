@@ -90,9 +90,13 @@ export function runStoreContract(name: string, open: () => Promise<OpenedStore>)
       await store.create(`${p}bc/1`, { k: 'bc1' });
       const last = await store.create(`${p}a/1`, { k: 'a1' });
       const list = await store.list<{ k: string }>(`${p}b/`);
-      assert.deepEqual(list.items.map((i) => i.value.k), ['b1', 'b2'], 'no sibling prefix leaks in');
+      assert.deepEqual(
+        list.items.map((i) => i.value.k),
+        ['b1', 'b2'],
+        'no sibling prefix leaks in',
+      );
       assert.ok(list.revision >= last);
-      assert.equal(await store.currentRevision() >= last, true);
+      assert.equal((await store.currentRevision()) >= last, true);
     });
 
     it('hands out copies: mutating a returned value does not change the store', async () => {
@@ -117,7 +121,10 @@ export function runStoreContract(name: string, open: () => Promise<OpenedStore>)
       const watch = store.watch<{ v: number }>(p, { afterRevision: start, signal: controller.signal });
       const iterator = watch[Symbol.asyncIterator]();
       const first = await take({ [Symbol.asyncIterator]: () => iterator }, 3);
-      assert.deepEqual(first.map((e) => `${e.type} ${e.key.slice(p.length)} ${e.value.v}`), ['MODIFIED a 2', 'ADDED b 1', 'DELETED a 2']);
+      assert.deepEqual(
+        first.map((e) => `${e.type} ${e.key.slice(p.length)} ${e.value.v}`),
+        ['MODIFIED a 2', 'ADDED b 1', 'DELETED a 2'],
+      );
       for (let i = 1; i < first.length; i++) assert.ok(first[i]!.revision > first[i - 1]!.revision);
       const live = await store.create(`${p}d`, { v: 4 });
       const [next] = await take({ [Symbol.asyncIterator]: () => iterator }, 1);
@@ -159,8 +166,11 @@ export function runStoreContract(name: string, open: () => Promise<OpenedStore>)
       for (let i = 1; i < revisions.length; i++) assert.ok(revisions[i]! > revisions[i - 1]!, `${revisions}`);
       const list = await store.list(p);
       assert.ok(list.revision >= revisions.at(-1)!, 'a list sees every write that finished before it');
-      assert.ok(list.revision <= await store.currentRevision());
-      assert.deepEqual(list.items.map((i) => [i.key.slice(p.length), i.revision]), [['a', revisions[1]]]);
+      assert.ok(list.revision <= (await store.currentRevision()));
+      assert.deepEqual(
+        list.items.map((i) => [i.key.slice(p.length), i.revision]),
+        [['a', revisions[1]]],
+      );
       assert.deepEqual((await store.list(`${p}nothing/`)).items, []);
     });
 
@@ -170,9 +180,18 @@ export function runStoreContract(name: string, open: () => Promise<OpenedStore>)
       await store.create(`${p}a`, { v: 'a' });
       await store.create(`${p}ab`, { v: 'ab' });
       const raw = await store.listRaw(`${p}a`);
-      assert.deepEqual(raw.items.map((i) => [i.key.slice(p.length), JSON.parse(i.json)]), [['a', { v: 'a' }], ['ab', { v: 'ab' }]]);
+      assert.deepEqual(
+        raw.items.map((i) => [i.key.slice(p.length), JSON.parse(i.json)]),
+        [
+          ['a', { v: 'a' }],
+          ['ab', { v: 'ab' }],
+        ],
+      );
       const list = await store.list(`${p}a`);
-      assert.deepEqual(raw.items.map((i) => i.revision), list.items.map((i) => i.revision));
+      assert.deepEqual(
+        raw.items.map((i) => i.revision),
+        list.items.map((i) => i.revision),
+      );
     });
 
     it('watches only its prefix, hands out copies, and keeps watches apart', async () => {
@@ -188,7 +207,10 @@ export function runStoreContract(name: string, open: () => Promise<OpenedStore>)
       event!.value.v = 99;
       assert.equal((await store.get<{ v: number }>(`${p}a/1`)).value.v, 2);
       const both = await take(wide, 2);
-      assert.deepEqual(both.map((e) => e.key.slice(p.length)), ['ab', 'a/1']);
+      assert.deepEqual(
+        both.map((e) => e.key.slice(p.length)),
+        ['ab', 'a/1'],
+      );
       controller.abort();
     });
 
@@ -227,10 +249,19 @@ export function runStoreContract(name: string, open: () => Promise<OpenedStore>)
         { type: 'delete', key: `${p}gone`, expectedRevision: rGone },
       ]);
       assert.ok(revision > from);
-      assert.deepEqual((await store.list<{ v: number }>(p)).items.map((i) => [i.key.slice(p.length), i.value.v, i.revision]), [['new', 2, revision], ['old', 3, revision]]);
+      assert.deepEqual(
+        (await store.list<{ v: number }>(p)).items.map((i) => [i.key.slice(p.length), i.value.v, i.revision]),
+        [
+          ['new', 2, revision],
+          ['old', 3, revision],
+        ],
+      );
       const events = await take(watch, 3);
       controller.abort();
-      assert.deepEqual(events.map((e) => `${e.type} ${e.key.slice(p.length)} ${e.value.v} ${e.revision === revision}`), ['ADDED new 2 true', 'MODIFIED old 3 true', 'DELETED gone 1 true']);
+      assert.deepEqual(
+        events.map((e) => `${e.type} ${e.key.slice(p.length)} ${e.value.v} ${e.revision === revision}`),
+        ['ADDED new 2 true', 'MODIFIED old 3 true', 'DELETED gone 1 true'],
+      );
     });
 
     it('writes nothing of a transaction whose condition fails, and names the key that failed', async () => {
@@ -238,16 +269,46 @@ export function runStoreContract(name: string, open: () => Promise<OpenedStore>)
       const r = await store.create(`${p}taken`, { v: 1 });
       const before = await store.currentRevision();
       const cases: [string, Parameters<Store['transaction']>[0], typeof AlreadyExistsError | typeof ConflictError | typeof NotFoundError, string][] = [
-        ['create of a present key', [{ type: 'create', key: `${p}a`, value: {} }, { type: 'create', key: `${p}taken`, value: {} }], AlreadyExistsError, `${p}taken`],
-        ['update at a stale revision', [{ type: 'create', key: `${p}a`, value: {} }, { type: 'update', key: `${p}taken`, value: {}, expectedRevision: r + 1000 }], ConflictError, `${p}taken`],
-        ['delete of an absent key', [{ type: 'delete', key: `${p}absent` }, { type: 'create', key: `${p}a`, value: {} }], NotFoundError, `${p}absent`],
+        [
+          'create of a present key',
+          [
+            { type: 'create', key: `${p}a`, value: {} },
+            { type: 'create', key: `${p}taken`, value: {} },
+          ],
+          AlreadyExistsError,
+          `${p}taken`,
+        ],
+        [
+          'update at a stale revision',
+          [
+            { type: 'create', key: `${p}a`, value: {} },
+            { type: 'update', key: `${p}taken`, value: {}, expectedRevision: r + 1000 },
+          ],
+          ConflictError,
+          `${p}taken`,
+        ],
+        [
+          'delete of an absent key',
+          [
+            { type: 'delete', key: `${p}absent` },
+            { type: 'create', key: `${p}a`, value: {} },
+          ],
+          NotFoundError,
+          `${p}absent`,
+        ],
       ];
       for (const [what, ops, errorType, key] of cases) {
-        const err = await store.transaction(ops).then(() => undefined, (e: unknown) => e);
+        const err = await store.transaction(ops).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         assert.ok(err instanceof errorType, `${what}: ${String(err)}`);
         assert.equal(failedKey(err), key, what);
       }
-      assert.deepEqual((await store.list(p)).items.map((i) => i.key.slice(p.length)), ['taken']);
+      assert.deepEqual(
+        (await store.list(p)).items.map((i) => i.key.slice(p.length)),
+        ['taken'],
+      );
       assert.equal(await store.currentRevision(), before, 'a failed transaction writes nothing');
     });
 

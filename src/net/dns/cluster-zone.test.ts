@@ -7,15 +7,29 @@ import type { Service } from '../../core/api/service.js';
 import { buildClusterZone, GATEWAY_SERVICE, lookupName, normalizeName, type LookupResult } from './cluster-zone.js';
 
 function svc(namespace: string, name: string, clusterIP: string): Service {
-  return { apiVersion: 'v1', kind: 'Service', metadata: { namespace, name }, spec: { type: 'ClusterIP', clusterIP, ports: [], sessionAffinity: 'None' }, status: {} } as Service;
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { namespace, name },
+    spec: { type: 'ClusterIP', clusterIP, ports: [], sessionAffinity: 'None' },
+    status: {},
+  } as Service;
 }
 
 function dns(namespace: string, name: string, host: string): Dns {
-  return { apiVersion: 'minik8s.io/v1', kind: 'DNS', metadata: { namespace, name }, spec: { host, paths: [{ path: '/a', serviceName: 's', servicePort: 80 }] }, status: {} } as Dns;
+  return {
+    apiVersion: 'minik8s.io/v1',
+    kind: 'DNS',
+    metadata: { namespace, name },
+    spec: { host, paths: [{ path: '/a', serviceName: 's', servicePort: 80 }] },
+    status: {},
+  } as Dns;
 }
 
 const headlessEndpoints: Endpoints = {
-  apiVersion: 'v1', kind: 'Endpoints', metadata: { namespace: 'db', name: 'pg' },
+  apiVersion: 'v1',
+  kind: 'Endpoints',
+  metadata: { namespace: 'db', name: 'pg' },
   subsets: [{ addresses: [{ ip: '10.244.2.7' }, { ip: '10.244.1.5' }], notReadyAddresses: [{ ip: '10.244.3.9' }], ports: [{ port: 5432, protocol: 'TCP' }] }],
 } as Endpoints;
 
@@ -34,7 +48,12 @@ const found = (addresses: string[], zoneName = 'cluster.local'): LookupResult =>
 const nx: LookupResult = { kind: 'nxdomain', zone: 'cluster.local' };
 
 describe('normalizeName', () => {
-  for (const [input, want] of [['Web.Default.SVC.cluster.local.', 'web.default.svc.cluster.local'], ['a.', 'a'], ['A', 'a'], ['.', '']] as const) {
+  for (const [input, want] of [
+    ['Web.Default.SVC.cluster.local.', 'web.default.svc.cluster.local'],
+    ['a.', 'a'],
+    ['A', 'a'],
+    ['.', ''],
+  ] as const) {
     it(`${input} -> ${want}`, () => assert.equal(normalizeName(input), want));
   }
 });

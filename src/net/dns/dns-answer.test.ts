@@ -7,7 +7,13 @@ import { buildClusterZone } from './cluster-zone.js';
 import { answerQuery, CLASSIC_UDP_SIZE, EDNS_UDP_SIZE, encodeForUdp, errorResponse, RCODE, rcodeOf, udpLimitFor, type QueryOutcome } from './dns-answer.js';
 
 function svc(namespace: string, name: string, clusterIP: string): Service {
-  return { apiVersion: 'v1', kind: 'Service', metadata: { namespace, name }, spec: { type: 'ClusterIP', clusterIP, ports: [], sessionAffinity: 'None' }, status: {} } as Service;
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { namespace, name },
+    spec: { type: 'ClusterIP', clusterIP, ports: [], sessionAffinity: 'None' },
+    status: {},
+  } as Service;
 }
 
 const zone = buildClusterZone({ services: [svc('default', 'web', '10.96.0.20')] });
@@ -31,7 +37,10 @@ describe('answerQuery', () => {
     assert.equal(rcodeOf(r), RCODE.NOERROR);
     assert.ok(r.flag_aa && r.flag_rd && r.flag_ra);
     assert.deepEqual(r.questions, [{ name: 'Web.default.svc.cluster.local', type: 'A', class: 'IN' }]);
-    assert.deepEqual(r.answers?.map((a) => [a.type, a.name, (a as { data: string }).data, (a as { ttl: number }).ttl]), [['A', 'Web.default.svc.cluster.local', '10.96.0.20', 5]]);
+    assert.deepEqual(
+      r.answers?.map((a) => [a.type, a.name, (a as { data: string }).data, (a as { ttl: number }).ttl]),
+      [['A', 'Web.default.svc.cluster.local', '10.96.0.20', 5]],
+    );
     assert.deepEqual(r.authorities, []);
   });
 
@@ -72,12 +81,23 @@ describe('answerQuery', () => {
     assert.deepEqual(answerQuery(decode(encode({ type: 'response', id: 1, questions: [{ name: 'a', type: 'A' }] })), zone), { type: 'drop' });
     const notify = decode(encode({ type: 'query', id: 2, flags: 4 << 11, questions: [{ name: 'cluster.local', type: 'SOA' }] }));
     assert.equal(rcodeOf(answered(answerQuery(notify, zone))), RCODE.NOTIMP);
-    const two = decode(encode({ type: 'query', id: 3, questions: [{ name: 'a.cluster.local', type: 'A' }, { name: 'b.cluster.local', type: 'A' }] }));
+    const two = decode(
+      encode({
+        type: 'query',
+        id: 3,
+        questions: [
+          { name: 'a.cluster.local', type: 'A' },
+          { name: 'b.cluster.local', type: 'A' },
+        ],
+      }),
+    );
     assert.equal(rcodeOf(answered(answerQuery(two, zone))), RCODE.FORMERR);
   });
 
   it('answers with an EDNS record when the query had one', () => {
-    const withOpt = query('web.default.svc.cluster.local', 'A', { additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 4096, extendedRcode: 0, ednsVersion: 0, flags: 0, flag_do: false, options: [] }] });
+    const withOpt = query('web.default.svc.cluster.local', 'A', {
+      additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 4096, extendedRcode: 0, ednsVersion: 0, flags: 0, flag_do: false, options: [] }],
+    });
     const r = answered(answerQuery(withOpt, zone));
     assert.equal(r.additionals?.[0]?.type, 'OPT');
     assert.equal(udpLimitFor(withOpt), EDNS_UDP_SIZE);
@@ -97,7 +117,10 @@ describe('errorResponse', () => {
 
 describe('encodeForUdp', () => {
   const many: Packet = {
-    type: 'response', id: 7, flags: AUTHORITATIVE_ANSWER, questions: [{ name: 'h.db.svc.cluster.local', type: 'A' }],
+    type: 'response',
+    id: 7,
+    flags: AUTHORITATIVE_ANSWER,
+    questions: [{ name: 'h.db.svc.cluster.local', type: 'A' }],
     answers: Array.from({ length: 60 }, (_, i) => ({ type: 'A' as const, name: 'h.db.svc.cluster.local', ttl: 5, data: `10.244.0.${i + 1}` })),
   };
   it('sends what fits as it is', () => {

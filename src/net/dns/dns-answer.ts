@@ -1,7 +1,14 @@
 // Pure DNS message handling: a decoded query and the zone in, the response (or "forward it") out; UDP size limits.
 import {
-  AUTHORITATIVE_ANSWER, encode, RECURSION_AVAILABLE, RECURSION_DESIRED, TRUNCATED_RESPONSE,
-  type Answer, type DecodedPacket, type Packet, type Question,
+  AUTHORITATIVE_ANSWER,
+  encode,
+  RECURSION_AVAILABLE,
+  RECURSION_DESIRED,
+  TRUNCATED_RESPONSE,
+  type Answer,
+  type DecodedPacket,
+  type Packet,
+  type Question,
 } from 'dns-packet';
 import { lookupName, normalizeName, type ClusterZone } from './cluster-zone.js';
 
@@ -52,7 +59,10 @@ export function errorResponse(query: Packet, rcode: number): Packet {
 /** The zone's SOA, in the authority section of negative answers; its minimum is how long resolvers may cache the "no". */
 export function soaRecord(zone: string, ttl: number): Answer {
   return {
-    type: 'SOA', name: zone, ttl, class: 'IN',
+    type: 'SOA',
+    name: zone,
+    ttl,
+    class: 'IN',
     data: { mname: `ns.dns.${zone}`, rname: `hostmaster.${zone}`, serial: 1, refresh: 7200, retry: 1800, expire: 86400, minimum: ttl },
   };
 }

@@ -13,11 +13,19 @@ import type { Upstream } from './resolv-conf.js';
 import { frame, TcpFrameReader } from './tcp-framing.js';
 
 function svc(namespace: string, name: string, clusterIP: string): Service {
-  return { apiVersion: 'v1', kind: 'Service', metadata: { namespace, name }, spec: { type: 'ClusterIP', clusterIP, ports: [], sessionAffinity: 'None' }, status: {} } as Service;
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { namespace, name },
+    spec: { type: 'ClusterIP', clusterIP, ports: [], sessionAffinity: 'None' },
+    status: {},
+  } as Service;
 }
 
 const many: Endpoints = {
-  apiVersion: 'v1', kind: 'Endpoints', metadata: { namespace: 'db', name: 'big' },
+  apiVersion: 'v1',
+  kind: 'Endpoints',
+  metadata: { namespace: 'db', name: 'big' },
   subsets: [{ addresses: Array.from({ length: 60 }, (_, i) => ({ ip: `10.244.9.${i + 1}` })) }],
 } as Endpoints;
 
@@ -76,7 +84,10 @@ async function startUpstream(): Promise<{ port: number; asked: string[]; close()
     asked.push(name);
     const known = name === 'example.org';
     const response: Packet = {
-      type: 'response', id: q.id, flags: RECURSION_DESIRED | (known ? 0 : RCODE.NXDOMAIN), questions: q.questions,
+      type: 'response',
+      id: q.id,
+      flags: RECURSION_DESIRED | (known ? 0 : RCODE.NXDOMAIN),
+      questions: q.questions,
       answers: known ? [{ type: 'A', name, ttl: 300, data: '93.184.216.34' }] : [],
     };
     return encode(response);
@@ -94,7 +105,8 @@ async function startUpstream(): Promise<{ port: number; asked: string[]; close()
   });
   await new Promise<void>((resolve) => tcp.listen(port, '127.0.0.1', () => resolve()));
   return {
-    port, asked,
+    port,
+    asked,
     close: () => Promise.all([new Promise<void>((r) => udp.close(() => r())), new Promise<void>((r) => tcp.close(() => r()))]).then(() => undefined),
   };
 }
@@ -105,7 +117,13 @@ describe('DnsServer on 127.0.0.1', () => {
   let upstreams: Upstream[] = [];
   const logs: string[] = [];
   const server = new DnsServer({
-    address: '127.0.0.1', port: 0, zone: () => zone, upstreams: () => upstreams, forwardTimeoutMs: 300, forwardBudgetMs: 800, log: (m) => logs.push(m),
+    address: '127.0.0.1',
+    port: 0,
+    zone: () => zone,
+    upstreams: () => upstreams,
+    forwardTimeoutMs: 300,
+    forwardBudgetMs: 800,
+    log: (m) => logs.push(m),
   });
   let port = 0;
 
@@ -131,23 +149,40 @@ describe('DnsServer on 127.0.0.1', () => {
   it('answers a service name over UDP', async () => {
     const r = await udpQuery(port, queryBytes('web.default.svc.cluster.local'));
     assert.equal(rcodeOf(r), RCODE.NOERROR);
-    assert.deepEqual(r.answers?.map((a) => (a as { data: string }).data), ['10.96.0.20']);
+    assert.deepEqual(
+      r.answers?.map((a) => (a as { data: string }).data),
+      ['10.96.0.20'],
+    );
   });
 
   it('answers several pipelined queries on one TCP connection', async () => {
-    const msgs = [queryBytes('web.default.svc.cluster.local'), queryBytes('nope.default.svc.cluster.local'), queryBytes('example.org'), queryBytes('web.default.svc.cluster.local', 'AAAA')];
+    const msgs = [
+      queryBytes('web.default.svc.cluster.local'),
+      queryBytes('nope.default.svc.cluster.local'),
+      queryBytes('example.org'),
+      queryBytes('web.default.svc.cluster.local', 'AAAA'),
+    ];
     const ids = msgs.map((m) => m.readUInt16BE(0));
     const answers = await tcpQueries(port, msgs);
-    assert.deepEqual((answers.get(ids[0]!)!.answers ?? []).map((a) => (a as { data: string }).data), ['10.96.0.20']);
+    assert.deepEqual(
+      (answers.get(ids[0]!)!.answers ?? []).map((a) => (a as { data: string }).data),
+      ['10.96.0.20'],
+    );
     assert.equal(rcodeOf(answers.get(ids[1]!)!), RCODE.NXDOMAIN);
-    assert.deepEqual((answers.get(ids[2]!)!.answers ?? []).map((a) => (a as { data: string }).data), ['93.184.216.34']);
+    assert.deepEqual(
+      (answers.get(ids[2]!)!.answers ?? []).map((a) => (a as { data: string }).data),
+      ['93.184.216.34'],
+    );
     assert.equal(rcodeOf(answers.get(ids[3]!)!), RCODE.NOERROR);
     assert.deepEqual(answers.get(ids[3]!)!.answers, []);
   });
 
   it('forwards other names over UDP to the upstream and relays its answer (and its NXDOMAIN)', async () => {
     const r = await udpQuery(port, queryBytes('example.org'));
-    assert.deepEqual(r.answers?.map((a) => (a as { data: string }).data), ['93.184.216.34']);
+    assert.deepEqual(
+      r.answers?.map((a) => (a as { data: string }).data),
+      ['93.184.216.34'],
+    );
     assert.ok(upstream.asked.includes('example.org'));
     assert.equal(rcodeOf(await udpQuery(port, queryBytes('nothing.example'))), RCODE.NXDOMAIN);
     // Ours are never asked upstream.
@@ -155,9 +190,15 @@ describe('DnsServer on 127.0.0.1', () => {
   });
 
   it('tries the next upstream when one is silent, and answers SERVFAIL when none answers in time', async () => {
-    upstreams = [{ address: '127.0.0.1', port: silent.address().port }, { address: '127.0.0.1', port: upstream.port }];
+    upstreams = [
+      { address: '127.0.0.1', port: silent.address().port },
+      { address: '127.0.0.1', port: upstream.port },
+    ];
     const r = await udpQuery(port, queryBytes('example.org'));
-    assert.deepEqual(r.answers?.map((a) => (a as { data: string }).data), ['93.184.216.34']);
+    assert.deepEqual(
+      r.answers?.map((a) => (a as { data: string }).data),
+      ['93.184.216.34'],
+    );
     upstreams = [{ address: '127.0.0.1', port: silent.address().port }];
     const started = Date.now();
     const failed = await udpQuery(port, queryBytes('example.org'));
@@ -165,7 +206,10 @@ describe('DnsServer on 127.0.0.1', () => {
     assert.ok(Date.now() - started < 2000, 'within the forward budget');
     upstreams = [];
     assert.equal(rcodeOf(await udpQuery(port, queryBytes('example.org'))), RCODE.SERVFAIL);
-    assert.ok(logs.some((l) => /no answer in 300 ms/.test(l)), logs.join('\n'));
+    assert.ok(
+      logs.some((l) => /no answer in 300 ms/.test(l)),
+      logs.join('\n'),
+    );
     upstreams = [{ address: '127.0.0.1', port: upstream.port }];
   });
 
@@ -190,7 +234,10 @@ describe('DnsServer on 127.0.0.1', () => {
   it('answers from the zone as it is now', async () => {
     zone = buildClusterZone({ services: [svc('default', 'web', '10.96.0.21')] });
     const r = await udpQuery(port, queryBytes('web.default.svc.cluster.local'));
-    assert.deepEqual(r.answers?.map((a) => (a as { data: string }).data), ['10.96.0.21']);
+    assert.deepEqual(
+      r.answers?.map((a) => (a as { data: string }).data),
+      ['10.96.0.21'],
+    );
   });
 
   it('reports a port in use', async () => {

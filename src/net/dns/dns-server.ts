@@ -85,10 +85,7 @@ export class DnsServer {
     this.#udp = undefined;
     this.#tcp = undefined;
     for (const c of this.#connections) c.destroy();
-    await Promise.all([
-      udp && new Promise<void>((resolve) => udp.close(() => resolve())),
-      tcp && new Promise<void>((resolve) => tcp.close(() => resolve())),
-    ]);
+    await Promise.all([udp && new Promise<void>((resolve) => udp.close(() => resolve())), tcp && new Promise<void>((resolve) => tcp.close(() => resolve()))]);
   }
 
   #bindUdp(port: number): Promise<UdpSocket> {

@@ -23,14 +23,18 @@ export function parseNameservers(text: string): string[] {
  * Throws with the offending entry when one is not an IPv4 address with an optional port.
  */
 export function parseUpstreamList(list: string): Upstream[] {
-  return list.split(',').map((s) => s.trim()).filter(Boolean).map((entry) => {
-    const m = /^([^:]+)(?::(\d+))?$/.exec(entry);
-    const port = m?.[2] === undefined ? 53 : Number(m[2]);
-    if (!m || isIP(m[1]!) !== 4 || !Number.isInteger(port) || port < 1 || port > 65535) {
-      throw new Error(`"${entry}" is not an IPv4 address with an optional port, such as 10.0.0.2 or 10.0.0.2:5353`);
-    }
-    return { address: m[1]!, port };
-  });
+  return list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const m = /^([^:]+)(?::(\d+))?$/.exec(entry);
+      const port = m?.[2] === undefined ? 53 : Number(m[2]);
+      if (!m || isIP(m[1]!) !== 4 || !Number.isInteger(port) || port < 1 || port > 65535) {
+        throw new Error(`"${entry}" is not an IPv4 address with an optional port, such as 10.0.0.2 or 10.0.0.2:5353`);
+      }
+      return { address: m[1]!, port };
+    });
 }
 
 /**

@@ -24,11 +24,14 @@ COMMIT
 `;
 
 describe('parseIptablesSave', () => {
-  it('keeps our chain names and the built-in chains\' rules, nothing else', () => {
+  it("keeps our chain names and the built-in chains' rules, nothing else", () => {
     assert.deepEqual(parseIptablesSave(SAVE_NAT), {
       chains: ['MINIK8S-OVERLAY-NAT', 'MINIK8S-SERVICES', 'MINIK8S-SVC-AAAAAAAAAAAAAAAA'],
       builtin: {
-        PREROUTING: ['-A PREROUTING -m comment --comment "minik8s service portals" -j MINIK8S-SERVICES', '-A PREROUTING -m addrtype --dst-type LOCAL -j DOCKER'],
+        PREROUTING: [
+          '-A PREROUTING -m comment --comment "minik8s service portals" -j MINIK8S-SERVICES',
+          '-A PREROUTING -m addrtype --dst-type LOCAL -j DOCKER',
+        ],
         POSTROUTING: ['-A POSTROUTING -j MINIK8S-OVERLAY-NAT', '-A POSTROUTING -s 172.17.0.0/16 ! -o docker0 -j MASQUERADE'],
       },
     });
@@ -52,13 +55,23 @@ describe('parseIptablesSave', () => {
     // Docker put its ACCEPT above ours when it made a network: ours are deleted and inserted first again.
     const services = '-A FORWARD -m conntrack --ctstate NEW -m comment --comment "minik8s service portals" -j MINIK8S-SERVICES';
     const forward = '-A FORWARD -m comment --comment "minik8s forwarding rules" -j MINIK8S-FORWARD';
-    const moved = { chains: [], builtin: { FORWARD: ['-A FORWARD -i minik8s0 ! -o minik8s0 -j ACCEPT', services, forward, '-A FORWARD -j MINIK8S-OVERLAY-FWD'] } };
-    assert.deepEqual(jumpFixLines('filter', moved).lines.filter((l) => / FORWARD /.test(l)), [
-      `-D ${services.slice(3)}`, `-D ${forward.slice(3)}`,
-      '-I FORWARD 1 -m comment --comment "minik8s forwarding rules" -j MINIK8S-FORWARD',
-      '-I FORWARD 1 -m conntrack --ctstate NEW -m comment --comment "minik8s service portals" -j MINIK8S-SERVICES',
-    ]);
-    assert.deepEqual(jumpFixLines('filter', { chains: [], builtin: { FORWARD: [services, forward, '-A FORWARD -j DOCKER-USER'] } }).chains.includes('FORWARD'), false);
+    const moved = {
+      chains: [],
+      builtin: { FORWARD: ['-A FORWARD -i minik8s0 ! -o minik8s0 -j ACCEPT', services, forward, '-A FORWARD -j MINIK8S-OVERLAY-FWD'] },
+    };
+    assert.deepEqual(
+      jumpFixLines('filter', moved).lines.filter((l) => / FORWARD /.test(l)),
+      [
+        `-D ${services.slice(3)}`,
+        `-D ${forward.slice(3)}`,
+        '-I FORWARD 1 -m comment --comment "minik8s forwarding rules" -j MINIK8S-FORWARD',
+        '-I FORWARD 1 -m conntrack --ctstate NEW -m comment --comment "minik8s service portals" -j MINIK8S-SERVICES',
+      ],
+    );
+    assert.deepEqual(
+      jumpFixLines('filter', { chains: [], builtin: { FORWARD: [services, forward, '-A FORWARD -j DOCKER-USER'] } }).chains.includes('FORWARD'),
+      false,
+    );
   });
 });
 
@@ -74,7 +87,9 @@ function fakeIptables() {
     if (c.tool === 'iptables-save') {
       calls.push(`save ${c.args[1]}`);
       const t = tables[c.args[1]!]!;
-      return [`*${c.args[1]}`, ...[...t.chains.keys()].map((n) => `:${n} - [0:0]`), ...t.builtin, ...[...t.chains].flatMap(([, r]) => r), 'COMMIT', ''].join('\n');
+      return [`*${c.args[1]}`, ...[...t.chains.keys()].map((n) => `:${n} - [0:0]`), ...t.builtin, ...[...t.chains].flatMap(([, r]) => r), 'COMMIT', ''].join(
+        '\n',
+      );
     }
     if (c.tool === 'iptables') {
       const [, , table, , chain] = c.args;
@@ -98,17 +113,36 @@ function fakeIptables() {
     }
     return '';
   };
-  return { tables, calls, run, failNext: (f: boolean) => { fail = f; } };
+  return {
+    tables,
+    calls,
+    run,
+    failNext: (f: boolean) => {
+      fail = f;
+    },
+  };
 }
 
 function svc(name: string, ip: string): Service {
-  return { apiVersion: 'v1', kind: 'Service', metadata: { namespace: 'default', name }, spec: { type: 'ClusterIP', clusterIP: ip, sessionAffinity: 'None', ports: [{ port: 80, targetPort: 80, protocol: 'TCP' }] }, status: {} } as Service;
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { namespace: 'default', name },
+    spec: { type: 'ClusterIP', clusterIP: ip, sessionAffinity: 'None', ports: [{ port: 80, targetPort: 80, protocol: 'TCP' }] },
+    status: {},
+  } as Service;
 }
-const ep = (name: string, ips: string[]) => ({ apiVersion: 'v1', kind: 'Endpoints', metadata: { namespace: 'default', name }, subsets: [{ addresses: ips.map((ip) => ({ ip })), ports: [{ port: 80, protocol: 'TCP' as const }] }] });
+const ep = (name: string, ips: string[]) => ({
+  apiVersion: 'v1',
+  kind: 'Endpoints',
+  metadata: { namespace: 'default', name },
+  subsets: [{ addresses: ips.map((ip) => ({ ip })), ports: [{ port: 80, protocol: 'TCP' as const }] }],
+});
 
 describe('syncProxyIptables against a fake iptables', () => {
   let world = { services: [svc('a', '10.96.0.2')], endpoints: [ep('a', ['10.244.1.2', '10.244.1.3'])] };
-  const render = (existing: { nat: string[]; filter: string[] }): ProxyRules => renderProxyRules({ ...world, clusterCIDR: '10.244.0.0/16', existingChains: existing });
+  const render = (existing: { nat: string[]; filter: string[] }): ProxyRules =>
+    renderProxyRules({ ...world, clusterCIDR: '10.244.0.0/16', existingChains: existing });
   const sepChains = (fake: ReturnType<typeof fakeIptables>) => [...fake.tables.nat!.chains.keys()].filter((c) => c.startsWith('MINIK8S-SEP-')).length;
 
   it('writes everything with the jumps on the first (full) sync, then only the chains that change', async () => {
@@ -116,7 +150,10 @@ describe('syncProxyIptables against a fake iptables', () => {
     const state: ProxyApplyState = { applied: {} };
     const first = await syncProxyIptables(fake.run, render, state);
     assert.equal(first.full, true);
-    assert.deepEqual(first.reasons, ['nat: full sync, jumps not first in PREROUTING, OUTPUT, POSTROUTING', 'filter: full sync, jumps not first in INPUT, FORWARD, OUTPUT']);
+    assert.deepEqual(first.reasons, [
+      'nat: full sync, jumps not first in PREROUTING, OUTPUT, POSTROUTING',
+      'filter: full sync, jumps not first in INPUT, FORWARD, OUTPUT',
+    ]);
     assert.deepEqual(fake.calls, ['save nat', 'save filter', 'restore nat 7 chains', 'restore filter 2 chains']);
     assert.equal(fake.tables.nat!.builtin.length, 3);
     assert.equal(fake.tables.filter!.builtin.length, 4);
@@ -143,7 +180,7 @@ describe('syncProxyIptables against a fake iptables', () => {
     assert.equal(sepChains(fake), 2);
   });
 
-  it('puts back a removed jump, in front of Docker\'s, and leaves others\' chains alone', async () => {
+  it("puts back a removed jump, in front of Docker's, and leaves others' chains alone", async () => {
     const fake = fakeIptables();
     fake.tables.nat!.chains.set('MINIK8S-OVERLAY-NAT', ['-A MINIK8S-OVERLAY-NAT -j RETURN']);
     const state: ProxyApplyState = { applied: {} };

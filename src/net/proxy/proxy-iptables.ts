@@ -115,8 +115,12 @@ export async function syncProxyIptables(
   options: ProxySyncOptions = {},
 ): Promise<ProxyApplyResult> {
   const t0 = performance.now();
-  const full = options.full === true || !state.applied.nat || !state.applied.filter || state.lastFullAt === undefined
-    || t0 - state.lastFullAt >= (options.fullResyncMs ?? FULL_RESYNC_MS);
+  const full =
+    options.full === true ||
+    !state.applied.nat ||
+    !state.applied.filter ||
+    state.lastFullAt === undefined ||
+    t0 - state.lastFullAt >= (options.fullResyncMs ?? FULL_RESYNC_MS);
   let saved: Record<Table, SavedTable>;
   if (full) {
     const [nat, filter] = await Promise.all(TABLES.map(async (table) => parseIptablesSave(await run({ tool: 'iptables-save', args: ['-t', table] }))));
@@ -150,7 +154,11 @@ export async function syncProxyIptables(
       ];
       if (!full && changed.length === 0 && jumps.lines.length === 0 && wanted.deleteChains.length === 0) continue;
       const write = new Set(changed);
-      const text = restoreText(table, { chains: changed, rules: wanted.rules.filter((r) => write.has(r.slice(3, r.indexOf(' ', 3)))), deleteChains: wanted.deleteChains }, jumps.lines);
+      const text = restoreText(
+        table,
+        { chains: changed, rules: wanted.rules.filter((r) => write.has(r.slice(3, r.indexOf(' ', 3)))), deleteChains: wanted.deleteChains },
+        jumps.lines,
+      );
       await run({ tool: 'iptables-restore', args: ['-w', '--noflush'], input: text });
       state.applied[table] = chains;
       chainsWritten += changed.length;

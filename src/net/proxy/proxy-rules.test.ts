@@ -6,14 +6,27 @@ import { fileURLToPath } from 'node:url';
 import type { Endpoints } from '../../core/api/endpoints.js';
 import type { Service } from '../../core/api/service.js';
 import {
-  chainHash, endpointChainName, formatProbability, renderProxyRules, restoreText, serviceChainName, servicePortName, type ProxyRulesInput,
+  chainHash,
+  endpointChainName,
+  formatProbability,
+  renderProxyRules,
+  restoreText,
+  serviceChainName,
+  servicePortName,
+  type ProxyRulesInput,
 } from './proxy-rules.js';
 
 // Compiled to dist/src/net/proxy/: the golden files stay beside the source.
 const TESTDATA = fileURLToPath(new URL('../../../../src/net/proxy/testdata/', import.meta.url));
 
 function service(ns: string, name: string, spec: Partial<Service['spec']> & { ports: Service['spec']['ports'] }): Service {
-  return { apiVersion: 'v1', kind: 'Service', metadata: { namespace: ns, name }, spec: { type: 'ClusterIP', sessionAffinity: 'None', ...spec }, status: {} } as Service;
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { namespace: ns, name },
+    spec: { type: 'ClusterIP', sessionAffinity: 'None', ...spec },
+    status: {},
+  } as Service;
 }
 
 function endpoints(ns: string, name: string, subsets: Endpoints['subsets']): Endpoints {
@@ -21,24 +34,37 @@ function endpoints(ns: string, name: string, subsets: Endpoints['subsets']): End
 }
 
 const http = [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' as const }];
-const three = endpoints('default', 'web', [{
-  addresses: [{ ip: '10.244.2.7' }, { ip: '10.244.1.5' }, { ip: '10.244.1.12' }],
-  notReadyAddresses: [{ ip: '10.244.3.3' }],
-  ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-}]);
+const three = endpoints('default', 'web', [
+  {
+    addresses: [{ ip: '10.244.2.7' }, { ip: '10.244.1.5' }, { ip: '10.244.1.12' }],
+    notReadyAddresses: [{ ip: '10.244.3.3' }],
+    ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+  },
+]);
 const base = { clusterCIDR: '10.244.0.0/16' };
 
 const cases: Record<string, ProxyRulesInput> = {
   'clusterip-3-endpoints': { ...base, services: [service('default', 'web', { clusterIP: '10.96.0.20', ports: http })], endpoints: [three] },
   nodeport: {
     ...base,
-    services: [service('default', 'web', { type: 'NodePort', clusterIP: '10.96.0.20', ports: [{ ...http[0]!, nodePort: 30080 }], externalTrafficPolicy: 'Cluster' })],
+    services: [
+      service('default', 'web', { type: 'NodePort', clusterIP: '10.96.0.20', ports: [{ ...http[0]!, nodePort: 30080 }], externalTrafficPolicy: 'Cluster' }),
+    ],
     endpoints: [three],
   },
   'session-affinity': {
     ...base,
-    services: [service('default', 'web', { clusterIP: '10.96.0.20', ports: http, sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 600 } } })],
-    endpoints: [endpoints('default', 'web', [{ addresses: [{ ip: '10.244.1.5' }, { ip: '10.244.2.7' }], ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] }])],
+    services: [
+      service('default', 'web', {
+        clusterIP: '10.96.0.20',
+        ports: http,
+        sessionAffinity: 'ClientIP',
+        sessionAffinityConfig: { clientIP: { timeoutSeconds: 600 } },
+      }),
+    ],
+    endpoints: [
+      endpoints('default', 'web', [{ addresses: [{ ip: '10.244.1.5' }, { ip: '10.244.2.7' }], ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] }]),
+    ],
   },
   'no-endpoints': {
     ...base,
@@ -59,18 +85,34 @@ const cases: Record<string, ProxyRulesInput> = {
   },
   'named-ports': {
     ...base,
-    services: [service('shop', 'api', {
-      clusterIP: '10.96.0.50',
-      ports: [
-        { name: 'https', port: 443, targetPort: 'tls', protocol: 'TCP' },
-        { name: 'http', port: 80, targetPort: 'web', protocol: 'TCP' },
-      ],
-    })],
-    endpoints: [endpoints('shop', 'api', [
-      { addresses: [{ ip: '10.244.1.5' }, { ip: '10.244.2.6' }], ports: [{ name: 'http', port: 8080, protocol: 'TCP' }, { name: 'https', port: 8443, protocol: 'TCP' }] },
-      // Another pod template, whose named ports map to other numbers.
-      { addresses: [{ ip: '10.244.3.7' }], ports: [{ name: 'http', port: 9080, protocol: 'TCP' }, { name: 'https', port: 9443, protocol: 'TCP' }] },
-    ])],
+    services: [
+      service('shop', 'api', {
+        clusterIP: '10.96.0.50',
+        ports: [
+          { name: 'https', port: 443, targetPort: 'tls', protocol: 'TCP' },
+          { name: 'http', port: 80, targetPort: 'web', protocol: 'TCP' },
+        ],
+      }),
+    ],
+    endpoints: [
+      endpoints('shop', 'api', [
+        {
+          addresses: [{ ip: '10.244.1.5' }, { ip: '10.244.2.6' }],
+          ports: [
+            { name: 'http', port: 8080, protocol: 'TCP' },
+            { name: 'https', port: 8443, protocol: 'TCP' },
+          ],
+        },
+        // Another pod template, whose named ports map to other numbers.
+        {
+          addresses: [{ ip: '10.244.3.7' }],
+          ports: [
+            { name: 'http', port: 9080, protocol: 'TCP' },
+            { name: 'https', port: 9443, protocol: 'TCP' },
+          ],
+        },
+      ]),
+    ],
   },
   hairpin: {
     ...base,
@@ -79,10 +121,15 @@ const cases: Record<string, ProxyRulesInput> = {
   },
   'kube-dns-local': {
     ...base,
-    services: [service('kube-system', 'kube-dns', {
-      clusterIP: '10.96.0.10',
-      ports: [{ name: 'dns', port: 53, targetPort: 53, protocol: 'UDP' }, { name: 'dns-tcp', port: 53, targetPort: 53, protocol: 'TCP' }],
-    })],
+    services: [
+      service('kube-system', 'kube-dns', {
+        clusterIP: '10.96.0.10',
+        ports: [
+          { name: 'dns', port: 53, targetPort: 53, protocol: 'UDP' },
+          { name: 'dns-tcp', port: 53, targetPort: 53, protocol: 'TCP' },
+        ],
+      }),
+    ],
     endpoints: [],
     localServiceEndpoints: { 'kube-system/kube-dns': [{ ip: '10.244.3.1', port: 53 }] },
   },
@@ -92,7 +139,8 @@ const cases: Record<string, ProxyRulesInput> = {
     endpoints: [endpoints('default', 'web', [{ addresses: [{ ip: '10.244.1.5' }], ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] }])],
     existingChains: {
       nat: [
-        'MINIK8S-SERVICES', 'MINIK8S-OVERLAY-NAT',
+        'MINIK8S-SERVICES',
+        'MINIK8S-OVERLAY-NAT',
         serviceChainName('default/web:http', 'TCP'),
         endpointChainName('default/web:http', 'TCP', '10.244.1.5:8080'),
         // A removed endpoint and a removed service.
@@ -129,7 +177,10 @@ describe('renderProxyRules', () => {
     const shuffled: ProxyRulesInput = {
       ...input,
       services: input.services.map((s) => ({ ...s, spec: { ...s.spec, ports: [...s.spec.ports].reverse() } })),
-      endpoints: input.endpoints.map((e) => ({ ...e, subsets: [...(e.subsets ?? [])].reverse().map((s) => ({ ...s, addresses: [...(s.addresses ?? [])].reverse() })) })),
+      endpoints: input.endpoints.map((e) => ({
+        ...e,
+        subsets: [...(e.subsets ?? [])].reverse().map((s) => ({ ...s, addresses: [...(s.addresses ?? [])].reverse() })),
+      })),
     };
     assert.equal(rendered(shuffled), rendered(input));
     const two = { ...base, services: [...cases['no-endpoints']!.services, ...cases.udp!.services], endpoints: [...cases.udp!.endpoints] };
@@ -138,7 +189,10 @@ describe('renderProxyRules', () => {
 
   it('counts services, ports and endpoints, and deletes only stale SVC and SEP chains', () => {
     const rules = renderProxyRules(cases['stale-chains']!);
-    assert.deepEqual(rules.nat.deleteChains, [endpointChainName('default/web:http', 'TCP', '10.244.2.7:8080'), serviceChainName('default/gone:http', 'TCP')].sort());
+    assert.deepEqual(
+      rules.nat.deleteChains,
+      [endpointChainName('default/web:http', 'TCP', '10.244.2.7:8080'), serviceChainName('default/gone:http', 'TCP')].sort(),
+    );
     assert.deepEqual(rules.filter.deleteChains, []);
     assert.deepEqual(rules.stats, { services: 1, servicePorts: 1, endpoints: 1, withoutEndpoints: 0, staleChains: 2 });
     assert.deepEqual(renderProxyRules(cases['no-endpoints']!).stats, { services: 2, servicePorts: 2, endpoints: 0, withoutEndpoints: 2, staleChains: 0 });
@@ -168,7 +222,7 @@ describe('renderProxyRules', () => {
 });
 
 describe('chain names and probabilities', () => {
-  it('hashes as kube-proxy does: base32 of SHA-256, 16 characters, fitting iptables\' 28', () => {
+  it("hashes as kube-proxy does: base32 of SHA-256, 16 characters, fitting iptables' 28", () => {
     // base32(sha256("")) starts with 4OYMIQUY7QOBJGX3 (e3b0c442...).
     assert.equal(chainHash(''), '4OYMIQUY7QOBJGX3');
     const svc = serviceChainName('default/web:http', 'TCP');
@@ -181,7 +235,12 @@ describe('chain names and probabilities', () => {
   });
 
   const probabilities: [number, number, string][] = [
-    [0, 2, '0.5000000000'], [0, 3, '0.3333333333'], [1, 3, '0.5000000000'], [0, 7, '0.1428571429'], [5, 7, '0.5000000000'], [0, 1000, '0.0010000000'],
+    [0, 2, '0.5000000000'],
+    [0, 3, '0.3333333333'],
+    [1, 3, '0.5000000000'],
+    [0, 7, '0.1428571429'],
+    [5, 7, '0.5000000000'],
+    [0, 1000, '0.0010000000'],
   ];
   for (const [i, n, want] of probabilities) it(`endpoint ${i} of ${n}: ${want}`, () => assert.equal(formatProbability(i, n), want));
 });

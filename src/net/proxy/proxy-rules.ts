@@ -153,9 +153,7 @@ function quote(text: string): string {
  */
 export function renderProxyRules(input: ProxyRulesInput): ProxyRules {
   const endpointsByKey = new Map(input.endpoints.map((e) => [key(e), e]));
-  const services = input.services
-    .filter((s) => s.spec.clusterIP && s.spec.clusterIP !== 'None')
-    .sort((a, b) => key(a).localeCompare(key(b)));
+  const services = input.services.filter((s) => s.spec.clusterIP && s.spec.clusterIP !== 'None').sort((a, b) => key(a).localeCompare(key(b)));
 
   const natServices: string[] = [];
   const natNodePorts: string[] = [];
@@ -170,9 +168,8 @@ export function renderProxyRules(input: ProxyRulesInput): ProxyRules {
     const name = svc.metadata.name!;
     const clusterIP = svc.spec.clusterIP!;
     const local = input.localServiceEndpoints?.[`${ns}/${name}`];
-    const affinity = svc.spec.sessionAffinity === 'ClientIP'
-      ? svc.spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? DEFAULT_AFFINITY_SECONDS
-      : undefined;
+    const affinity =
+      svc.spec.sessionAffinity === 'ClientIP' ? (svc.spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? DEFAULT_AFFINITY_SECONDS) : undefined;
     const ports = [...svc.spec.ports].sort((a, b) => (a.name ?? '').localeCompare(b.name ?? '') || a.port - b.port || a.protocol.localeCompare(b.protocol));
     for (const port of ports) {
       stats.servicePorts++;
@@ -181,7 +178,10 @@ export function renderProxyRules(input: ProxyRulesInput): ProxyRules {
       const match = `-p ${proto} -m comment --comment ${quote(`${spn} cluster IP`)} -m ${proto} --dport ${port.port}`;
       const nodePort = svc.spec.type !== 'ClusterIP' && port.nodePort ? port.nodePort : undefined;
       const eps = local
-        ? local.filter((l) => !l.protocol || l.protocol === port.protocol).map((l) => ({ ip: l.ip, port: l.port })).sort(byAddress)
+        ? local
+            .filter((l) => !l.protocol || l.protocol === port.protocol)
+            .map((l) => ({ ip: l.ip, port: l.port }))
+            .sort(byAddress)
         : readyEndpoints(endpointsByKey.get(`${ns}/${name}`), port);
 
       if (eps.length === 0) {
@@ -210,7 +210,9 @@ export function renderProxyRules(input: ProxyRulesInput): ProxyRules {
       if (affinity !== undefined) {
         // A client seen within the timeout goes back to the endpoint it had.
         for (const sep of seps) {
-          natPerService.push(`-A ${svcChain} -m comment --comment ${quote(`${spn} -> ${sep.text}`)} ${recent(sep.chain)} --rcheck --seconds ${affinity} --reap -j ${sep.chain}`);
+          natPerService.push(
+            `-A ${svcChain} -m comment --comment ${quote(`${spn} -> ${sep.text}`)} ${recent(sep.chain)} --rcheck --seconds ${affinity} --reap -j ${sep.chain}`,
+          );
         }
       }
       seps.forEach((sep, i) => {
@@ -227,7 +229,9 @@ export function renderProxyRules(input: ProxyRulesInput): ProxyRules {
     }
   }
 
-  natServices.push(`-A ${SERVICES_CHAIN} ! -d 127.0.0.0/8 -m comment --comment "minik8s service nodeports; this must be the last rule in this chain" -m addrtype --dst-type LOCAL -j ${NODEPORTS_CHAIN}`);
+  natServices.push(
+    `-A ${SERVICES_CHAIN} ! -d 127.0.0.0/8 -m comment --comment "minik8s service nodeports; this must be the last rule in this chain" -m addrtype --dst-type LOCAL -j ${NODEPORTS_CHAIN}`,
+  );
   const natFixed = [SERVICES_CHAIN, NODEPORTS_CHAIN, POSTROUTING_CHAIN, MARK_MASQ_CHAIN];
   const natChains = [...natFixed, ...[...svcChains].sort(), ...[...new Set(sepChains)].sort()];
   const filterChains = [SERVICES_CHAIN, FORWARD_CHAIN];

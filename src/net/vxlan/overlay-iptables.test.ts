@@ -7,7 +7,7 @@ import { chainUpToDate, FORWARD_CHAIN, NAT_CHAIN, overlayRules, restoreInput, sy
 const rules = overlayRules({ clusterCIDR: '10.244.0.0/16', podCIDR: '10.244.1.0/24' });
 
 describe('overlayRules', () => {
-  it('forwards from and to the cluster CIDR; masquerades only this node\'s pods leaving it', () => {
+  it("forwards from and to the cluster CIDR; masquerades only this node's pods leaving it", () => {
     assert.deepEqual(rules, {
       filter: [
         '-A MINIK8S-OVERLAY-FWD -s 10.244.0.0/16 -m comment --comment "minik8s overlay: from pods" -j ACCEPT',
@@ -22,7 +22,10 @@ describe('overlayRules', () => {
 
   it('declares (and so flushes) only its own chains for iptables-restore --noflush', () => {
     const text = restoreInput(rules);
-    assert.deepEqual(text.split('\n').filter((l) => l.startsWith(':') || l.startsWith('*')), ['*filter', `:${FORWARD_CHAIN} - [0:0]`, '*nat', `:${NAT_CHAIN} - [0:0]`]);
+    assert.deepEqual(
+      text.split('\n').filter((l) => l.startsWith(':') || l.startsWith('*')),
+      ['*filter', `:${FORWARD_CHAIN} - [0:0]`, '*nat', `:${NAT_CHAIN} - [0:0]`],
+    );
     assert.ok(text.endsWith('COMMIT\n'));
   });
 });

@@ -33,17 +33,16 @@ export function overlayRules(input: { clusterCIDR: string; podCIDR: string }): O
 
 /** `iptables-restore --noflush` input that replaces the two chains' contents at once (declaring a chain flushes it) and nothing else. */
 export function restoreInput(rules: OverlayRuleSet): string {
-  return [
-    '*filter', `:${FORWARD_CHAIN} - [0:0]`, ...rules.filter, 'COMMIT',
-    '*nat', `:${NAT_CHAIN} - [0:0]`, ...rules.nat, 'COMMIT',
-    '',
-  ].join('\n');
+  return ['*filter', `:${FORWARD_CHAIN} - [0:0]`, ...rules.filter, 'COMMIT', '*nat', `:${NAT_CHAIN} - [0:0]`, ...rules.nat, 'COMMIT', ''].join('\n');
 }
 
 /** True when `iptables -S CHAIN` output (undefined: the chain is missing) holds exactly the wanted rules. */
 export function chainUpToDate(chain: string, listed: string | undefined, wanted: readonly string[]): boolean {
   if (listed === undefined) return false;
-  const lines = listed.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = listed
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   return lines.length === wanted.length + 1 && lines[0] === `-N ${chain}` && wanted.every((w, i) => lines[i + 1] === w);
 }
 
@@ -67,7 +66,10 @@ export async function syncOverlayIptables(run: NetRunner, rules: OverlayRuleSet)
   }
   for (const jump of JUMPS) {
     const rule = [jump.chain, '-j', jump.target];
-    const present = await run({ tool: 'iptables', args: ['-w', '-t', jump.table, '-C', ...rule] }).then(() => true, () => false);
+    const present = await run({ tool: 'iptables', args: ['-w', '-t', jump.table, '-C', ...rule] }).then(
+      () => true,
+      () => false,
+    );
     if (present) continue;
     const insert: NetCommand = { tool: 'iptables', args: ['-w', '-t', jump.table, '-I', jump.chain, '1', '-j', jump.target] };
     await run(insert);

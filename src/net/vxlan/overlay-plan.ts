@@ -80,8 +80,7 @@ export function desiredOverlay(input: { self: OverlaySelf; nodes: readonly Node[
   const taken: { name: string; cidr: string }[] = [{ name: self.name, cidr: self.podCIDR }];
   const macs = new Map<string, string>();
   // By name, so that which of two conflicting nodes wins does not depend on the informer's order.
-  const peers = [...input.nodes].filter((n) => n.metadata.name !== self.name)
-    .sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
+  const peers = [...input.nodes].filter((n) => n.metadata.name !== self.name).sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
   for (const node of peers) {
     const name = node.metadata.name ?? '';
     const skip = (reason: string) => skipped.push({ name, reason });
@@ -136,9 +135,7 @@ export function desiredOverlay(input: { self: OverlaySelf; nodes: readonly Node[
 export function overlayFieldsChanged(old: Node, node: Node): boolean {
   const a = old.metadata.annotations ?? {};
   const b = node.metadata.annotations ?? {};
-  return old.spec?.podCIDR !== node.spec?.podCIDR
-    || a[VTEP_MAC_ANNOTATION] !== b[VTEP_MAC_ANNOTATION]
-    || a[PUBLIC_IP_ANNOTATION] !== b[PUBLIC_IP_ANNOTATION];
+  return old.spec?.podCIDR !== node.spec?.podCIDR || a[VTEP_MAC_ANNOTATION] !== b[VTEP_MAC_ANNOTATION] || a[PUBLIC_IP_ANNOTATION] !== b[PUBLIC_IP_ANNOTATION];
 }
 
 // ---- Observed state, from the tools' JSON ---------------------------------------------------
@@ -160,7 +157,8 @@ function routeDst(dst: string): string {
 
 /** `ip -4 -j route show dev D`: the routes of the main table through the device, less the kernel's own. */
 export function parseRoutes(text: string): ObservedOverlay['routes'] {
-  return parseJsonArray(text, 'ip route').filter((r) => r.protocol !== 'kernel' && typeof r.dst === 'string' && (r.type === undefined || r.type === 'unicast'))
+  return parseJsonArray(text, 'ip route')
+    .filter((r) => r.protocol !== 'kernel' && typeof r.dst === 'string' && (r.type === undefined || r.type === 'unicast'))
     .map((r) => ({
       dst: routeDst(r.dst as string),
       ...(typeof r.gateway === 'string' ? { via: r.gateway } : {}),
@@ -170,24 +168,31 @@ export function parseRoutes(text: string): ObservedOverlay['routes'] {
 
 /** `ip -4 -j neigh show dev D`. */
 export function parseNeighbours(text: string): ObservedOverlay['neighbours'] {
-  return parseJsonArray(text, 'ip neigh').filter((n) => typeof n.dst === 'string').map((n) => ({
-    ip: n.dst as string,
-    ...(typeof n.lladdr === 'string' ? { mac: n.lladdr.toLowerCase() } : {}),
-    permanent: Array.isArray(n.state) && n.state.includes('PERMANENT'),
-  }));
+  return parseJsonArray(text, 'ip neigh')
+    .filter((n) => typeof n.dst === 'string')
+    .map((n) => ({
+      ip: n.dst as string,
+      ...(typeof n.lladdr === 'string' ? { mac: n.lladdr.toLowerCase() } : {}),
+      permanent: Array.isArray(n.state) && n.state.includes('PERMANENT'),
+    }));
 }
 
 /** `bridge -j fdb show dev D`. */
 export function parseFdb(text: string): ObservedOverlay['fdb'] {
-  return parseJsonArray(text, 'bridge fdb').filter((f) => typeof f.mac === 'string').map((f) => ({
-    mac: (f.mac as string).toLowerCase(),
-    ...(typeof f.dst === 'string' ? { dst: f.dst } : {}),
-  }));
+  return parseJsonArray(text, 'bridge fdb')
+    .filter((f) => typeof f.mac === 'string')
+    .map((f) => ({
+      mac: (f.mac as string).toLowerCase(),
+      ...(typeof f.dst === 'string' ? { dst: f.dst } : {}),
+    }));
 }
 
 // ---- The difference, as commands ------------------------------------------------------------
 
-const byKey = <T>(key: (t: T) => string) => (a: T, b: T) => key(a).localeCompare(key(b));
+const byKey =
+  <T>(key: (t: T) => string) =>
+  (a: T, b: T) =>
+    key(a).localeCompare(key(b));
 
 /**
  * The commands that turn `observed` into `desired` on `device`, touching only what differs:

@@ -3,21 +3,32 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { NetCommandError, type NetCommand } from '../net-command.js';
 import {
-  addressCommands, deviceProblems, ensureVxlanDevice, interfaceHolding, parseDevice, type ObservedDevice, type VxlanDeviceSpec,
+  addressCommands,
+  deviceProblems,
+  ensureVxlanDevice,
+  interfaceHolding,
+  parseDevice,
+  type ObservedDevice,
+  type VxlanDeviceSpec,
 } from './vxlan-device.js';
 
 const spec: VxlanDeviceSpec = { name: 'minik8s.vx', vni: 1, port: 8472, localIP: '192.168.0.11', parent: 'eth0', address: '10.244.1.0' };
 
 /** `ip -d -j link show` of a device as the kernel shows it. */
 function linkJson(o: { kind?: string; id?: number; port?: number; local?: string; link?: string; learning?: boolean; up?: boolean; mac?: string }): string {
-  return JSON.stringify([{
-    ifindex: 5, ifname: 'minik8s.vx', flags: ['BROADCAST', 'MULTICAST', ...(o.up ? ['UP', 'LOWER_UP'] : [])], mtu: 1450,
-    address: o.mac ?? '26:54:41:6B:AB:78',
-    linkinfo: {
-      info_kind: o.kind ?? 'vxlan',
-      info_data: { id: o.id ?? 1, local: o.local ?? '192.168.0.11', link: o.link ?? 'eth0', port: o.port ?? 8472, learning: o.learning ?? false },
+  return JSON.stringify([
+    {
+      ifindex: 5,
+      ifname: 'minik8s.vx',
+      flags: ['BROADCAST', 'MULTICAST', ...(o.up ? ['UP', 'LOWER_UP'] : [])],
+      mtu: 1450,
+      address: o.mac ?? '26:54:41:6B:AB:78',
+      linkinfo: {
+        info_kind: o.kind ?? 'vxlan',
+        info_data: { id: o.id ?? 1, local: o.local ?? '192.168.0.11', link: o.link ?? 'eth0', port: o.port ?? 8472, learning: o.learning ?? false },
+      },
     },
-  }]);
+  ]);
 }
 
 function addrJson(addrs: { local: string; prefixlen: number }[]): string {
@@ -27,9 +38,19 @@ function addrJson(addrs: { local: string; prefixlen: number }[]): string {
 describe('interfaceHolding', () => {
   const text = JSON.stringify([
     { ifname: 'lo', addr_info: [{ family: 'inet', local: '127.0.0.1', prefixlen: 8 }] },
-    { ifname: 'eth0', addr_info: [{ family: 'inet', local: '192.168.0.11', prefixlen: 24 }, { family: 'inet', local: '192.168.1.11', prefixlen: 24 }] },
+    {
+      ifname: 'eth0',
+      addr_info: [
+        { family: 'inet', local: '192.168.0.11', prefixlen: 24 },
+        { family: 'inet', local: '192.168.1.11', prefixlen: 24 },
+      ],
+    },
   ]);
-  for (const [ip, want] of [['192.168.1.11', 'eth0'], ['127.0.0.1', 'lo'], ['10.9.9.9', undefined]] as const) {
+  for (const [ip, want] of [
+    ['192.168.1.11', 'eth0'],
+    ['127.0.0.1', 'lo'],
+    ['10.9.9.9', undefined],
+  ] as const) {
     it(`${ip} -> ${want}`, () => assert.equal(interfaceHolding(text, ip), want));
   }
 });
@@ -68,12 +89,17 @@ describe('addressCommands', () => {
   it('does nothing when it is there', () => {
     assert.deepEqual(addressCommands(spec, addrJson([{ local: '10.244.1.0', prefixlen: 32 }])), []);
   });
-  it('removes an old range\'s address (a node that joined again)', () => {
-    assert.deepEqual(addressCommands(spec, addrJson([{ local: '10.244.7.0', prefixlen: 32 }, { local: '10.244.1.0', prefixlen: 24 }])).map(line), [
-      'ip addr del 10.244.7.0/32 dev minik8s.vx',
-      'ip addr del 10.244.1.0/24 dev minik8s.vx',
-      'ip addr add 10.244.1.0/32 dev minik8s.vx',
-    ]);
+  it("removes an old range's address (a node that joined again)", () => {
+    assert.deepEqual(
+      addressCommands(
+        spec,
+        addrJson([
+          { local: '10.244.7.0', prefixlen: 32 },
+          { local: '10.244.1.0', prefixlen: 24 },
+        ]),
+      ).map(line),
+      ['ip addr del 10.244.7.0/32 dev minik8s.vx', 'ip addr del 10.244.1.0/24 dev minik8s.vx', 'ip addr add 10.244.1.0/32 dev minik8s.vx'],
+    );
   });
 });
 
@@ -100,7 +126,7 @@ describe('ensureVxlanDevice against a fake ip', () => {
     return { run, changes };
   }
 
-  it('creates a missing device with flannel\'s settings, gives it the VTEP address and sets it up', async () => {
+  it("creates a missing device with flannel's settings, gives it the VTEP address and sets it up", async () => {
     const ip = fakeIp(undefined);
     const result = await ensureVxlanDevice(ip.run, spec);
     assert.equal(result.mac, 'aa:aa:aa:aa:aa:01');
@@ -128,9 +154,13 @@ describe('ensureVxlanDevice against a fake ip', () => {
   });
 
   it('explains a VNI another device holds, and a missing privilege', async () => {
-    await assert.rejects(ensureVxlanDevice(fakeIp(undefined, [], 'Error: A VXLAN device with the specified VNI already exists.').run, spec),
-      /another VXLAN device on this machine already uses VNI 1 on port 8472/);
-    await assert.rejects(ensureVxlanDevice(fakeIp(undefined, [], 'RTNETLINK answers: Operation not permitted').run, spec),
-      /needs root \(CAP_NET_ADMIN\).*--overlay=none/);
+    await assert.rejects(
+      ensureVxlanDevice(fakeIp(undefined, [], 'Error: A VXLAN device with the specified VNI already exists.').run, spec),
+      /another VXLAN device on this machine already uses VNI 1 on port 8472/,
+    );
+    await assert.rejects(
+      ensureVxlanDevice(fakeIp(undefined, [], 'RTNETLINK answers: Operation not permitted').run, spec),
+      /needs root \(CAP_NET_ADMIN\).*--overlay=none/,
+    );
   });
 });

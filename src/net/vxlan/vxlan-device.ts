@@ -30,7 +30,7 @@ function firstEntry(text: string): Record<string, unknown> | undefined {
   const trimmed = text.trim();
   if (!trimmed) return undefined;
   const parsed = JSON.parse(trimmed) as unknown;
-  return Array.isArray(parsed) && typeof parsed[0] === 'object' && parsed[0] !== null ? parsed[0] as Record<string, unknown> : undefined;
+  return Array.isArray(parsed) && typeof parsed[0] === 'object' && parsed[0] !== null ? (parsed[0] as Record<string, unknown>) : undefined;
 }
 
 /** The name of the interface that holds `ip`, from `ip -4 -j addr show`. */
@@ -46,7 +46,7 @@ export function parseDevice(linkJson: string): ObservedDevice | undefined {
   if (!link) return undefined;
   const info = (link.linkinfo ?? {}) as { info_kind?: string; info_data?: Record<string, unknown> };
   const data = info.info_data ?? {};
-  const flags = Array.isArray(link.flags) ? link.flags as string[] : [];
+  const flags = Array.isArray(link.flags) ? (link.flags as string[]) : [];
   return {
     kind: info.info_kind,
     vni: typeof data.id === 'number' ? data.id : undefined,
@@ -87,7 +87,22 @@ export function addressCommands(spec: VxlanDeviceSpec, addrJson: string): NetCom
 export function createCommand(spec: VxlanDeviceSpec): NetCommand {
   return {
     tool: 'ip',
-    args: ['link', 'add', spec.name, 'type', 'vxlan', 'id', String(spec.vni), 'dstport', String(spec.port), 'local', spec.localIP, 'dev', spec.parent, 'nolearning'],
+    args: [
+      'link',
+      'add',
+      spec.name,
+      'type',
+      'vxlan',
+      'id',
+      String(spec.vni),
+      'dstport',
+      String(spec.port),
+      'local',
+      spec.localIP,
+      'dev',
+      spec.parent,
+      'nolearning',
+    ],
   };
 }
 
@@ -119,7 +134,9 @@ export async function ensureVxlanDevice(run: NetRunner, spec: VxlanDeviceSpec): 
       const stderr = err instanceof NetCommandError ? err.stderr : String(err);
       const hint = /VNI already exists/i.test(stderr)
         ? `: another VXLAN device on this machine already uses VNI ${spec.vni} on port ${spec.port} (see ip -d link show type vxlan)`
-        : /not permitted/i.test(stderr) ? ': the worker needs root (CAP_NET_ADMIN) for the overlay, or run it with --overlay=none' : '';
+        : /not permitted/i.test(stderr)
+          ? ': the worker needs root (CAP_NET_ADMIN) for the overlay, or run it with --overlay=none'
+          : '';
       throw new Error(`${formatNetCommand(createCommand(spec))}: ${stderr}${hint}`, { cause: err });
     }
     if (!changes.length) changes.push(`created device ${spec.name}`);

@@ -27,15 +27,21 @@ class FakeKernel {
     if (line === 'ip -4 -j addr show') return JSON.stringify([{ ifname: 'eth0', addr_info: [{ family: 'inet', local: '192.168.0.11', prefixlen: 24 }] }]);
     if (line === 'ip -d -j link show dev minik8s.vx') {
       if (!this.device) throw missing();
-      return JSON.stringify([{ ifname: 'minik8s.vx', address: this.device.mac, flags: this.device.up ? ['UP'] : [], linkinfo: { info_kind: 'vxlan', info_data: this.device.info } }]);
+      return JSON.stringify([
+        { ifname: 'minik8s.vx', address: this.device.mac, flags: this.device.up ? ['UP'] : [], linkinfo: { info_kind: 'vxlan', info_data: this.device.info } },
+      ]);
     }
     if (line === 'ip -4 -j addr show dev minik8s.vx') {
       if (!this.device) throw missing();
-      return JSON.stringify([{ ifname: 'minik8s.vx', addr_info: this.device.addrs.map((x) => ({ family: 'inet', local: x.split('/')[0], prefixlen: Number(x.split('/')[1]) })) }]);
+      return JSON.stringify([
+        { ifname: 'minik8s.vx', addr_info: this.device.addrs.map((x) => ({ family: 'inet', local: x.split('/')[0], prefixlen: Number(x.split('/')[1]) })) },
+      ]);
     }
     if (line === 'ip -4 -j route show dev minik8s.vx') return JSON.stringify([...this.routes].map(([dst, via]) => ({ dst, gateway: via, flags: ['onlink'] })));
-    if (line === 'ip -4 -j neigh show dev minik8s.vx') return JSON.stringify([...this.neighbours].map(([dst, mac]) => ({ dst, lladdr: mac, state: ['PERMANENT'] })));
-    if (line === 'bridge -j fdb show dev minik8s.vx') return JSON.stringify([...this.fdb].map(([mac, dst]) => ({ mac, dst, flags: ['self'], state: 'permanent' })));
+    if (line === 'ip -4 -j neigh show dev minik8s.vx')
+      return JSON.stringify([...this.neighbours].map(([dst, mac]) => ({ dst, lladdr: mac, state: ['PERMANENT'] })));
+    if (line === 'bridge -j fdb show dev minik8s.vx')
+      return JSON.stringify([...this.fdb].map(([mac, dst]) => ({ mac, dst, flags: ['self'], state: 'permanent' })));
     if (c.tool === 'iptables' && a.includes('-S')) {
       const rules = this.chains.get(a.at(-1)!);
       if (!rules) throw new NetCommandError(c, 'No chain/target/match by that name.');
@@ -56,7 +62,12 @@ class FakeKernel {
       }
     } else if (c.tool === 'iptables' && a.includes('-I')) this.jumps.add(`${a[a.indexOf('-I') + 1]}->${a.at(-1)}`);
     else if (line.startsWith('ip link add minik8s.vx type vxlan')) {
-      this.device = { mac: 'aa:aa:aa:aa:aa:01', up: false, addrs: [], info: { id: Number(a[6]), port: Number(a[8]), local: a[10], link: a[12], learning: false } };
+      this.device = {
+        mac: 'aa:aa:aa:aa:aa:01',
+        up: false,
+        addrs: [],
+        info: { id: Number(a[6]), port: Number(a[8]), local: a[10], link: a[12], learning: false },
+      };
     } else if (line.startsWith('ip addr add')) this.device!.addrs.push(a[2]!);
     else if (line === 'ip link set minik8s.vx up') this.device!.up = true;
     else if (a[0] === 'route' && a[1] === 'replace') this.routes.set(a[2]!, a[4]!);
@@ -86,14 +97,22 @@ function nodeSource(initial: Node[]) {
       }
     },
   };
-  return { source, push: (type: InformerEventType, object: Node) => { pending.push({ type, object }); wake(); } };
+  return {
+    source,
+    push: (type: InformerEventType, object: Node) => {
+      pending.push({ type, object });
+      wake();
+    },
+  };
 }
 
 function node(name: string, podCIDR: string, vtep?: { mac: string; ip: string }, rv = '1'): Node {
   return {
-    apiVersion: 'v1', kind: 'Node',
+    apiVersion: 'v1',
+    kind: 'Node',
     metadata: { name, resourceVersion: rv, ...(vtep ? { annotations: { [VTEP_MAC_ANNOTATION]: vtep.mac, [PUBLIC_IP_ANNOTATION]: vtep.ip } } : {}) },
-    spec: { podCIDR }, status: {},
+    spec: { podCIDR },
+    status: {},
   } as Node;
 }
 
@@ -103,17 +122,26 @@ describe('VxlanOverlay against a fake kernel', () => {
     const patches: unknown[] = [];
     const n2 = node('n2', '10.244.2.0/24', { mac: 'aa:00:00:00:00:02', ip: '192.168.0.12' });
     const nodes = nodeSource([node('n1', '10.244.1.0/24'), n2, node('plain', '10.244.5.0/24')]);
-    const client = scriptedClient({ nodes: nodes.source }, {
-      patch: async (_kind, ref, patch) => {
-        patches.push({ name: ref.name, patch });
-        return {} as Node;
+    const client = scriptedClient(
+      { nodes: nodes.source },
+      {
+        patch: async (_kind, ref, patch) => {
+          patches.push({ name: ref.name, patch });
+          return {} as Node;
+        },
       },
-    });
+    );
     const informers = new InformerFactory({ client });
     const logs: string[] = [];
     const overlay = new VxlanOverlay({
-      client, informers, nodeName: 'n1', nodeIP: '192.168.0.11', podCIDR: '10.244.1.0/24', clusterCIDR: '10.244.0.0/16',
-      run: kernel.run, log: (m) => logs.push(m),
+      client,
+      informers,
+      nodeName: 'n1',
+      nodeIP: '192.168.0.11',
+      podCIDR: '10.244.1.0/24',
+      clusterCIDR: '10.244.0.0/16',
+      run: kernel.run,
+      log: (m) => logs.push(m),
     });
 
     await overlay.setup();
@@ -123,7 +151,9 @@ describe('VxlanOverlay against a fake kernel', () => {
       'ip link set minik8s.vx up',
     ]);
     assert.deepEqual([...kernel.jumps].sort(), ['FORWARD->MINIK8S-OVERLAY-FWD', 'POSTROUTING->MINIK8S-OVERLAY-NAT']);
-    assert.deepEqual(patches, [{ name: 'n1', patch: { metadata: { annotations: { [VTEP_MAC_ANNOTATION]: 'aa:aa:aa:aa:aa:01', [PUBLIC_IP_ANNOTATION]: '192.168.0.11' } } } }]);
+    assert.deepEqual(patches, [
+      { name: 'n1', patch: { metadata: { annotations: { [VTEP_MAC_ANNOTATION]: 'aa:aa:aa:aa:aa:01', [PUBLIC_IP_ANNOTATION]: '192.168.0.11' } } } },
+    ]);
     assert.match(logs[0]!, /overlay: vxlan minik8s\.vx \(VNI 1, UDP 8472\) on eth0 192\.168\.0\.11, VTEP 10\.244\.1\.0 aa:aa:aa:aa:aa:01: created device/);
 
     const stop = new AbortController();
@@ -137,12 +167,18 @@ describe('VxlanOverlay against a fake kernel', () => {
         'ip neigh replace 10.244.2.0 lladdr aa:00:00:00:00:02 dev minik8s.vx nud permanent',
         'ip route replace 10.244.2.0/24 via 10.244.2.0 dev minik8s.vx onlink',
       ]);
-      assert.ok(logs.some((l) => /not reaching plain: it has published no VTEP/.test(l)), logs.join('\n'));
+      assert.ok(
+        logs.some((l) => /not reaching plain: it has published no VTEP/.test(l)),
+        logs.join('\n'),
+      );
       // Our own Node, as the informer sees it, lacks the annotations: they are written again.
       assert.equal(patches.length, 2);
 
       kernel.changes = [];
-      nodes.push('MODIFIED', { ...node('n1', '10.244.1.0/24', { mac: 'aa:aa:aa:aa:aa:01', ip: '192.168.0.11' }), metadata: { name: 'n1', resourceVersion: '2', annotations: { [VTEP_MAC_ANNOTATION]: 'aa:aa:aa:aa:aa:01', [PUBLIC_IP_ANNOTATION]: '192.168.0.11' } } } as Node);
+      nodes.push('MODIFIED', {
+        ...node('n1', '10.244.1.0/24', { mac: 'aa:aa:aa:aa:aa:01', ip: '192.168.0.11' }),
+        metadata: { name: 'n1', resourceVersion: '2', annotations: { [VTEP_MAC_ANNOTATION]: 'aa:aa:aa:aa:aa:01', [PUBLIC_IP_ANNOTATION]: '192.168.0.11' } },
+      } as Node);
       await waitFor(() => overlay.informer.get('n1')?.metadata.resourceVersion === '2');
       await overlay.reconcile();
       assert.deepEqual(kernel.changes, [], 'all in place: nothing run');

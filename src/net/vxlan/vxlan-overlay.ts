@@ -9,7 +9,15 @@ import { formatIpv4Cidr, parseIpv4Cidr } from '../../core/api/ipv4.js';
 import { formatNetCommand, runNetCommand, type NetRunner } from '../net-command.js';
 import { overlayRules, syncOverlayIptables } from './overlay-iptables.js';
 import {
-  desiredOverlay, overlayCommands, overlayFieldsChanged, parseFdb, parseNeighbours, parseRoutes, PUBLIC_IP_ANNOTATION, vtepAddress, VTEP_MAC_ANNOTATION,
+  desiredOverlay,
+  overlayCommands,
+  overlayFieldsChanged,
+  parseFdb,
+  parseNeighbours,
+  parseRoutes,
+  PUBLIC_IP_ANNOTATION,
+  vtepAddress,
+  VTEP_MAC_ANNOTATION,
 } from './overlay-plan.js';
 import { ensureVxlanDevice, findParentInterface, type VxlanDeviceSpec } from './vxlan-device.js';
 
@@ -71,7 +79,13 @@ export class VxlanOverlay {
     this.informer = options.informers.informer<Node>(nodeKind);
     const enqueue = () => this.queue.add(KEY);
     // Heartbeats change every Node every 10 s: only what the overlay reads is worth a reconcile.
-    this.informer.addHandlers({ onAdd: enqueue, onUpdate: (old, node) => { if (overlayFieldsChanged(old, node)) enqueue(); }, onDelete: enqueue });
+    this.informer.addHandlers({
+      onAdd: enqueue,
+      onUpdate: (old, node) => {
+        if (overlayFieldsChanged(old, node)) enqueue();
+      },
+      onDelete: enqueue,
+    });
   }
 
   /** This node's VXLAN MAC (after setup). */
@@ -86,12 +100,18 @@ export class VxlanOverlay {
   async setup(): Promise<void> {
     const parent = await findParentInterface(this.#run, this.#o.nodeIP);
     this.#spec = {
-      name: this.#deviceName, vni: this.#o.vni ?? DEFAULT_VXLAN_VNI, port: this.#o.port ?? DEFAULT_VXLAN_PORT,
-      localIP: this.#o.nodeIP, parent, address: vtepAddress(this.#o.podCIDR),
+      name: this.#deviceName,
+      vni: this.#o.vni ?? DEFAULT_VXLAN_VNI,
+      port: this.#o.port ?? DEFAULT_VXLAN_PORT,
+      localIP: this.#o.nodeIP,
+      parent,
+      address: vtepAddress(this.#o.podCIDR),
     };
     const changes = await this.#syncLocal();
     const s = this.#spec;
-    this.#log(`overlay: vxlan ${s.name} (VNI ${s.vni}, UDP ${s.port}) on ${s.parent} ${s.localIP}, VTEP ${s.address} ${this.#mac}: ${changes.length ? changes.join(', ') : 'adopted as it was'}`);
+    this.#log(
+      `overlay: vxlan ${s.name} (VNI ${s.vni}, UDP ${s.port}) on ${s.parent} ${s.localIP}, VTEP ${s.address} ${this.#mac}: ${changes.length ? changes.join(', ') : 'adopted as it was'}`,
+    );
     await this.#publish(undefined);
   }
 
@@ -144,7 +164,7 @@ export class VxlanOverlay {
   async #syncLocal(): Promise<string[]> {
     const { mac, changes } = await ensureVxlanDevice(this.#run, this.#spec!);
     this.#mac = mac;
-    changes.push(...await syncOverlayIptables(this.#run, overlayRules({ clusterCIDR: this.#clusterCIDR, podCIDR: this.#o.podCIDR })));
+    changes.push(...(await syncOverlayIptables(this.#run, overlayRules({ clusterCIDR: this.#clusterCIDR, podCIDR: this.#o.podCIDR }))));
     return changes;
   }
 

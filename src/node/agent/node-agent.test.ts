@@ -29,12 +29,19 @@ function fakeApi() {
 }
 
 describe('NodeAgent heartbeat', () => {
-  it('moves Ready\'s lastTransitionTime when it comes back after the master marked the node Unknown', async () => {
+  it("moves Ready's lastTransitionTime when it comes back after the master marked the node Unknown", async () => {
     const api = fakeApi();
     let now = new Date('2026-11-23T10:00:00Z');
     const agent = new NodeAgent({
-      client: api as unknown as Client, nodeName: 'n1', nodeIP: '10.0.0.5', kubeletPort: 10250, labels: {}, taints: [],
-      info: async () => info, now: () => now, log: () => {},
+      client: api as unknown as Client,
+      nodeName: 'n1',
+      nodeIP: '10.0.0.5',
+      kubeletPort: 10250,
+      labels: {},
+      taints: [],
+      info: async () => info,
+      now: () => now,
+      log: () => {},
     });
     await agent.register();
     const ready = () => api.node.status?.conditions?.find((c) => c.type === 'Ready');
@@ -46,7 +53,12 @@ describe('NodeAgent heartbeat', () => {
     // The master's node lifecycle marks it Unknown meanwhile.
     api.node = {
       ...api.node,
-      status: { ...api.node.status, conditions: api.node.status!.conditions!.map((c) => c.type === 'Ready' ? { ...c, status: 'Unknown', reason: 'NodeStatusUnknown', lastTransitionTime: '2026-11-23T10:00:45.000Z' } : c) },
+      status: {
+        ...api.node.status,
+        conditions: api.node.status!.conditions!.map((c) =>
+          c.type === 'Ready' ? { ...c, status: 'Unknown', reason: 'NodeStatusUnknown', lastTransitionTime: '2026-11-23T10:00:45.000Z' } : c,
+        ),
+      },
     };
     api.down = false;
     now = new Date('2026-11-23T10:01:00Z');

@@ -52,9 +52,17 @@ export class NodeAgent {
   async register(): Promise<void> {
     const { client, nodeName } = this.#o;
     const info = await this.#o.info();
-    const node = await client.patch(nodeKind, { name: nodeName }, nodeMetaPatch({
-      nodeName, architecture: info.architecture, labels: this.#o.labels, taints: this.#o.taints, controlPlane: this.#o.controlPlane,
-    })) as Node;
+    const node = (await client.patch(
+      nodeKind,
+      { name: nodeName },
+      nodeMetaPatch({
+        nodeName,
+        architecture: info.architecture,
+        labels: this.#o.labels,
+        taints: this.#o.taints,
+        controlPlane: this.#o.controlPlane,
+      }),
+    )) as Node;
     this.#last = node.status;
     await this.heartbeat(info);
   }
@@ -78,7 +86,7 @@ export class NodeAgent {
     if (this.#missed) {
       // While we could not post, the master may have marked the node Unknown: read what it holds,
       // so that Ready's lastTransitionTime moves when we come back, as it does in Kubernetes.
-      this.#last = (await this.#o.client.get(nodeKind, { name: this.#o.nodeName }) as Node).status;
+      this.#last = ((await this.#o.client.get(nodeKind, { name: this.#o.nodeName })) as Node).status;
     }
     const status = nodeStatus({
       info,
@@ -96,7 +104,7 @@ export class NodeAgent {
     });
     let node: Node;
     try {
-      node = await this.#o.client.patch(nodeKind, { name: this.#o.nodeName }, { status }, { subresource: 'status' }) as Node;
+      node = (await this.#o.client.patch(nodeKind, { name: this.#o.nodeName }, { status }, { subresource: 'status' })) as Node;
     } catch (err) {
       this.#missed = true;
       throw err;

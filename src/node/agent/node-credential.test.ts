@@ -37,17 +37,31 @@ describe('obtainNodeCredential', () => {
       if (req.method === 'POST' && req.url === '/apis/minik8s.io/v1/join') {
         if (token !== 'abcdef.0123456789abcdef') return void res.writeHead(401).end(status(401, 'Unauthorized', 'Unauthorized'));
         if (master.full) {
-          const message = 'no pod CIDR left for node "n1": all 256 /24 ranges of the cluster CIDR 10.244.0.0/16 are allocated; delete nodes that are gone, or start the master with a larger --cluster-cidr';
-          res.writeHead(503).end(JSON.stringify({
-            ...JSON.parse(status(503, 'ServiceUnavailable', message)),
-            details: { kind: 'nodes', name: 'n1', causes: [{ reason: POD_CIDR_RANGE_FULL, field: 'spec.podCIDR', message }] },
-          }));
+          const message =
+            'no pod CIDR left for node "n1": all 256 /24 ranges of the cluster CIDR 10.244.0.0/16 are allocated; delete nodes that are gone, or start the master with a larger --cluster-cidr';
+          res.writeHead(503).end(
+            JSON.stringify({
+              ...JSON.parse(status(503, 'ServiceUnavailable', message)),
+              details: { kind: 'nodes', name: 'n1', causes: [{ reason: POD_CIDR_RANGE_FULL, field: 'spec.podCIDR', message }] },
+            }),
+          );
           return;
         }
         master.joins++;
         const credential = `cred-${master.joins}`;
         master.valid.add(credential);
-        res.writeHead(200).end(JSON.stringify({ kind: 'JoinResponse', nodeName: 'n1', token: credential, podCIDR: '10.244.7.0/24', registryPort: 5000, clusterCIDR: '10.244.0.0/16' }));
+        res
+          .writeHead(200)
+          .end(
+            JSON.stringify({
+              kind: 'JoinResponse',
+              nodeName: 'n1',
+              token: credential,
+              podCIDR: '10.244.7.0/24',
+              registryPort: 5000,
+              clusterCIDR: '10.244.0.0/16',
+            }),
+          );
         return;
       }
       if (req.method === 'GET' && req.url === '/api/v1/nodes/n1') {
@@ -100,12 +114,15 @@ describe('obtainNodeCredential', () => {
     assert.match(c.token, /^cred-/);
   });
 
-  it('stops with the master\'s message when no pod range is left, rather than retrying', async () => {
+  it("stops with the master's message when no pod range is left, rather than retrying", async () => {
     rmSync(credentialPath(dir), { force: true });
     master.full = true;
     try {
-      await assert.rejects(obtain('abcdef.0123456789abcdef'), (err: Error) =>
-        err instanceof StartupError && /refused to join node "n1": no pod CIDR left .* start the master with a larger --cluster-cidr/.test(err.message));
+      await assert.rejects(
+        obtain('abcdef.0123456789abcdef'),
+        (err: Error) =>
+          err instanceof StartupError && /refused to join node "n1": no pod CIDR left .* start the master with a larger --cluster-cidr/.test(err.message),
+      );
     } finally {
       master.full = false;
     }
@@ -113,7 +130,15 @@ describe('obtainNodeCredential', () => {
 
   it('gives up when stopped while the master cannot be reached', async () => {
     const controller = new AbortController();
-    const pending = obtainNodeCredential({ server: 'http://127.0.0.1:1', nodeName: 'n1', joinToken: 'x', dataDir: dir, signal: controller.signal, log: () => controller.abort(), retryDelayMs: 1 });
+    const pending = obtainNodeCredential({
+      server: 'http://127.0.0.1:1',
+      nodeName: 'n1',
+      joinToken: 'x',
+      dataDir: dir,
+      signal: controller.signal,
+      log: () => controller.abort(),
+      retryDelayMs: 1,
+    });
     await assert.rejects(pending, (err: Error) => err instanceof StartupError || /refused/.test(err.message));
   });
 });

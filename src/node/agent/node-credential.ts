@@ -70,9 +70,9 @@ interface JoinResponse {
 async function requestJoin(options: ObtainCredentialOptions): Promise<NodeCredential> {
   const client = new ApiClient({ server: options.server, token: options.joinToken, timeoutMs: 15_000 });
   try {
-    const answer = await client.request('POST', '/apis/minik8s.io/v1/join', {
+    const answer = (await client.request('POST', '/apis/minik8s.io/v1/join', {
       body: { apiVersion: 'minik8s.io/v1', kind: 'JoinRequest', nodeName: options.nodeName },
-    }) as JoinResponse;
+    })) as JoinResponse;
     if (!answer?.token || !answer.podCIDR) throw new StartupError(`the master at ${options.server} answered the join without a credential or pod CIDR`);
     return {
       server: options.server,
@@ -84,11 +84,15 @@ async function requestJoin(options: ObtainCredentialOptions): Promise<NodeCreden
     };
   } catch (err) {
     if (err instanceof UnauthorizedError) {
-      throw new StartupError(`the master at ${options.server} refused the join token: it is wrong, expired or revoked (make one with "minik8s token create" on the master)`, { cause: err });
+      throw new StartupError(
+        `the master at ${options.server} refused the join token: it is wrong, expired or revoked (make one with "minik8s token create" on the master)`,
+        { cause: err },
+      );
     }
     // Every pod range is taken: waiting will not help until an admin deletes nodes, so say so and stop.
     const full = err instanceof ApiError && err.details.causes?.some((c) => c.reason === POD_CIDR_RANGE_FULL);
-    if (err instanceof ApiError && (err.code < 500 || full)) throw new StartupError(`the master at ${options.server} refused to join node "${options.nodeName}": ${err.message}`, { cause: err });
+    if (err instanceof ApiError && (err.code < 500 || full))
+      throw new StartupError(`the master at ${options.server} refused to join node "${options.nodeName}": ${err.message}`, { cause: err });
     throw err;
   } finally {
     client.close();
@@ -119,11 +123,13 @@ export async function obtainNodeCredential(options: ObtainCredentialOptions): Pr
   for (;;) {
     try {
       const stored = readStoredCredential(options.dataDir, options.server, options.nodeName);
-      if (stored && await stillValid(stored)) return stored;
+      if (stored && (await stillValid(stored))) return stored;
       if (!options.joinToken) {
-        throw new StartupError(stored
-          ? `the master no longer accepts node "${options.nodeName}"'s credential; join again with --token JOIN_TOKEN`
-          : `node "${options.nodeName}" has not joined ${options.server} yet: pass --token JOIN_TOKEN`);
+        throw new StartupError(
+          stored
+            ? `the master no longer accepts node "${options.nodeName}"'s credential; join again with --token JOIN_TOKEN`
+            : `node "${options.nodeName}" has not joined ${options.server} yet: pass --token JOIN_TOKEN`,
+        );
       }
       const credential = await requestJoin(options);
       storeCredential(options.dataDir, credential);

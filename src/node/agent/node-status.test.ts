@@ -4,7 +4,14 @@ import assert from 'node:assert/strict';
 import { nodeMetaPatch, nodeStatus, type NodeStatusInput } from './node-status.js';
 
 const input: NodeStatusInput = {
-  info: { runtimeVersion: 'docker://20.10.24', cpuCores: 2, memoryBytes: 8 * 1024 ** 3, kernelVersion: '6.1.0', osImage: 'Debian GNU/Linux 12 (bookworm)', architecture: 'amd64' },
+  info: {
+    runtimeVersion: 'docker://20.10.24',
+    cpuCores: 2,
+    memoryBytes: 8 * 1024 ** 3,
+    kernelVersion: '6.1.0',
+    osImage: 'Debian GNU/Linux 12 (bookworm)',
+    architecture: 'amd64',
+  },
   nodeIP: '10.0.0.5',
   hostname: 'n1',
   kubeletPort: 10250,
@@ -17,7 +24,10 @@ describe('nodeStatus', () => {
     assert.deepEqual(s.capacity, { cpu: '2', memory: '8388608Ki', pods: '110' });
     // 5% of 8 GiB = 409.6 MiB kept back.
     assert.deepEqual(s.allocatable, { cpu: '2', memory: `${Math.floor((8 * 1024 ** 3 - Math.floor(8 * 1024 ** 3 * 0.05)) / 1024)}Ki`, pods: '110' });
-    assert.deepEqual(s.addresses, [{ type: 'InternalIP', address: '10.0.0.5' }, { type: 'Hostname', address: 'n1' }]);
+    assert.deepEqual(s.addresses, [
+      { type: 'InternalIP', address: '10.0.0.5' },
+      { type: 'Hostname', address: 'n1' },
+    ]);
     assert.deepEqual(s.daemonEndpoints, { kubeletEndpoint: { Port: 10250 } });
     assert.equal(s.nodeInfo?.containerRuntimeVersion, 'docker://20.10.24');
     assert.equal(s.nodeInfo?.architecture, 'amd64');
@@ -49,7 +59,10 @@ describe('nodeStatus', () => {
     const ready = first.conditions?.find((c) => c.type === 'Ready');
     assert.equal(ready?.status, 'True');
     assert.equal(ready?.reason, 'KubeletReady');
-    assert.deepEqual(first.conditions?.filter((c) => c.type !== 'Ready').map((c) => c.status), ['False', 'False', 'False']);
+    assert.deepEqual(
+      first.conditions?.filter((c) => c.type !== 'Ready').map((c) => c.status),
+      ['False', 'False', 'False'],
+    );
     const later = nodeStatus({ ...input, now: new Date('2026-11-23T10:00:10Z'), previous: first });
     const again = later.conditions?.find((c) => c.type === 'Ready');
     assert.equal(again?.lastHeartbeatTime, '2026-11-23T10:00:10.000Z');
@@ -65,9 +78,19 @@ describe('nodeStatus', () => {
 
 describe('nodeMetaPatch', () => {
   it('sets the well-known labels, lets --labels override them, and sets or clears taints', () => {
-    const p = nodeMetaPatch({ nodeName: 'n1', architecture: 'amd64', labels: { disk: 'ssd', 'kubernetes.io/os': 'linux' }, taints: [{ key: 'gpu', value: 'yes', effect: 'NoSchedule' }], controlPlane: true });
+    const p = nodeMetaPatch({
+      nodeName: 'n1',
+      architecture: 'amd64',
+      labels: { disk: 'ssd', 'kubernetes.io/os': 'linux' },
+      taints: [{ key: 'gpu', value: 'yes', effect: 'NoSchedule' }],
+      controlPlane: true,
+    });
     assert.deepEqual(p.metadata.labels, {
-      'kubernetes.io/hostname': 'n1', 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', 'node-role.kubernetes.io/control-plane': '', disk: 'ssd',
+      'kubernetes.io/hostname': 'n1',
+      'kubernetes.io/os': 'linux',
+      'kubernetes.io/arch': 'amd64',
+      'node-role.kubernetes.io/control-plane': '',
+      disk: 'ssd',
     });
     assert.deepEqual(p.spec.taints, [{ key: 'gpu', value: 'yes', effect: 'NoSchedule' }]);
     assert.equal(nodeMetaPatch({ nodeName: 'n1', architecture: 'amd64', labels: {}, taints: [] }).spec.taints, null);

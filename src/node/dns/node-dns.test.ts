@@ -11,10 +11,15 @@ import { NodeDns } from './node-dns.js';
 /** A source whose list answers when the test says so, and whose watch waits until aborted. */
 function heldSource<T extends KubeObject>(items: T[]): ListWatcher<T> & { release(): void } {
   let release!: () => void;
-  const released = new Promise<void>((r) => { release = r; });
+  const released = new Promise<void>((r) => {
+    release = r;
+  });
   return {
     release,
-    async list() { await released; return { items, resourceVersion: '1' }; },
+    async list() {
+      await released;
+      return { items, resourceVersion: '1' };
+    },
     async *watch(_rv: string, signal: AbortSignal) {
       await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
     },
@@ -23,7 +28,12 @@ function heldSource<T extends KubeObject>(items: T[]): ListWatcher<T> & { releas
 
 describe('NodeDns zone', () => {
   it('is synced once the last first list arrives, even when it brings no object and the zone was read before', async () => {
-    const web = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default', resourceVersion: '1' }, spec: { clusterIP: '10.96.0.20', ports: [{ port: 80 }] } };
+    const web = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web', namespace: 'default', resourceVersion: '1' },
+      spec: { clusterIP: '10.96.0.20', ports: [{ port: 80 }] },
+    };
     const services = heldSource([web as never]);
     const endpoints = heldSource([]);
     const dnses = heldSource([]);

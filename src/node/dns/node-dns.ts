@@ -48,18 +48,30 @@ export class NodeDns {
     this.endpoints = informers.informer<Endpoints>(endpointsKind);
     this.dnses = informers.informer<Dns>(dnsKind);
     // The zone is rebuilt lazily, at the next query after a change: bursts of events cost one rebuild.
-    const invalidate = () => { this.#zone = undefined; };
+    const invalidate = () => {
+      this.#zone = undefined;
+    };
     const onAnyChange = { onAdd: invalidate, onUpdate: invalidate, onDelete: invalidate };
     this.services.addHandlers(onAnyChange);
     this.dnses.addHandlers(onAnyChange);
     // Endpoints matter only for headless services; their churn (every pod readiness change) should not rebuild the zone.
     this.endpoints.addHandlers({
-      onAdd: (e) => { if (this.#isHeadless(e)) invalidate(); },
-      onUpdate: (_o, e) => { if (this.#isHeadless(e)) invalidate(); },
-      onDelete: (e) => { if (this.#isHeadless(e)) invalidate(); },
+      onAdd: (e) => {
+        if (this.#isHeadless(e)) invalidate();
+      },
+      onUpdate: (_o, e) => {
+        if (this.#isHeadless(e)) invalidate();
+      },
+      onDelete: (e) => {
+        if (this.#isHeadless(e)) invalidate();
+      },
     });
     this.server = new DnsServer({
-      address: options.address, port: options.port ?? DEFAULT_DNS_PORT, zone: () => this.zone(), upstreams: () => this.upstreams(), log: this.#log,
+      address: options.address,
+      port: options.port ?? DEFAULT_DNS_PORT,
+      zone: () => this.zone(),
+      upstreams: () => this.upstreams(),
+      log: this.#log,
     });
   }
 

@@ -24,7 +24,15 @@ describe('fakeNodeNames', () => {
 });
 
 describe('clusterCIDRBitsFor', () => {
-  for (const [count, bits] of [[1, 24], [2, 23], [256, 16], [257, 15], [1000, 14], [1024, 14], [32_768, 9]] as const) {
+  for (const [count, bits] of [
+    [1, 24],
+    [2, 23],
+    [256, 16],
+    [257, 15],
+    [1000, 14],
+    [1024, 14],
+    [32_768, 9],
+  ] as const) {
     it(`${count} nodes need a /${bits}`, () => assert.equal(clusterCIDRBitsFor(count), bits));
   }
 });
@@ -43,7 +51,11 @@ describe('heartbeatBatches', () => {
       const { tickMs, batches } = heartbeatBatches(count, interval);
       assert.equal(tickMs, tick);
       assert.equal(batches.length, ticks);
-      assert.deepEqual(batches.flat(), Array.from({ length: count }, (_, i) => i), 'every node once, in order');
+      assert.deepEqual(
+        batches.flat(),
+        Array.from({ length: count }, (_, i) => i),
+        'every node once, in order',
+      );
       assert.deepEqual([...new Set(batches.map((b) => b.length))].sort(), [...sizes]);
     });
   }
@@ -93,14 +105,26 @@ describe('FakeNodeHost', () => {
     const logs: string[] = [];
     const names = fakeNodeNames('kwok', 20);
     const host = new FakeNodeHost({
-      server: cluster.url, names, nodeIP: NODE_IP, capacity: { ...DEFAULT_FAKE_NODE_CAPACITY, pods: 50 },
-      labels: { zone: 'a' }, taints: [], kubeletPort: 10250, dataDir: '/nonexistent',
-      heartbeatIntervalMs: 200, requestConcurrency: 4, syncWorkers: 4,
-      obtainCredential: (name) => cluster.join(name), log: (m) => logs.push(m),
+      server: cluster.url,
+      names,
+      nodeIP: NODE_IP,
+      capacity: { ...DEFAULT_FAKE_NODE_CAPACITY, pods: 50 },
+      labels: { zone: 'a' },
+      taints: [],
+      kubeletPort: 10250,
+      dataDir: '/nonexistent',
+      heartbeatIntervalMs: 200,
+      requestConcurrency: 4,
+      syncWorkers: 4,
+      obtainCredential: (name) => cluster.join(name),
+      log: (m) => logs.push(m),
     });
     const running = host.start(stop.signal);
     try {
-      await Promise.race([running, waitFor(() => logs.some((l) => l.includes('syncing pods')), { timeoutMs: 10_000, description: 'the fake nodes to register' })]);
+      await Promise.race([
+        running,
+        waitFor(() => logs.some((l) => l.includes('syncing pods')), { timeoutMs: 10_000, description: 'the fake nodes to register' }),
+      ]);
       const nodes = (await cluster.client.list(nodeKind)).items as Node[];
       assert.equal(nodes.length, 20);
       for (const node of nodes) {
@@ -117,44 +141,85 @@ describe('FakeNodeHost', () => {
       const beat = (n: Node) => n.status?.conditions?.find((c) => c.type === 'Ready')?.lastHeartbeatTime ?? '';
       const before = new Map(nodes.map((n) => [n.metadata.name!, beat(n)]));
       await waitFor(async () => ((await cluster.client.list(nodeKind)).items as Node[]).every((n) => beat(n) > before.get(n.metadata.name!)!), {
-        timeoutMs: 5000, description: 'every fake node to post a newer heartbeat',
+        timeoutMs: 5000,
+        description: 'every fake node to post a newer heartbeat',
       });
 
       // Two pods on each of three nodes.
       const placed = ['kwok-0', 'kwok-0', 'kwok-7', 'kwok-7', 'kwok-19', 'kwok-19'];
-      await Promise.all(placed.map((nodeName, i) => cluster.client.create(podKind, {
-        apiVersion: 'v1', kind: 'Pod', metadata: { name: `p${i}` },
-        spec: { nodeName, containers: [{ name: 'app', image: 'busybox:1.36' }, { name: 'side', image: 'busybox:1.36' }] },
-      }, { namespace: 'default' })));
+      await Promise.all(
+        placed.map((nodeName, i) =>
+          cluster.client.create(
+            podKind,
+            {
+              apiVersion: 'v1',
+              kind: 'Pod',
+              metadata: { name: `p${i}` },
+              spec: {
+                nodeName,
+                containers: [
+                  { name: 'app', image: 'busybox:1.36' },
+                  { name: 'side', image: 'busybox:1.36' },
+                ],
+              },
+            },
+            { namespace: 'default' },
+          ),
+        ),
+      );
       const cidrOf = new Map(((await cluster.client.list(nodeKind)).items as Node[]).map((n) => [n.metadata.name!, n.spec!.podCIDR!]));
-      const pods: Pod[] = await waitFor(async () => {
-        const got = await Promise.all(placed.map((_, i) => getPod(cluster.client, `p${i}`)));
-        const ready = got.every((p) => p?.status?.phase === 'Running' && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
-        return ready ? got as Pod[] : undefined;
-      }, { timeoutMs: 5000, description: 'the pods to run' });
+      const pods: Pod[] = await waitFor(
+        async () => {
+          const got = await Promise.all(placed.map((_, i) => getPod(cluster.client, `p${i}`)));
+          const ready = got.every((p) => p?.status?.phase === 'Running' && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+          return ready ? (got as Pod[]) : undefined;
+        },
+        { timeoutMs: 5000, description: 'the pods to run' },
+      );
       for (const pod of pods) {
         assert.ok(cidrContains(cidrOf.get(pod.spec.nodeName!)!, `${pod.status!.podIP}/32`), `${pod.status!.podIP} in ${cidrOf.get(pod.spec.nodeName!)}`);
         assert.equal(pod.status!.hostIP, NODE_IP);
-        assert.deepEqual(pod.status!.containerStatuses?.map((c) => [c.name, c.ready, Boolean(c.state?.running)]), [['app', true, true], ['side', true, true]]);
+        assert.deepEqual(
+          pod.status!.containerStatuses?.map((c) => [c.name, c.ready, Boolean(c.state?.running)]),
+          [
+            ['app', true, true],
+            ['side', true, true],
+          ],
+        );
       }
       assert.equal(new Set(pods.map((p) => p.status!.podIP)).size, pods.length, 'no two pods share an address');
 
       // A pod for no node of ours is left alone.
-      await cluster.client.create(podKind, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'elsewhere' }, spec: { nodeName: 'real-node', containers: [{ name: 'app', image: 'x' }] } }, { namespace: 'default' });
+      await cluster.client.create(
+        podKind,
+        { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'elsewhere' }, spec: { nodeName: 'real-node', containers: [{ name: 'app', image: 'x' }] } },
+        { namespace: 'default' },
+      );
 
       // Graceful deletion: the fake node stops the pod and removes the object.
       await Promise.all(placed.map((_, i) => cluster.client.delete(podKind, { namespace: 'default', name: `p${i}` })));
       await waitFor(async () => (await Promise.all(placed.map((_, i) => getPod(cluster.client, `p${i}`)))).every((p) => p === undefined), {
-        timeoutMs: 5000, description: 'the deleted pods to be gone',
+        timeoutMs: 5000,
+        description: 'the deleted pods to be gone',
       });
       await host.whenIdle();
-      assert.equal((await getPod(cluster.client, 'elsewhere'))?.status?.containerStatuses, undefined, 'another node\'s pod is not touched');
+      assert.equal((await getPod(cluster.client, 'elsewhere'))?.status?.containerStatuses, undefined, "another node's pod is not touched");
       // A new pod on a node reuses a freed address rather than running out of the /24.
-      await cluster.client.create(podKind, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'again' }, spec: { nodeName: 'kwok-0', containers: [{ name: 'app', image: 'x' }] } }, { namespace: 'default' });
-      const again = await waitFor(async () => (await getPod(cluster.client, 'again'))?.status?.podIP, { timeoutMs: 5000, description: 'the new pod\'s address' });
-      assert.equal(again, pods[0]!.status!.podIP, 'the lowest free address of the node\'s /24');
+      await cluster.client.create(
+        podKind,
+        { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'again' }, spec: { nodeName: 'kwok-0', containers: [{ name: 'app', image: 'x' }] } },
+        { namespace: 'default' },
+      );
+      const again = await waitFor(async () => (await getPod(cluster.client, 'again'))?.status?.podIP, {
+        timeoutMs: 5000,
+        description: "the new pod's address",
+      });
+      assert.equal(again, pods[0]!.status!.podIP, "the lowest free address of the node's /24");
       // A heartbeat round that only skipped nodes still posting the last one (a loaded machine, 200 ms rounds) failed nothing.
-      assert.deepEqual(logs.filter((l) => /failed|retrying/.test(l) && !/heartbeat round \d+: 0 failed,/.test(l)), []);
+      assert.deepEqual(
+        logs.filter((l) => /failed|retrying/.test(l) && !/heartbeat round \d+: 0 failed,/.test(l)),
+        [],
+      );
     } finally {
       stop.abort();
       await running;
@@ -167,13 +232,25 @@ describe('FakeNodeHost', () => {
       causes: [{ reason: POD_CIDR_RANGE_FULL, message: 'full' }],
     });
     const host = new FakeNodeHost({
-      server: 'http://127.0.0.1:1', names: fakeNodeNames('kwok', 1000), nodeIP: NODE_IP, capacity: DEFAULT_FAKE_NODE_CAPACITY,
-      labels: {}, taints: [], kubeletPort: 10250, dataDir: '/nonexistent',
+      server: 'http://127.0.0.1:1',
+      names: fakeNodeNames('kwok', 1000),
+      nodeIP: NODE_IP,
+      capacity: DEFAULT_FAKE_NODE_CAPACITY,
+      labels: {},
+      taints: [],
+      kubeletPort: 10250,
+      dataDir: '/nonexistent',
       obtainCredential: async (name) => {
         throw new StartupError(`the master refused to join node "${name}": ${full.message}`, { cause: full });
       },
     });
-    await assert.rejects(host.start(new AbortController().signal), (err: Error) =>
-      err instanceof StartupError && /no pod CIDR left .*\(1000 fake nodes need a \/24 each: start the master with --cluster-cidr of \/14 or larger, e\.g\. 10\.128\.0\.0\/9\)/.test(err.message));
+    await assert.rejects(
+      host.start(new AbortController().signal),
+      (err: Error) =>
+        err instanceof StartupError &&
+        /no pod CIDR left .*\(1000 fake nodes need a \/24 each: start the master with --cluster-cidr of \/14 or larger, e\.g\. 10\.128\.0\.0\/9\)/.test(
+          err.message,
+        ),
+    );
   });
 });

@@ -194,7 +194,9 @@ export class FakeNodeHost {
         if (informerStarted) return;
         informerStarted = true;
         running.push(this.#informers.start(stop.signal));
-        running.push(runController({ name: 'fake-nodes', queue, informers: [informer], reconcile, workers: this.#o.syncWorkers ?? 16, log: this.#log }, stop.signal));
+        running.push(
+          runController({ name: 'fake-nodes', queue, informers: [informer], reconcile, workers: this.#o.syncWorkers ?? 16, log: this.#log }, stop.signal),
+        );
       });
       if (stop.signal.aborted) return;
       // Pods bound to a node before it registered (a restart) were skipped as not ours: look at them now.
@@ -296,7 +298,10 @@ export class FakeNodeHost {
     if (cause instanceof ApiError && cause.details.causes?.some((c) => c.reason === POD_CIDR_RANGE_FULL)) {
       const count = this.#o.names.length;
       const bits = clusterCIDRBitsFor(count);
-      return new StartupError(`${message(err)} (${count} fake nodes need a /24 each: start the master with --cluster-cidr of /${bits} or larger, e.g. 10.128.0.0/9)`, { cause: err });
+      return new StartupError(
+        `${message(err)} (${count} fake nodes need a /24 each: start the master with --cluster-cidr of /${bits} or larger, e.g. 10.128.0.0/9)`,
+        { cause: err },
+      );
     }
     return err;
   }
@@ -304,18 +309,38 @@ export class FakeNodeHost {
   async #register(name: string, signal: AbortSignal): Promise<FakeNode> {
     const credential = this.#o.obtainCredential
       ? await this.#o.obtainCredential(name, signal)
-      : await obtainNodeCredential({ server: this.#o.server, nodeName: name, joinToken: this.#o.joinToken, dataDir: join(this.#o.dataDir, 'fake-nodes', name), signal, log: this.#log });
+      : await obtainNodeCredential({
+          server: this.#o.server,
+          nodeName: name,
+          joinToken: this.#o.joinToken,
+          dataDir: join(this.#o.dataDir, 'fake-nodes', name),
+          signal,
+          log: this.#log,
+        });
     const client = new ApiClient({ server: this.#o.server, token: credential.token, timeoutMs: 15_000, agent: this.#agent });
     const provider = new FakeProvider({ recordCalls: false, now: this.#now, info: fakeNodeInfo(this.#o.capacity) });
     const sync = new PodSync({
-      provider, api: podApiFor(client), events: noEvents, probes: passingProbes,
-      nodeIP: this.#o.nodeIP, podCIDR: credential.podCIDR, now: () => this.#now().getTime(), log: this.#log,
+      provider,
+      api: podApiFor(client),
+      events: noEvents,
+      probes: passingProbes,
+      nodeIP: this.#o.nodeIP,
+      podCIDR: credential.podCIDR,
+      now: () => this.#now().getTime(),
+      log: this.#log,
     });
     const node: FakeNode = { name, credential, client, provider, sync, heartbeating: false };
     try {
-      await client.patch(nodeKind, { name }, nodeMetaPatch({
-        nodeName: name, architecture: 'amd64', labels: { [FAKE_NODE_LABEL]: 'true', ...this.#o.labels }, taints: this.#o.taints,
-      }));
+      await client.patch(
+        nodeKind,
+        { name },
+        nodeMetaPatch({
+          nodeName: name,
+          architecture: 'amd64',
+          labels: { [FAKE_NODE_LABEL]: 'true', ...this.#o.labels },
+          taints: this.#o.taints,
+        }),
+      );
       await this.#heartbeat(node);
     } catch (err) {
       client.close();
@@ -336,7 +361,7 @@ export class FakeNodeHost {
       maxPods: this.#o.capacity.pods,
       reservedMemoryBytes: 0,
     });
-    const answer = await node.client.patch(nodeKind, { name: node.name }, { status }, { subresource: 'status' }) as Node;
+    const answer = (await node.client.patch(nodeKind, { name: node.name }, { status }, { subresource: 'status' })) as Node;
     node.lastStatus = answer.status;
   }
 
@@ -384,7 +409,9 @@ export class FakeNodeHost {
       }
       round++;
       if (failed > 0 || skipped > 0) {
-        this.#log(`fake nodes: heartbeat round ${round}: ${failed} failed${firstError ? ` (first: ${firstError})` : ''}, ${skipped} skipped while the previous one was still in flight`);
+        this.#log(
+          `fake nodes: heartbeat round ${round}: ${failed} failed${firstError ? ` (first: ${firstError})` : ''}, ${skipped} skipped while the previous one was still in flight`,
+        );
       }
     }
     limit.clear();

@@ -25,9 +25,17 @@ export async function startFakeWorker(options: FakeWorkerOptions, signal: AbortS
   const capacity = config.fake!.capacity;
   if (config.fake?.nodes !== undefined) {
     const host = new FakeNodeHost({
-      server, joinToken, names: fakeNodeNames(config.name, config.fake.nodes), nodeIP, capacity,
-      labels: config.labels, taints: config.taints, kubeletPort: config.kubeletPort, dataDir: config.dataDir,
-      heartbeatIntervalMs: config.fake.heartbeatSeconds * 1000, log,
+      server,
+      joinToken,
+      names: fakeNodeNames(config.name, config.fake.nodes),
+      nodeIP,
+      capacity,
+      labels: config.labels,
+      taints: config.taints,
+      kubeletPort: config.kubeletPort,
+      dataDir: config.dataDir,
+      heartbeatIntervalMs: config.fake.heartbeatSeconds * 1000,
+      log,
     });
     await host.start(signal);
     return;
@@ -40,15 +48,31 @@ export async function startFakeWorker(options: FakeWorkerOptions, signal: AbortS
     const provider = new FakeProvider({ recordCalls: false, info: fakeNodeInfo(capacity) });
     log(`worker: node ${credential.nodeName} (${nodeIP}) on the fake provider, pods in ${credential.podCIDR}`);
     const agent = new NodeAgent({
-      client, nodeName: credential.nodeName, nodeIP, kubeletPort: config.kubeletPort,
-      labels: { [FAKE_NODE_LABEL]: 'true', ...config.labels }, taints: config.taints, controlPlane: options.controlPlane,
-      info: () => provider.info(), log, maxPods: capacity.pods, reservedMemoryBytes: 0, intervalMs: config.fake!.heartbeatSeconds * 1000,
+      client,
+      nodeName: credential.nodeName,
+      nodeIP,
+      kubeletPort: config.kubeletPort,
+      labels: { [FAKE_NODE_LABEL]: 'true', ...config.labels },
+      taints: config.taints,
+      controlPlane: options.controlPlane,
+      info: () => provider.info(),
+      log,
+      maxPods: capacity.pods,
+      reservedMemoryBytes: 0,
+      intervalMs: config.fake!.heartbeatSeconds * 1000,
     });
     await agent.register();
     const informers = new InformerFactory({ client, log });
     const kubelet = new Kubelet({
-      client, informers, nodeName: credential.nodeName, nodeIP, provider, podCIDR: credential.podCIDR,
-      address: config.kubeletAddress, port: config.kubeletPort, log,
+      client,
+      informers,
+      nodeName: credential.nodeName,
+      nodeIP,
+      provider,
+      podCIDR: credential.podCIDR,
+      address: config.kubeletAddress,
+      port: config.kubeletPort,
+      log,
     });
     await Promise.all([
       kubelet.start(signal).catch((err: NodeJS.ErrnoException) => {

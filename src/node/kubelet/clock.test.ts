@@ -11,7 +11,10 @@ describe('ManualClock', () => {
     clock.setTimer(100, () => fired.push(['a', clock.now()]));
     clock.setTimer(200, () => fired.push(['b', clock.now()]));
     await clock.advance(250);
-    assert.deepEqual(fired, [['a', 1100], ['b', 1200]]);
+    assert.deepEqual(fired, [
+      ['a', 1100],
+      ['b', 1200],
+    ]);
     assert.equal(clock.now(), 1250);
     assert.equal(clock.pendingTimers, 1);
     await clock.advance(50);

@@ -69,11 +69,17 @@ export class ManualClock implements Clock {
     if (ms <= 0) {
       // Not held for advance(): code that yields with a zero delay must not stall.
       let cancelled = false;
-      setImmediate(() => { if (!cancelled) fn(); });
-      return () => { cancelled = true; };
+      setImmediate(() => {
+        if (!cancelled) fn();
+      });
+      return () => {
+        cancelled = true;
+      };
     }
     this.#timers.add(timer);
-    return () => { this.#timers.delete(timer); };
+    return () => {
+      this.#timers.delete(timer);
+    };
   }
 
   /** How many timers wait for the clock to move. */

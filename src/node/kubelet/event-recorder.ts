@@ -47,7 +47,9 @@ export class EventRecorder {
   }
 
   record(e: PodEvent): void {
-    void this.#record(e).catch((err: unknown) => this.#options.log?.(`event ${e.reason} for pod ${e.pod.metadata.name}: ${err instanceof Error ? err.message : String(err)}`));
+    void this.#record(e).catch((err: unknown) =>
+      this.#options.log?.(`event ${e.reason} for pod ${e.pod.metadata.name}: ${err instanceof Error ? err.message : String(err)}`),
+    );
   }
 
   async #record(e: PodEvent): Promise<void> {

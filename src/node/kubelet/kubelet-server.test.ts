@@ -6,7 +6,15 @@ import type { Pod } from '../../core/api/pod.js';
 import type { Status } from '../../core/errors.js';
 import { waitFor } from '../../core/wait-for.js';
 import type { ContainerStats, LogOptions, PodProvider, PodRef, RuntimePod } from '../../runtime/provider.js';
-import { buildSummary, createKubeletApp, parseExecBody, parseTailLines, startKubeletServer, type KubeletAppOptions, type StatsSummary } from './kubelet-server.js';
+import {
+  buildSummary,
+  createKubeletApp,
+  parseExecBody,
+  parseTailLines,
+  startKubeletServer,
+  type KubeletAppOptions,
+  type StatsSummary,
+} from './kubelet-server.js';
 import type { KubeletUser } from './token-review.js';
 
 const ADMIN = 'admin-token';
@@ -27,11 +35,20 @@ function pod(name: string, containers: string[], uid = `uid-${name}`): Pod {
 
 function runtimePod(p: Pod, containers: { name: string; state?: 'running' | 'exited'; previous?: boolean }[]): RuntimePod {
   return {
-    uid: p.metadata.uid!, namespace: p.metadata.namespace!, name: p.metadata.name!,
+    uid: p.metadata.uid!,
+    namespace: p.metadata.namespace!,
+    name: p.metadata.name!,
     sandbox: { id: 'sb', state: 'ready', createdAt: '2026-01-01T00:00:00Z' },
     containers: containers.map((c) => ({
-      name: c.name, id: `id-${c.name}`, image: 'busybox', state: c.state ?? 'running', attempt: 0, createdAt: '2026-01-01T00:00:00Z',
-      ...(c.previous ? { previous: { name: c.name, id: 'old', image: 'busybox', state: 'exited' as const, attempt: 0, createdAt: '2026-01-01T00:00:00Z' } } : {}),
+      name: c.name,
+      id: `id-${c.name}`,
+      image: 'busybox',
+      state: c.state ?? 'running',
+      attempt: 0,
+      createdAt: '2026-01-01T00:00:00Z',
+      ...(c.previous
+        ? { previous: { name: c.name, id: 'old', image: 'busybox', state: 'exited' as const, attempt: 0, createdAt: '2026-01-01T00:00:00Z' } }
+        : {}),
     })),
   };
 }
@@ -43,8 +60,12 @@ class StubProvider implements Pick<PodProvider, 'getPod' | 'listPods' | 'logs' |
   usage = new Map<string, ContainerStats[]>();
   logCalls: { container: string; options: LogOptions }[] = [];
   execCalls: { container: string; command: string[]; stdin?: string }[] = [];
-  async getPod(uid: string) { return this.pods.find((p) => p.uid === uid); }
-  async listPods() { return this.pods; }
+  async getPod(uid: string) {
+    return this.pods.find((p) => p.uid === uid);
+  }
+  async listPods() {
+    return this.pods;
+  }
   async logs(ref: PodRef, container: string, options: LogOptions): Promise<Readable> {
     this.logCalls.push({ container, options });
     const text = this.logText.get(`${ref.name}/${container}`) ?? '';
@@ -87,7 +108,11 @@ function setup(extra: Partial<KubeletAppOptions> = {}) {
     const res = await app.request(path, { ...init, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), 'content-type': 'application/json' } });
     const text = await res.text();
     let body: unknown = text;
-    try { body = JSON.parse(text); } catch { /* plain text */ }
+    try {
+      body = JSON.parse(text);
+    } catch {
+      /* plain text */
+    }
     // The parts of the answers these tests read: a Status, an exec result, the stats Summary (a log is plain text).
     return { status: res.status, body: body as Status & StatsSummary & { exitCode: number }, type: res.headers.get('content-type') ?? '' };
   };
@@ -98,7 +123,11 @@ describe('kubelet API', () => {
   it('answers /healthz without a token and refuses everything else without an admin', async () => {
     const { call } = setup();
     assert.equal((await call('/healthz', { token: null })).status, 200);
-    for (const [token, code, reason] of [[null, 401, 'Unauthorized'], ['nope', 401, 'Unauthorized'], [VIEWER, 403, 'Forbidden']] as const) {
+    for (const [token, code, reason] of [
+      [null, 401, 'Unauthorized'],
+      ['nope', 401, 'Unauthorized'],
+      [VIEWER, 403, 'Forbidden'],
+    ] as const) {
       const res = await call('/stats/summary', { token });
       assert.equal(res.status, code, String(token));
       assert.equal(res.body.kind, 'Status');
@@ -108,7 +137,11 @@ describe('kubelet API', () => {
   });
 
   it('answers 503 when the token cannot be checked', async () => {
-    const { call } = setup({ authenticate: async () => { throw new Error('connect ECONNREFUSED'); } });
+    const { call } = setup({
+      authenticate: async () => {
+        throw new Error('connect ECONNREFUSED');
+      },
+    });
     const res = await call('/stats/summary');
     assert.equal(res.status, 503);
     assert.match(res.body.message, /unable to authenticate the request: connect ECONNREFUSED/);
@@ -120,7 +153,10 @@ describe('kubelet API', () => {
     assert.equal(res.status, 200);
     assert.equal(res.body, 'hello\nworld\n');
     assert.match(res.type, /^text\/plain/);
-    assert.deepEqual({ ...provider.logCalls[0]!.options, signal: undefined }, { follow: false, tailLines: 5, previous: true, timestamps: true, signal: undefined });
+    assert.deepEqual(
+      { ...provider.logCalls[0]!.options, signal: undefined },
+      { follow: false, tailLines: 5, previous: true, timestamps: true, signal: undefined },
+    );
   });
 
   it('answers Status errors for unknown pods and containers and unusable log requests', async () => {
@@ -165,12 +201,14 @@ describe('kubelet API', () => {
     const time = '2026-01-02T03:04:05.000Z';
     assert.deepEqual(res.body, {
       node: { nodeName: 'node-1', cpu: { time, usageNanoCores: 250_000_000 }, memory: { time, workingSetBytes: 1000 } },
-      pods: [{
-        podRef: { name: 'web', namespace: 'default', uid: 'uid-web' },
-        cpu: { time, usageNanoCores: 250_000_000 },
-        memory: { time, workingSetBytes: 1000 },
-        containers: [{ name: 'main', cpu: { time, usageNanoCores: 250_000_000 }, memory: { time, workingSetBytes: 1000 } }],
-      }],
+      pods: [
+        {
+          podRef: { name: 'web', namespace: 'default', uid: 'uid-web' },
+          cpu: { time, usageNanoCores: 250_000_000 },
+          memory: { time, workingSetBytes: 1000 },
+          containers: [{ name: 'main', cpu: { time, usageNanoCores: 250_000_000 }, memory: { time, workingSetBytes: 1000 } }],
+        },
+      ],
     });
   });
 
@@ -188,7 +226,8 @@ describe('kubelet API', () => {
     try {
       const client = new AbortController();
       const res = await fetch(`http://127.0.0.1:${server.port}/containerLogs/default/web/main?follow=true`, {
-        headers: { authorization: `Bearer ${ADMIN}` }, signal: client.signal,
+        headers: { authorization: `Bearer ${ADMIN}` },
+        signal: client.signal,
       });
       assert.equal(res.status, 200);
       const reader = res.body!.getReader();
@@ -230,11 +269,30 @@ describe('kubelet API pure parts', () => {
 
   it('builds summaries with rounded, non-negative figures', () => {
     const s = buildSummary({
-      nodeName: 'n', time: 't',
-      pods: [{ ref: { uid: 'u', namespace: 'ns', name: 'p' }, containers: [{ name: 'a', cpuCores: 0.0000000014, memoryBytes: 10.6 }, { name: 'b', cpuCores: -1, memoryBytes: 5 }] }],
+      nodeName: 'n',
+      time: 't',
+      pods: [
+        {
+          ref: { uid: 'u', namespace: 'ns', name: 'p' },
+          containers: [
+            { name: 'a', cpuCores: 0.0000000014, memoryBytes: 10.6 },
+            { name: 'b', cpuCores: -1, memoryBytes: 5 },
+          ],
+        },
+      ],
     });
-    assert.deepEqual(s.pods[0]!.containers.map((c) => [c.cpu.usageNanoCores, c.memory.workingSetBytes]), [[1, 11], [0, 5]]);
+    assert.deepEqual(
+      s.pods[0]!.containers.map((c) => [c.cpu.usageNanoCores, c.memory.workingSetBytes]),
+      [
+        [1, 11],
+        [0, 5],
+      ],
+    );
     assert.equal(s.pods[0]!.memory.workingSetBytes, 16);
-    assert.deepEqual(buildSummary({ nodeName: 'n', time: 't', pods: [] }).node, { nodeName: 'n', cpu: { time: 't', usageNanoCores: 0 }, memory: { time: 't', workingSetBytes: 0 } });
+    assert.deepEqual(buildSummary({ nodeName: 'n', time: 't', pods: [] }).node, {
+      nodeName: 'n',
+      cpu: { time: 't', usageNanoCores: 0 },
+      memory: { time: 't', workingSetBytes: 0 },
+    });
   });
 });

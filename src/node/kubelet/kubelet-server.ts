@@ -3,9 +3,7 @@ import type { Readable } from 'node:stream';
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import type { Pod } from '../../core/api/pod.js';
-import {
-  ApiError, BadRequestError, ForbiddenError, NotFoundError, ServiceUnavailableError, UnauthorizedError, toApiError,
-} from '../../core/errors.js';
+import { ApiError, BadRequestError, ForbiddenError, NotFoundError, ServiceUnavailableError, UnauthorizedError, toApiError } from '../../core/errors.js';
 import type { ContainerStats, PodProvider, PodRef, RuntimeContainer } from '../../runtime/provider.js';
 import type { KubeletUser } from './token-review.js';
 
@@ -226,14 +224,21 @@ export function createKubeletApp(options: KubeletAppOptions): Hono {
     const time = now().toISOString();
     const running = await provider.listPods();
     // A pod that vanishes between list and stats is left out rather than failing the scrape.
-    const pods = (await Promise.all(running.map(async (p) => {
-      try {
-        const known = options.findPod(p.namespace, p.name);
-        return { ref: { uid: p.uid, namespace: p.namespace, name: p.name }, containers: await provider.stats(p, known?.metadata.uid === p.uid ? known : undefined) };
-      } catch {
-        return undefined;
-      }
-    }))).filter((p): p is NonNullable<typeof p> => p !== undefined);
+    const pods = (
+      await Promise.all(
+        running.map(async (p) => {
+          try {
+            const known = options.findPod(p.namespace, p.name);
+            return {
+              ref: { uid: p.uid, namespace: p.namespace, name: p.name },
+              containers: await provider.stats(p, known?.metadata.uid === p.uid ? known : undefined),
+            };
+          } catch {
+            return undefined;
+          }
+        }),
+      )
+    ).filter((p): p is NonNullable<typeof p> => p !== undefined);
     const node = options.nodeStats ? await options.nodeStats().catch(() => undefined) : undefined;
     return c.json(buildSummary({ nodeName: options.nodeName, time, pods, node }));
   });

@@ -51,14 +51,20 @@ export function podApiFor(client: Client): PodApi {
   return {
     async updateStatus(pod, status) {
       try {
-        await client.patch(podKind, { namespace: pod.metadata.namespace, name: pod.metadata.name! }, statusPatch(pod.status, status), { subresource: 'status' });
+        await client.patch(podKind, { namespace: pod.metadata.namespace, name: pod.metadata.name! }, statusPatch(pod.status, status), {
+          subresource: 'status',
+        });
       } catch (err) {
         if (!(err instanceof NotFoundError)) throw err;
       }
     },
     async deletePod(pod) {
       try {
-        await client.delete(podKind, { namespace: pod.metadata.namespace, name: pod.metadata.name! }, { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } });
+        await client.delete(
+          podKind,
+          { namespace: pod.metadata.namespace, name: pod.metadata.name! },
+          { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } },
+        );
       } catch (err) {
         if (!(err instanceof NotFoundError)) throw err;
       }
@@ -128,7 +134,17 @@ export class Kubelet {
       log,
     });
     const hooks = new LifecycleHooks({ provider, clock, signal, log });
-    const sync = new PodSync({ provider, api: podApiFor(client), events, probes, hooks, nodeIP: this.#o.nodeIP, podCIDR: this.#o.podCIDR, now: () => clock.now(), log });
+    const sync = new PodSync({
+      provider,
+      api: podApiFor(client),
+      events,
+      probes,
+      hooks,
+      nodeIP: this.#o.nodeIP,
+      podCIDR: this.#o.podCIDR,
+      now: () => clock.now(),
+      log,
+    });
 
     // Timed requeues (a backoff ends) run on the kubelet's clock rather than the queue's own
     // timers; as with WorkQueue.addAfter, the latest request for a key replaces an earlier one.
@@ -137,15 +153,22 @@ export class Kubelet {
       requeueTimers.get(key)?.();
       requeueTimers.delete(key);
       if (ms <= 0) return queue.add(key);
-      requeueTimers.set(key, clock.setTimer(ms, () => {
-        requeueTimers.delete(key);
-        queue.add(key);
-      }));
+      requeueTimers.set(
+        key,
+        clock.setTimer(ms, () => {
+          requeueTimers.delete(key);
+          queue.add(key);
+        }),
+      );
     };
-    signal.addEventListener('abort', () => {
-      for (const cancel of requeueTimers.values()) cancel();
-      requeueTimers.clear();
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const cancel of requeueTimers.values()) cancel();
+        requeueTimers.clear();
+      },
+      { once: true },
+    );
 
     const reconcile = async (key: string) => {
       const pod = informer.get(key);

@@ -8,10 +8,19 @@ import { waitFor } from '../../core/wait-for.js';
 import { FakeProvider } from '../../runtime/fake-provider.js';
 import type { ExecResult, RuntimePod } from '../../runtime/provider.js';
 import { ManualClock } from './clock.js';
-import { graceAfterPreStop, LifecycleHooks, KubeletStoppingError, podDescription, runLifecycleHook, type HookTarget, type LifecycleHandler } from './lifecycle-hooks.js';
+import {
+  graceAfterPreStop,
+  LifecycleHooks,
+  KubeletStoppingError,
+  podDescription,
+  runLifecycleHook,
+  type HookTarget,
+  type LifecycleHandler,
+} from './lifecycle-hooks.js';
 
 const POD = {
-  apiVersion: 'v1', kind: 'Pod',
+  apiVersion: 'v1',
+  kind: 'Pod',
   metadata: { name: 'web', namespace: 'shop', uid: 'u-1' },
   spec: { containers: [{ name: 'app', image: 'busybox:1.35', ports: [{ name: 'http', containerPort: 8080, protocol: 'TCP' }] }] },
 } as unknown as Pod;
@@ -57,7 +66,7 @@ describe('runLifecycleHook', () => {
   });
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  it('exec: exit code 0 succeeds; anything else fails with the command and its output in Kubernetes\' words', async () => {
+  it("exec: exit code 0 succeeds; anything else fails with the command and its output in Kubernetes' words", async () => {
     const seen: string[][] = [];
     const exec = async (command: string[]): Promise<ExecResult> => {
       seen.push(command);
@@ -69,15 +78,28 @@ describe('runLifecycleHook', () => {
       message: `Exec lifecycle hook ([sh -c exit 3]) ${WHO} failed - error: command 'sh -c exit 3' exited with 3: half broken, message: "half broken"`,
     });
     assert.deepEqual(seen, [['true'], ['sh', '-c', 'exit 3']]);
-    const gone = await run({ exec: { command: ['x'] } }, target({ exec: async () => { throw new Error('container "app" in pod shop/web is not running'); } }));
-    assert.deepEqual(gone, { ok: false, message: `Exec lifecycle hook ([x]) ${WHO} failed - error: container "app" in pod shop/web is not running, message: ""` });
+    const gone = await run(
+      { exec: { command: ['x'] } },
+      target({
+        exec: async () => {
+          throw new Error('container "app" in pod shop/web is not running');
+        },
+      }),
+    );
+    assert.deepEqual(gone, {
+      ok: false,
+      message: `Exec lifecycle hook ([x]) ${WHO} failed - error: container "app" in pod shop/web is not running, message: ""`,
+    });
   });
 
   it('exec: an abort (grace period over) ends the wait for a command that hangs', async () => {
     const cut = new AbortController();
     const pending = run({ exec: { command: ['sleep', '1000'] } }, target({ exec: () => new Promise<ExecResult>(() => {}) }), cut.signal);
     cut.abort(new Error('the grace period of 5 s ran out'));
-    assert.deepEqual(await pending, { ok: false, message: `Exec lifecycle hook ([sleep 1000]) ${WHO} failed - error: the grace period of 5 s ran out, message: ""` });
+    assert.deepEqual(await pending, {
+      ok: false,
+      message: `Exec lifecycle hook ([sleep 1000]) ${WHO} failed - error: the grace period of 5 s ran out, message: ""`,
+    });
   });
 
   it('httpGet: any answer succeeds, to the pod IP by default, named ports through the container; a refused connection fails', async () => {
@@ -96,19 +118,29 @@ describe('runLifecycleHook', () => {
     });
     const refused = await run({ httpGet: { path: '/x', port: closed, scheme: 'HTTP' } }, target());
     assert.equal(refused.ok, false);
-    assert.match(refused.message, new RegExp(`^HTTP lifecycle hook \\(/x\\) ${WHO.replace(/[()]/g, '\\$&')} failed - error: Get "http://127\\.0\\.0\\.1:${closed}/x": connect ECONNREFUSED`));
+    assert.match(
+      refused.message,
+      new RegExp(
+        `^HTTP lifecycle hook \\(/x\\) ${WHO.replace(/[()]/g, '\\$&')} failed - error: Get "http://127\\.0\\.0\\.1:${closed}/x": connect ECONNREFUSED`,
+      ),
+    );
     assert.deepEqual(await run({ httpGet: { path: '/', port: 'grpc', scheme: 'HTTP' } }, target()), {
-      ok: false, message: `HTTP lifecycle hook (/) ${WHO} failed - error: couldn't find port: grpc in container app`,
+      ok: false,
+      message: `HTTP lifecycle hook (/) ${WHO} failed - error: couldn't find port: grpc in container app`,
     });
     assert.deepEqual(await run({ httpGet: { path: '/', port, scheme: 'HTTP' } }, target({ podIP: undefined })), {
-      ok: false, message: `HTTP lifecycle hook (/) ${WHO} failed - error: failed to find networking container: the pod has no IP`,
+      ok: false,
+      message: `HTTP lifecycle hook (/) ${WHO} failed - error: failed to find networking container: the pod has no IP`,
     });
   });
 
-  it('sleep: waits on the kubelet\'s clock; cut short, it fails', async () => {
+  it("sleep: waits on the kubelet's clock; cut short, it fails", async () => {
     const clock = new ManualClock();
     let done = false;
-    const sleeping = run({ sleep: { seconds: 5 } }, target(), new AbortController().signal, clock).then((o) => { done = true; return o; });
+    const sleeping = run({ sleep: { seconds: 5 } }, target(), new AbortController().signal, clock).then((o) => {
+      done = true;
+      return o;
+    });
     await clock.advance(4999);
     assert.equal(done, false);
     await clock.advance(1);
@@ -117,22 +149,33 @@ describe('runLifecycleHook', () => {
     const cut = new AbortController();
     const cutShort = run({ sleep: { seconds: 5 } }, target(), cut.signal, clock);
     cut.abort(new Error('the kubelet is stopping'));
-    assert.deepEqual(await cutShort, { ok: false, message: `Sleep lifecycle hook (5) ${WHO} failed - error: container terminated before sleep hook finished (the kubelet is stopping)` });
+    assert.deepEqual(await cutShort, {
+      ok: false,
+      message: `Sleep lifecycle hook (5) ${WHO} failed - error: container terminated before sleep hook finished (the kubelet is stopping)`,
+    });
   });
 
   it('tcpSocket passes validation but, as in Kubernetes, is not run', async () => {
-    assert.deepEqual(await run({ tcpSocket: { port: 80 } }, target()), { ok: false, message: 'Cannot run handler: invalid handler: tcpSocket is not supported as a lifecycle handler' });
+    assert.deepEqual(await run({ tcpSocket: { port: 80 } }, target()), {
+      ok: false,
+      message: 'Cannot run handler: invalid handler: tcpSocket is not supported as a lifecycle handler',
+    });
   });
 
   it('names pods as Kubernetes does', () => assert.equal(podDescription(POD), 'web_shop(u-1)'));
 });
 
 describe('LifecycleHooks.preStop', () => {
-  const spec = (containers: Partial<Container>[]): Pod => ({ ...POD, spec: { ...POD.spec, containers: containers.map((c) => ({ image: 'busybox:1.35', ...c })) } }) as Pod;
+  const spec = (containers: Partial<Container>[]): Pod =>
+    ({ ...POD, spec: { ...POD.spec, containers: containers.map((c) => ({ image: 'busybox:1.35', ...c })) } }) as Pod;
   const runtime = (running: string[], exited: string[] = []): RuntimePod => ({
-    uid: 'u-1', namespace: 'shop', name: 'web', sandbox: { id: 's', state: 'ready', ip: '10.244.1.2', createdAt: '2030-01-01T00:00:00Z' },
-    containers: [...running.map((name) => ({ name, state: 'running' as const })), ...exited.map((name) => ({ name, state: 'exited' as const }))]
-      .map((c, i) => ({ ...c, id: `c${i}`, image: 'busybox:1.35', attempt: 0, createdAt: '2030-01-01T00:00:00Z' })),
+    uid: 'u-1',
+    namespace: 'shop',
+    name: 'web',
+    sandbox: { id: 's', state: 'ready', ip: '10.244.1.2', createdAt: '2030-01-01T00:00:00Z' },
+    containers: [...running.map((name) => ({ name, state: 'running' as const })), ...exited.map((name) => ({ name, state: 'exited' as const }))].map(
+      (c, i) => ({ ...c, id: `c${i}`, image: 'busybox:1.35', attempt: 0, createdAt: '2030-01-01T00:00:00Z' }),
+    ),
   });
 
   it('runs the hooks of running containers side by side and takes the time they took off the grace period', async () => {
@@ -147,7 +190,9 @@ describe('LifecycleHooks.preStop', () => {
     ]);
     let result: Awaited<ReturnType<LifecycleHooks['preStop']>> | undefined;
     // d has exited: its hook is not run (a preStop hook is for a container that runs).
-    const pending = hooks.preStop(pod, runtime(['a', 'b', 'c'], ['d']), ['a', 'b', 'c', 'd'], 30).then((r) => { result = r; });
+    const pending = hooks.preStop(pod, runtime(['a', 'b', 'c'], ['d']), ['a', 'b', 'c', 'd'], 30).then((r) => {
+      result = r;
+    });
     await clock.advance(5999);
     assert.equal(result, undefined, 'both hooks are waited for');
     await clock.advance(1);
@@ -177,7 +222,12 @@ describe('LifecycleHooks.preStop', () => {
     const failing = spec([{ name: 'a', lifecycle: { preStop: { exec: { command: ['drain'] } } } }]);
     assert.deepEqual(await hooks.preStop(failing, runtime(['a']), ['a'], 30), {
       graceSeconds: 30,
-      failures: [{ container: 'a', message: 'Exec lifecycle hook ([drain]) for Container "a" in Pod "web_shop(u-1)" failed - error: command \'drain\' exited with 1: no, message: "no"' }],
+      failures: [
+        {
+          container: 'a',
+          message: 'Exec lifecycle hook ([drain]) for Container "a" in Pod "web_shop(u-1)" failed - error: command \'drain\' exited with 1: no, message: "no"',
+        },
+      ],
     });
 
     const slow = spec([{ name: 'a', lifecycle: { preStop: { sleep: { seconds: 60 } } } }]);
@@ -196,7 +246,10 @@ describe('LifecycleHooks.preStop', () => {
     await waitFor(() => clock.pendingTimers === 2, { timeoutMs: 5000, intervalMs: 2, description: 'the hook to start' });
     stop.abort();
     await assert.rejects(pending, KubeletStoppingError);
-    await assert.rejects(hooks.postStart(pod, { name: 'a', image: 'x', lifecycle: { postStart: { exec: { command: ['x'] } } } } as Container, undefined), KubeletStoppingError);
+    await assert.rejects(
+      hooks.postStart(pod, { name: 'a', image: 'x', lifecycle: { postStart: { exec: { command: ['x'] } } } } as Container, undefined),
+      KubeletStoppingError,
+    );
   });
 });
 
@@ -208,6 +261,9 @@ describe('LifecycleHooks.postStart', () => {
     assert.equal(await hooks.postStart(POD, container, '10.244.1.2'), undefined);
     const pending = hooks.postStart(POD, { ...container, lifecycle: { postStart: { sleep: { seconds: 3600 } } } } as Container, '10.244.1.2');
     await clock.advance(30_000);
-    assert.deepEqual(await pending, { ok: false, message: `Sleep lifecycle hook (3600) ${WHO} failed - error: container terminated before sleep hook finished (the hook did not complete within 30 s)` });
+    assert.deepEqual(await pending, {
+      ok: false,
+      message: `Sleep lifecycle hook (3600) ${WHO} failed - error: container terminated before sleep hook finished (the hook did not complete within 30 s)`,
+    });
   });
 });

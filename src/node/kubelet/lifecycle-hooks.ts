@@ -89,7 +89,10 @@ export async function runLifecycleHook(handler: LifecycleHandler, target: HookTa
   if (handler.sleep) {
     const seconds = handler.sleep.seconds;
     if (await sleep(options.clock, seconds * 1000, signal)) return { ok: true, message: '' };
-    return { ok: false, message: `Sleep lifecycle hook (${seconds}) ${who} failed - error: container terminated before sleep hook finished (${reasonOf(signal)})` };
+    return {
+      ok: false,
+      message: `Sleep lifecycle hook (${seconds}) ${who} failed - error: container terminated before sleep hook finished (${reasonOf(signal)})`,
+    };
   }
   const what = handler.tcpSocket ? 'tcpSocket is not supported as a lifecycle handler' : 'no handler type is set';
   return { ok: false, message: `Cannot run handler: invalid handler: ${what}` };
@@ -159,21 +162,26 @@ export class LifecycleHooks {
    * of it is left for SIGTERM.
    */
   async preStop(pod: Pod, runtime: RuntimePod | undefined, names: readonly string[], graceSeconds: number): Promise<PreStopResult> {
-    const due = pod.spec.containers.filter((c) => names.includes(c.name) && c.lifecycle?.preStop
-      && runtime?.containers.some((rc) => rc.name === c.name && rc.state === 'running'));
+    const due = pod.spec.containers.filter(
+      (c) => names.includes(c.name) && c.lifecycle?.preStop && runtime?.containers.some((rc) => rc.name === c.name && rc.state === 'running'),
+    );
     if (graceSeconds <= 0 || due.length === 0) return { graceSeconds, failures: [] };
     const started = this.#clock.now();
     const limitMs = graceSeconds * 1000;
-    const outcomes = await Promise.all(due.map(async (c) => ({
-      container: c.name,
-      outcome: await this.#run(pod, c, c.lifecycle!.preStop!, runtime?.sandbox.ip, limitMs, `the grace period of ${graceSeconds} s ran out`),
-    })));
+    const outcomes = await Promise.all(
+      due.map(async (c) => ({
+        container: c.name,
+        outcome: await this.#run(pod, c, c.lifecycle!.preStop!, runtime?.sandbox.ip, limitMs, `the grace period of ${graceSeconds} s ran out`),
+      })),
+    );
     const elapsedMs = this.#clock.now() - started;
     const failures: PreStopResult['failures'] = [];
     for (const { container, outcome } of outcomes) {
       if (outcome.ok) continue;
       if (elapsedMs >= limitMs) {
-        this.#o.log?.(`kubelet: preStop hook of container ${container} in pod ${pod.metadata.namespace}/${pod.metadata.name} did not complete in ${graceSeconds} s`);
+        this.#o.log?.(
+          `kubelet: preStop hook of container ${container} in pod ${pod.metadata.namespace}/${pod.metadata.name} did not complete in ${graceSeconds} s`,
+        );
       } else {
         failures.push({ container, message: outcome.message });
       }
@@ -190,10 +198,16 @@ export class LifecycleHooks {
     kubelet?.addEventListener('abort', onStop, { once: true });
     const ref = { uid: pod.metadata.uid!, namespace: pod.metadata.namespace!, name: pod.metadata.name! };
     try {
-      const outcome = await runLifecycleHook(handler, {
-        pod, container, podIP,
-        exec: (command, timeoutMs) => this.#o.provider.exec(ref, container.name, command, { timeoutMs }),
-      }, { clock: this.#clock, signal: cut.signal, timeoutMs: limitMs });
+      const outcome = await runLifecycleHook(
+        handler,
+        {
+          pod,
+          container,
+          podIP,
+          exec: (command, timeoutMs) => this.#o.provider.exec(ref, container.name, command, { timeoutMs }),
+        },
+        { clock: this.#clock, signal: cut.signal, timeoutMs: limitMs },
+      );
       if (kubelet?.aborted) throw new KubeletStoppingError();
       return outcome;
     } finally {

@@ -10,7 +10,8 @@ const NOW = Date.parse('2026-01-01T00:10:00Z');
 
 function pod(overrides: Partial<Pod['spec']> = {}): Pod {
   return {
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: { name: 'web', namespace: 'default', uid: 'u1' },
     spec: { containers: [{ name: 'app', image: 'busybox:1.35' }], restartPolicy: 'Always', terminationGracePeriodSeconds: 30, ...overrides },
     status: {},
@@ -18,7 +19,16 @@ function pod(overrides: Partial<Pod['spec']> = {}): Pod {
 }
 
 function container(over: Partial<RuntimeContainer> = {}): RuntimeContainer {
-  return { name: 'app', id: 'c1', image: 'busybox:1.35', state: 'running', attempt: 0, createdAt: '2026-01-01T00:00:00Z', startedAt: '2026-01-01T00:00:01Z', ...over };
+  return {
+    name: 'app',
+    id: 'c1',
+    image: 'busybox:1.35',
+    state: 'running',
+    attempt: 0,
+    createdAt: '2026-01-01T00:00:00Z',
+    startedAt: '2026-01-01T00:00:01Z',
+    ...over,
+  };
 }
 
 function runtime(containers: RuntimeContainer[], state: 'ready' | 'notready' = 'ready'): RuntimePod {
@@ -29,12 +39,16 @@ function input(over: Partial<PlanInput> = {}): PlanInput {
   return { pod: pod(), runtime: undefined, now: NOW, backoff: new RestartBackoff(), failures: new Map(), probes: () => ({}), ...over };
 }
 
-const exited = (exitCode: number, finishedAt = '2026-01-01T00:09:59Z', attempt = 0) =>
-  container({ state: 'exited', exitCode, finishedAt, attempt });
+const exited = (exitCode: number, finishedAt = '2026-01-01T00:09:59Z', attempt = 0) => container({ state: 'exited', exitCode, finishedAt, attempt });
 
 describe('planPod', () => {
   it('creates the sandbox, then starts every container at attempt 0', () => {
-    const p = pod({ containers: [{ name: 'a', image: 'x' }, { name: 'b', image: 'y' }] } as Partial<Pod['spec']>);
+    const p = pod({
+      containers: [
+        { name: 'a', image: 'x' },
+        { name: 'b', image: 'y' },
+      ],
+    } as Partial<Pod['spec']>);
     assert.deepEqual(planPod(input({ pod: p })).actions, [
       { type: 'createSandbox' },
       { type: 'start', container: 'a', attempt: 0 },
@@ -50,7 +64,12 @@ describe('planPod', () => {
 
   it('restarts per restartPolicy and exit code', () => {
     const cases: [Pod['spec']['restartPolicy'], number, boolean][] = [
-      ['Always', 0, true], ['Always', 1, true], ['OnFailure', 0, false], ['OnFailure', 137, true], ['Never', 1, false], ['Never', 0, false],
+      ['Always', 0, true],
+      ['Always', 1, true],
+      ['OnFailure', 0, false],
+      ['OnFailure', 137, true],
+      ['Never', 1, false],
+      ['Never', 0, false],
     ];
     for (const [policy, code, restart] of cases) {
       const plan = planPod(input({ pod: pod({ restartPolicy: policy }), runtime: runtime([exited(code)]) }));
@@ -78,10 +97,17 @@ describe('planPod', () => {
 
   it('kills a container whose liveness or startup probe failed, with the probe grace period if set', () => {
     const live = planPod(input({ runtime: runtime([container()]), probes: () => ({ livenessFailed: 'HTTP probe failed with statuscode: 500' }) }));
-    assert.deepEqual(live.actions, [{ type: 'kill', container: 'app', gracePeriodSeconds: 30, reason: 'Killing', message: 'Container app failed liveness probe, will be restarted' }]);
-    const p = pod({ containers: [{ name: 'app', image: 'x', startupProbe: { exec: { command: ['false'] }, terminationGracePeriodSeconds: 5 } }] } as Partial<Pod['spec']>);
+    assert.deepEqual(live.actions, [
+      { type: 'kill', container: 'app', gracePeriodSeconds: 30, reason: 'Killing', message: 'Container app failed liveness probe, will be restarted' },
+    ]);
+    const p = pod({ containers: [{ name: 'app', image: 'x', startupProbe: { exec: { command: ['false'] }, terminationGracePeriodSeconds: 5 } }] } as Partial<
+      Pod['spec']
+    >);
     const startup = planPod(input({ pod: p, runtime: runtime([container()]), probes: () => ({ startupFailed: 'x' }) }));
-    assert.deepEqual(startup.actions.map((a) => a.type === 'kill' && [a.gracePeriodSeconds, a.message]), [[5, 'Container app failed startup probe, will be restarted']]);
+    assert.deepEqual(
+      startup.actions.map((a) => a.type === 'kill' && [a.gracePeriodSeconds, a.message]),
+      [[5, 'Container app failed startup probe, will be restarted']],
+    );
   });
 
   it('shows ImagePullBackOff after a failed pull until the backoff passes', () => {

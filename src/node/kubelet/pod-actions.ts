@@ -78,7 +78,7 @@ function nextAttempt(pod: Pod, c: Container, rc: RuntimeContainer | undefined): 
   if (rc) return rc.attempt + 1;
   const known = previousRestarts(pod, c.name);
   const hadStatus = pod.status?.containerStatuses?.find((s) => s.name === c.name)?.containerID;
-  return hadStatus ? (known ?? 0) + 1 : known ?? 0;
+  return hadStatus ? (known ?? 0) + 1 : (known ?? 0);
 }
 
 /** As Kubernetes: a failed pull is shown as ImagePullBackOff while the kubelet waits to retry it. */
@@ -92,7 +92,9 @@ export function planPod(input: PlanInput): PodPlan {
   const actions: PodAction[] = [];
   const waiting = new Map<string, Waiting>();
   let requeueAt: number | undefined;
-  const wake = (t: number) => { requeueAt = requeueAt === undefined ? t : Math.min(requeueAt, t); };
+  const wake = (t: number) => {
+    requeueAt = requeueAt === undefined ? t : Math.min(requeueAt, t);
+  };
   const plan = (): PodPlan => ({ actions, waiting, ...(requeueAt !== undefined ? { requeueAfterMs: Math.max(0, requeueAt - now) } : {}) });
 
   const sandboxReady = runtime?.sandbox.state === 'ready';

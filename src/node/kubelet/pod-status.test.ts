@@ -7,8 +7,13 @@ import { computePodStatus, podPhase, sameStatus } from './pod-status.js';
 
 function pod(restartPolicy: Pod['spec']['restartPolicy'] = 'Always', containers = ['app']): Pod {
   return {
-    apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default', uid: 'u1' },
-    spec: { containers: containers.map((name) => ({ name, image: 'busybox:1.35', readinessProbe: name === 'gated' ? { exec: { command: ['true'] } } : undefined })), restartPolicy },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web', namespace: 'default', uid: 'u1' },
+    spec: {
+      containers: containers.map((name) => ({ name, image: 'busybox:1.35', readinessProbe: name === 'gated' ? { exec: { command: ['true'] } } : undefined })),
+      restartPolicy,
+    },
     status: {},
   } as Pod;
 }
@@ -16,7 +21,13 @@ function pod(restartPolicy: Pod['spec']['restartPolicy'] = 'Always', containers 
 const running: ContainerStatus = { name: 'a', state: { running: {} }, ready: true, restartCount: 0 };
 const done = (exitCode: number): ContainerStatus => ({ name: 'a', state: { terminated: { exitCode } }, ready: false, restartCount: 0 });
 const creating: ContainerStatus = { name: 'a', state: { waiting: { reason: 'ContainerCreating' } }, ready: false, restartCount: 0 };
-const crashLoop: ContainerStatus = { name: 'a', state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated: { exitCode: 1 } }, ready: false, restartCount: 3 };
+const crashLoop: ContainerStatus = {
+  name: 'a',
+  state: { waiting: { reason: 'CrashLoopBackOff' } },
+  lastState: { terminated: { exitCode: 1 } },
+  ready: false,
+  restartCount: 3,
+};
 
 describe('podPhase', () => {
   const cases: [string, Pod['spec']['restartPolicy'], ContainerStatus[], string][] = [
@@ -38,10 +49,32 @@ describe('podPhase', () => {
 
 describe('computePodStatus', () => {
   const rt: RuntimePod = {
-    uid: 'u1', namespace: 'default', name: 'web',
+    uid: 'u1',
+    namespace: 'default',
+    name: 'web',
     sandbox: { id: 's', state: 'ready', ip: '10.244.1.5', createdAt: '2026-01-01T00:00:00Z' },
-    containers: [{ name: 'app', id: 'abc', image: 'busybox:1.35', state: 'running', attempt: 2, createdAt: '2026-01-01T00:00:00Z', startedAt: '2026-01-01T00:00:02Z',
-      previous: { name: 'app', id: 'old', image: 'busybox:1.35', state: 'exited', attempt: 1, createdAt: '2026-01-01T00:00:00Z', exitCode: 137, reason: 'OOMKilled', finishedAt: '2026-01-01T00:00:01Z' } }],
+    containers: [
+      {
+        name: 'app',
+        id: 'abc',
+        image: 'busybox:1.35',
+        state: 'running',
+        attempt: 2,
+        createdAt: '2026-01-01T00:00:00Z',
+        startedAt: '2026-01-01T00:00:02Z',
+        previous: {
+          name: 'app',
+          id: 'old',
+          image: 'busybox:1.35',
+          state: 'exited',
+          attempt: 1,
+          createdAt: '2026-01-01T00:00:00Z',
+          exitCode: 137,
+          reason: 'OOMKilled',
+          finishedAt: '2026-01-01T00:00:01Z',
+        },
+      },
+    ],
   };
   const now = new Date('2026-01-01T00:01:00Z');
 
@@ -54,7 +87,10 @@ describe('computePodStatus', () => {
     const c = s.containerStatuses![0]!;
     assert.deepEqual([c.ready, c.restartCount, c.containerID], [true, 2, 'docker://abc']);
     assert.equal(c.lastState?.terminated?.reason, 'OOMKilled');
-    assert.deepEqual(s.conditions!.map((x) => `${x.type}=${x.status}`), ['Initialized=True', 'Ready=True', 'ContainersReady=True', 'PodScheduled=True']);
+    assert.deepEqual(
+      s.conditions!.map((x) => `${x.type}=${x.status}`),
+      ['Initialized=True', 'Ready=True', 'ContainersReady=True', 'PodScheduled=True'],
+    );
   });
 
   it('keeps Ready false while the readiness probe has not passed, naming the container', () => {
@@ -67,17 +103,41 @@ describe('computePodStatus', () => {
     const first = computePodStatus({ pod: pod(), runtime: rt, nodeIP: 'h', waiting: new Map(), probes: () => ({ ready: false, started: true }), now });
     const withStatus = { ...pod(), status: first } as Pod;
     const later = new Date('2026-01-01T00:05:00Z');
-    const same = computePodStatus({ pod: withStatus, runtime: rt, nodeIP: 'h', waiting: new Map(), probes: () => ({ ready: false, started: true }), now: later });
+    const same = computePodStatus({
+      pod: withStatus,
+      runtime: rt,
+      nodeIP: 'h',
+      waiting: new Map(),
+      probes: () => ({ ready: false, started: true }),
+      now: later,
+    });
     assert.equal(same.conditions!.find((x) => x.type === 'Ready')!.lastTransitionTime, now.toISOString());
     assert.ok(sameStatus(first, same));
-    const flipped = computePodStatus({ pod: withStatus, runtime: rt, nodeIP: 'h', waiting: new Map(), probes: () => ({ ready: true, started: true }), now: later });
+    const flipped = computePodStatus({
+      pod: withStatus,
+      runtime: rt,
+      nodeIP: 'h',
+      waiting: new Map(),
+      probes: () => ({ ready: true, started: true }),
+      now: later,
+    });
     assert.equal(flipped.conditions!.find((x) => x.type === 'Ready')!.lastTransitionTime, later.toISOString());
     assert.ok(!sameStatus(first, flipped));
   });
 
   it('shows a waiting reason and the terminated instance as lastState while backing off', () => {
-    const dead: RuntimePod = { ...rt, containers: [{ ...rt.containers[0]!, state: 'exited', exitCode: 1, finishedAt: '2026-01-01T00:00:30Z', previous: undefined }] };
-    const s = computePodStatus({ pod: pod(), runtime: dead, nodeIP: 'h', waiting: new Map([['app', { reason: 'CrashLoopBackOff', message: 'back-off 10s' }]]), probes: () => ({ ready: true, started: true }), now });
+    const dead: RuntimePod = {
+      ...rt,
+      containers: [{ ...rt.containers[0]!, state: 'exited', exitCode: 1, finishedAt: '2026-01-01T00:00:30Z', previous: undefined }],
+    };
+    const s = computePodStatus({
+      pod: pod(),
+      runtime: dead,
+      nodeIP: 'h',
+      waiting: new Map([['app', { reason: 'CrashLoopBackOff', message: 'back-off 10s' }]]),
+      probes: () => ({ ready: true, started: true }),
+      now,
+    });
     const c = s.containerStatuses![0]!;
     assert.equal(c.state?.waiting?.reason, 'CrashLoopBackOff');
     assert.equal(c.lastState?.terminated?.exitCode, 1);
@@ -86,7 +146,14 @@ describe('computePodStatus', () => {
   });
 
   it('shows ContainerCreating (or the failure) before a container exists', () => {
-    const s = computePodStatus({ pod: pod(), runtime: undefined, nodeIP: 'h', waiting: new Map([['app', { reason: 'ErrImagePull', message: 'not found' }]]), probes: () => ({ ready: true, started: true }), now });
+    const s = computePodStatus({
+      pod: pod(),
+      runtime: undefined,
+      nodeIP: 'h',
+      waiting: new Map([['app', { reason: 'ErrImagePull', message: 'not found' }]]),
+      probes: () => ({ ready: true, started: true }),
+      now,
+    });
     assert.deepEqual(s.containerStatuses![0]!.state, { waiting: { reason: 'ErrImagePull', message: 'not found' } });
     assert.equal(s.phase, 'Pending');
     assert.equal(s.podIP, undefined);

@@ -62,14 +62,23 @@ function containerStatus(input: StatusInput, name: string, image: string): Conta
   }
   if (wait) {
     // Waiting to restart (CrashLoopBackOff): the instance that ended is the last state.
-    return { ...base, state: { waiting: { reason: wait.reason, ...(wait.message ? { message: wait.message } : {}) } }, lastState: terminated(rc), ready: false, started: false };
+    return {
+      ...base,
+      state: { waiting: { reason: wait.reason, ...(wait.message ? { message: wait.message } : {}) } },
+      lastState: terminated(rc),
+      ready: false,
+      started: false,
+    };
   }
   return { ...base, state: terminated(rc), lastState: rc.previous ? terminated(rc.previous) : {}, ready: false, started: false };
 }
 
 /** Kubernetes' getPhase: waiting containers keep a pod Pending; a restartable exit keeps it Running. */
 export function podPhase(pod: Pod, statuses: readonly ContainerStatus[]): NonNullable<PodStatus['phase']> {
-  let running = 0, waiting = 0, stopped = 0, succeeded = 0;
+  let running = 0,
+    waiting = 0,
+    stopped = 0,
+    succeeded = 0;
   for (const s of statuses) {
     if (s.state?.running) running++;
     else if (s.state?.terminated) {
@@ -130,7 +139,12 @@ export function computePodStatus(input: StatusInput): PodStatus {
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, canonical(v)]));
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([, v]) => v !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([k, v]) => [k, canonical(v)]),
+    );
   }
   return value;
 }

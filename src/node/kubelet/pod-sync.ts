@@ -107,7 +107,14 @@ export class PodSync {
           // The pod's address is known once its sandbox is up, while the app containers may take a while yet (pulls,
           // starts): report it now, as the kubelet does, for callers that reach the pod themselves (the activator probes
           // a cold-starting function's pod directly). The final write below patches from this status.
-          const early = computePodStatus({ pod, runtime, nodeIP: this.#o.nodeIP, waiting: plan.waiting, probes: (id) => probes.status(id), now: new Date(now) });
+          const early = computePodStatus({
+            pod,
+            runtime,
+            nodeIP: this.#o.nodeIP,
+            waiting: plan.waiting,
+            probes: (id) => probes.status(id),
+            now: new Date(now),
+          });
           if (early.podIP && !sameStatus(pod.status, early)) {
             await this.#o.api.updateStatus(pod, early);
             pod = { ...pod, status: early };
@@ -157,7 +164,13 @@ export class PodSync {
       this.#failuresOf(pod.metadata.uid!).delete(name);
       const at = fieldPath(name);
       if (result.pulled) {
-        events.record({ pod, type: 'Normal', reason: 'Pulled', message: `Successfully pulled image "${spec.image}" in ${(result.pulled.ms / 1000).toFixed(3)}s`, fieldPath: at });
+        events.record({
+          pod,
+          type: 'Normal',
+          reason: 'Pulled',
+          message: `Successfully pulled image "${spec.image}" in ${(result.pulled.ms / 1000).toFixed(3)}s`,
+          fieldPath: at,
+        });
       } else {
         events.record({ pod, type: 'Normal', reason: 'Pulled', message: `Container image "${spec.image}" already present on machine`, fieldPath: at });
       }
@@ -170,9 +183,10 @@ export class PodSync {
       overrides.set(name, { reason: failure.reason, message: failure.message });
       // A failed postStart hook has had its own event (FailedPostStartHook), as in Kubernetes.
       if (failure.reason === 'PostStartHookError') return;
-      const message = failure.reason === 'ErrImagePull' || failure.reason === 'ErrImageNeverPull'
-        ? `Failed to pull image "${spec.image}": ${failure.message}`
-        : `Error: ${failure.message}`;
+      const message =
+        failure.reason === 'ErrImagePull' || failure.reason === 'ErrImageNeverPull'
+          ? `Failed to pull image "${spec.image}": ${failure.message}`
+          : `Error: ${failure.message}`;
       events.record({ pod, type: 'Warning', reason: 'Failed', message, fieldPath: fieldPath(name) });
     }
   }
@@ -201,7 +215,12 @@ export class PodSync {
 
   /** Stops every container of the pod and its sandbox: the running containers' preStop hooks first, side by side, within the grace period. */
   async #stopPod(pod: Pod, runtime: RuntimePod | undefined, graceSeconds: number): Promise<void> {
-    const grace = await this.#preStop(pod, runtime, pod.spec.containers.map((c) => c.name), graceSeconds);
+    const grace = await this.#preStop(
+      pod,
+      runtime,
+      pod.spec.containers.map((c) => c.name),
+      graceSeconds,
+    );
     await this.#o.provider.deletePod(podRef(pod), { gracePeriodSeconds: grace });
   }
 
@@ -232,7 +251,8 @@ export class PodSync {
     const runtime = await provider.getPod(uid);
     if (runtime) {
       for (const c of runtime.containers) {
-        if (c.state === 'running') events.record({ pod, type: 'Normal', reason: 'Killing', message: `Stopping container ${c.name}`, fieldPath: fieldPath(c.name) });
+        if (c.state === 'running')
+          events.record({ pod, type: 'Normal', reason: 'Killing', message: `Stopping container ${c.name}`, fieldPath: fieldPath(c.name) });
       }
       const grace = pod.metadata.deletionGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30;
       // preStop hooks run while the pod is already out of its Services' endpoints (deleting it did that), so

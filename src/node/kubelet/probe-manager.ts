@@ -100,7 +100,11 @@ export class ProbeManager {
       const workers = new Map<ProbeKind, Worker>();
       this.#workers.set(rc.id, workers);
       const startedAt = rc.startedAt ? Date.parse(rc.startedAt) : this.#clock.now();
-      for (const [kind, probe] of [['startup', c.startupProbe], ['liveness', c.livenessProbe], ['readiness', c.readinessProbe]] as const) {
+      for (const [kind, probe] of [
+        ['startup', c.startupProbe],
+        ['liveness', c.livenessProbe],
+        ['readiness', c.readinessProbe],
+      ] as const) {
         if (!probe) continue;
         const worker: Worker = { podUid: uid, kind, state: initialProbeState(kind), stop: new AbortController() };
         workers.set(kind, worker);

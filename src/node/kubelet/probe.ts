@@ -69,7 +69,12 @@ export interface HttpGetOptions {
  * One GET on a fresh connection (never a pooled socket: a stale keep-alive connection would mask
  * a dead server); resolves the status code, or the failure in Go's words (`Get "URL": ...`).
  */
-export function sendHttpGet(get: HttpGetAction, host: string, port: number, options: HttpGetOptions): Promise<{ statusCode: number; url: string } | { error: string; url: string }> {
+export function sendHttpGet(
+  get: HttpGetAction,
+  host: string,
+  port: number,
+  options: HttpGetOptions,
+): Promise<{ statusCode: number; url: string } | { error: string; url: string }> {
   const scheme = get.scheme === 'HTTPS' ? 'https' : 'http';
   const path = get.path ? (get.path.startsWith('/') ? get.path : `/${get.path}`) : '/';
   const url = `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}${path}`;
@@ -77,12 +82,20 @@ export function sendHttpGet(get: HttpGetAction, host: string, port: number, opti
   for (const h of get.httpHeaders ?? []) headers[h.name.toLowerCase()] = h.value;
   return new Promise((resolve) => {
     const mod = scheme === 'https' ? https : http;
-    const req = mod.get(url, {
-      headers, agent: false, timeout: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}), ...(scheme === 'https' ? { rejectUnauthorized: false } : {}),
-    }, (res) => {
-      res.resume();
-      resolve({ statusCode: res.statusCode ?? 0, url });
-    });
+    const req = mod.get(
+      url,
+      {
+        headers,
+        agent: false,
+        timeout: options.timeoutMs,
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(scheme === 'https' ? { rejectUnauthorized: false } : {}),
+      },
+      (res) => {
+        res.resume();
+        resolve({ statusCode: res.statusCode ?? 0, url });
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`Get "${url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`)));
     req.on('error', (err) => resolve({ error: err.message.startsWith('Get "') ? err.message : `Get "${url}": ${err.message}`, url }));
   });

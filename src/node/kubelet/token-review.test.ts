@@ -32,11 +32,12 @@ describe('tokenReviewAuthenticator', () => {
     const auth = tokenReviewAuthenticator(client, { cacheTtlMs: 100, now: () => now });
     assert.deepEqual(await auth('good'), { name: 'admin', groups: ['system:masters'] });
     assert.deepEqual(calls[0], {
-      method: 'POST', path: '/apis/authentication.k8s.io/v1/tokenreviews',
+      method: 'POST',
+      path: '/apis/authentication.k8s.io/v1/tokenreviews',
       body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: 'good' } },
     });
     assert.equal(await auth('bad'), undefined);
-    assert.equal(await auth('good') !== undefined, true);
+    assert.equal((await auth('good')) !== undefined, true);
     assert.equal(await auth('bad'), undefined);
     assert.equal(calls.length, 2);
     now += 100;

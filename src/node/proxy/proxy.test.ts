@@ -33,7 +33,14 @@ function source<T extends KubeObject>(initial: T[], failList = false) {
       }
     },
   };
-  return { lw, lists: () => lists, push: (type: InformerEventType, object: T) => { pending.push({ type, object }); wake(); } };
+  return {
+    lw,
+    lists: () => lists,
+    push: (type: InformerEventType, object: T) => {
+      pending.push({ type, object });
+      wake();
+    },
+  };
 }
 
 function fakeRun() {
@@ -45,14 +52,27 @@ function fakeRun() {
   return { run, commands, restores: () => commands.filter((c) => c.tool === 'iptables-restore') };
 }
 
-const svc = { apiVersion: 'v1', kind: 'Service', metadata: { namespace: 'default', name: 'web', resourceVersion: '1' }, spec: { type: 'ClusterIP', clusterIP: '10.96.0.20', sessionAffinity: 'None', ports: [{ port: 80, targetPort: 8080, protocol: 'TCP' }] }, status: {} } as Service;
+const svc = {
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { namespace: 'default', name: 'web', resourceVersion: '1' },
+  spec: { type: 'ClusterIP', clusterIP: '10.96.0.20', sessionAffinity: 'None', ports: [{ port: 80, targetPort: 8080, protocol: 'TCP' }] },
+  status: {},
+} as Service;
 const ep = (n: number): Endpoints => ({
-  apiVersion: 'v1', kind: 'Endpoints', metadata: { namespace: 'default', name: 'web', resourceVersion: String(n + 1) },
+  apiVersion: 'v1',
+  kind: 'Endpoints',
+  metadata: { namespace: 'default', name: 'web', resourceVersion: String(n + 1) },
   subsets: [{ addresses: Array.from({ length: n }, (_, i) => ({ ip: `10.244.1.${i + 2}` })), ports: [{ port: 8080, protocol: 'TCP' }] }],
 });
 
 /** The proxy with its informers started, as the worker runs them; `stop` ends both. */
-function startProxy(options: { services: ListWatcher<Service>; endpoints: ListWatcher<Endpoints>; run: (c: NetCommand) => Promise<string>; minSyncMs?: number }) {
+function startProxy(options: {
+  services: ListWatcher<Service>;
+  endpoints: ListWatcher<Endpoints>;
+  run: (c: NetCommand) => Promise<string>;
+  minSyncMs?: number;
+}) {
   const informers = new InformerFactory({ client: scriptedClient({ services: options.services, endpoints: options.endpoints }) });
   const proxy = new ServiceProxy({ informers, nodeName: 'n1', clusterCIDR: '10.244.0.0/16', run: options.run, minSyncMs: options.minSyncMs });
   const controller = new AbortController();
@@ -105,7 +125,7 @@ describe('ServiceProxy', () => {
     assert.equal(informers.size, 3, 'Services, Endpoints and DNS objects: one watch each');
   });
 
-  it('sends kube-dns to the node\'s own DNS server on the pod bridge gateway', () => {
+  it("sends kube-dns to the node's own DNS server on the pod bridge gateway", () => {
     assert.deepEqual(nodeLocalDnsEndpoints('10.244.3.0/24'), { 'kube-system/kube-dns': [{ ip: '10.244.3.1', port: 53 }] });
   });
 });

@@ -87,13 +87,18 @@ export class ServiceProxy {
     const wait = this.#lastSyncAt + minSyncMs - performance.now();
     if (wait > 0) return { requeueAfterMs: Math.ceil(wait) };
     this.#lastSyncAt = performance.now();
-    const result = await syncProxyIptables(this.#run, (existing) => renderProxyRules({
-      services: this.services.list(),
-      endpoints: this.endpoints.list(),
-      clusterCIDR: this.#o.clusterCIDR,
-      localServiceEndpoints: this.#o.localServiceEndpoints,
-      existingChains: existing,
-    }), this.#state);
+    const result = await syncProxyIptables(
+      this.#run,
+      (existing) =>
+        renderProxyRules({
+          services: this.services.list(),
+          endpoints: this.endpoints.list(),
+          clusterCIDR: this.#o.clusterCIDR,
+          localServiceEndpoints: this.#o.localServiceEndpoints,
+          existingChains: existing,
+        }),
+      this.#state,
+    );
     this.syncs++;
     // After the rules: an endpoint's pod is on the bridge by the time its Endpoints change brings us here.
     if (this.#o.bridgeName) {
@@ -103,7 +108,9 @@ export class ServiceProxy {
     if (result.restored.length) {
       const s = result.rules.stats;
       const ms = Math.round(result.readMs + result.renderMs + result.restoreMs);
-      this.#log(`proxy: applied ${result.restored.join(' and ')} rules (${result.reasons.join('; ')}; ${result.chainsWritten} chains written): ${s.services} services, ${s.servicePorts} ports, ${s.endpoints} endpoints, ${s.withoutEndpoints} ports without endpoints, ${s.staleChains} stale chains removed, in ${ms} ms (read ${Math.round(result.readMs)}, render ${Math.round(result.renderMs)}, restore ${Math.round(result.restoreMs)})`);
+      this.#log(
+        `proxy: applied ${result.restored.join(' and ')} rules (${result.reasons.join('; ')}; ${result.chainsWritten} chains written): ${s.services} services, ${s.servicePorts} ports, ${s.endpoints} endpoints, ${s.withoutEndpoints} ports without endpoints, ${s.staleChains} stale chains removed, in ${ms} ms (read ${Math.round(result.readMs)}, render ${Math.round(result.renderMs)}, restore ${Math.round(result.restoreMs)})`,
+      );
     }
     return { requeueAfterMs: this.#o.resyncMs ?? PROXY_RESYNC_MS };
   }

@@ -15,8 +15,11 @@ export const FUNCTION_PORT = 8080;
 function stableJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
-    return `{${Object.keys(value).sort().filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+    return `{${Object.keys(value)
+      .sort()
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value);
 }
@@ -34,7 +37,11 @@ export function buildInputsHash(spec: Pick<FunctionSpec, (typeof BUILD_FIELDS)[n
 
 /** Requirements without blank lines and comments (they change nothing pip does); empty when there are none. */
 export function normalizeRequirements(text: string | undefined): string {
-  return (text ?? '').split('\n').map((l) => l.replace(/(^|\s)#.*$/, '').trim()).filter(Boolean).join('\n');
+  return (text ?? '')
+    .split('\n')
+    .map((l) => l.replace(/(^|\s)#.*$/, '').trim())
+    .filter(Boolean)
+    .join('\n');
 }
 
 /** SHA-256 over the runtime template's files (name and content), in name order. */
@@ -75,10 +82,21 @@ function shellQuote(s: string): string {
 /** The pip command of the requirements step. */
 export function pipInstallCommand(options: { pipIndexUrl?: string }): string {
   const args = [
-    'python3', '-m', 'pip', 'install', '--no-cache-dir', '--disable-pip-version-check', '--no-input', '--no-warn-script-location',
+    'python3',
+    '-m',
+    'pip',
+    'install',
+    '--no-cache-dir',
+    '--disable-pip-version-check',
+    '--no-input',
+    '--no-warn-script-location',
     // Fail fast when no index answers rather than retrying for minutes; the message says what to do.
-    '--retries', '1', '--timeout', '15',
-    '--target', DEPS_DIR,
+    '--retries',
+    '1',
+    '--timeout',
+    '15',
+    '--target',
+    DEPS_DIR,
   ];
   if (options.pipIndexUrl) {
     args.push('--index-url', options.pipIndexUrl);
@@ -94,7 +112,11 @@ export function pipInstallCommand(options: { pipIndexUrl?: string }): string {
  * then the code. JSON-form instructions need no shell quoting of values.
  */
 export function renderDockerfile(options: DockerfileOptions): string {
-  const render = (map: Record<string, string> | undefined) => Object.entries(map ?? {}).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${JSON.stringify(k)}=${JSON.stringify(v)}`).join(' ');
+  const render = (map: Record<string, string> | undefined) =>
+    Object.entries(map ?? {})
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, v]) => `${JSON.stringify(k)}=${JSON.stringify(v)}`)
+      .join(' ');
   const labels = render(options.labels);
   const baseLabels = render(options.baseLabels);
   const lines = [
@@ -138,7 +160,9 @@ export function contextFiles(options: { dockerfile: string; requirements: string
 export async function contextTar(files: readonly ContextFile[]): Promise<Buffer> {
   const archive = pack();
   const chunks: Buffer[] = [];
-  archive.on('data', (c: unknown) => { chunks.push(c as Buffer); });
+  archive.on('data', (c: unknown) => {
+    chunks.push(c as Buffer);
+  });
   const ended = new Promise<void>((resolve, reject) => {
     archive.on('end', () => resolve());
     archive.on('error', reject);

@@ -32,10 +32,16 @@ describe('BuildLog', () => {
   it('says no package index answered when pip could not connect, quoting pip', () => {
     const log = feed([
       PIP_STEP,
-      { stream: "WARNING: Retrying (Retry(total=0, connect=None, read=None, redirect=None, status=None)) after connection broken by 'NewConnectionError('<pip._vendor.urllib3.connection.HTTPSConnection object at 0x7f>: Failed to establish a new connection: [Errno -3] Temporary failure in name resolution')': /simple/requests/\n" },
+      {
+        stream:
+          "WARNING: Retrying (Retry(total=0, connect=None, read=None, redirect=None, status=None)) after connection broken by 'NewConnectionError('<pip._vendor.urllib3.connection.HTTPSConnection object at 0x7f>: Failed to establish a new connection: [Errno -3] Temporary failure in name resolution')': /simple/requests/\n",
+      },
       { stream: 'ERROR: Could not find a version that satisfies the requirement requests==2.31 (from versions: none)\n' },
       { stream: 'ERROR: No matching distribution found for requests==2.31\n' },
-      { error: "The command '/bin/sh -c python3 -m pip install ...' returned a non-zero code: 1", errorDetail: { code: 1, message: "The command '/bin/sh -c python3 -m pip install ...' returned a non-zero code: 1" } },
+      {
+        error: "The command '/bin/sh -c python3 -m pip install ...' returned a non-zero code: 1",
+        errorDetail: { code: 1, message: "The command '/bin/sh -c python3 -m pip install ...' returned a non-zero code: 1" },
+      },
     ]);
     assert.ok(log.failedInPip);
     const message = log.failureMessage();
@@ -58,7 +64,7 @@ describe('BuildLog', () => {
     assert.match(log.failureMessage(), /^the image build failed at step 1\/8 FROM 127\.0\.0\.1:5000\/python:3\.11: manifest for .* not found/);
   });
 
-  it('quotes at most the last lines, without Docker\'s bookkeeping', () => {
+  it("quotes at most the last lines, without Docker's bookkeeping", () => {
     const lines = Array.from({ length: 40 }, (_, i) => ({ stream: `line ${i}\n ---> Running in abc\n` }));
     const log = feed([PIP_STEP, ...lines, { error: 'returned a non-zero code: 2' }]);
     const quoted = log.failureMessage().split('\n').slice(1);
@@ -71,7 +77,13 @@ describe('ProgressThrottle', () => {
   it('writes the first value at once, then the latest at most once per interval, and nothing after close', async () => {
     let now = 0;
     const written: string[] = [];
-    const throttle = new ProgressThrottle<string>({ intervalMs: 50, now: () => now, write: async (v) => { written.push(v); } });
+    const throttle = new ProgressThrottle<string>({
+      intervalMs: 50,
+      now: () => now,
+      write: async (v) => {
+        written.push(v);
+      },
+    });
     throttle.push('a');
     await waitFor(() => written.length === 1, { timeoutMs: 2000 });
     throttle.push('b');
@@ -86,7 +98,13 @@ describe('ProgressThrottle', () => {
 
   it('keeps going after a failed write', async () => {
     let calls = 0;
-    const throttle = new ProgressThrottle<string>({ intervalMs: 0, write: async () => { calls++; throw new Error('conflict'); } });
+    const throttle = new ProgressThrottle<string>({
+      intervalMs: 0,
+      write: async () => {
+        calls++;
+        throw new Error('conflict');
+      },
+    });
     throttle.push('a');
     await waitFor(() => calls === 1, { timeoutMs: 2000 });
     throttle.push('b');

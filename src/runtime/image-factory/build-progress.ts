@@ -16,9 +16,19 @@ const KEPT_LINES = 200;
 
 /** pip's ways of saying that no index could be reached (urllib3, requests and resolver wording). */
 const UNREACHABLE = [
-  /NewConnectionError/, /Failed to establish a new connection/, /Temporary failure in name resolution/, /Name or service not known/,
-  /No address associated with hostname/, /Network is unreachable/, /No route to host/, /Connection refused/, /ConnectTimeoutError/,
-  /Read timed out/, /Could not fetch URL/, /ProxyError/, /connection timed out/i,
+  /NewConnectionError/,
+  /Failed to establish a new connection/,
+  /Temporary failure in name resolution/,
+  /Name or service not known/,
+  /No address associated with hostname/,
+  /Network is unreachable/,
+  /No route to host/,
+  /Connection refused/,
+  /ConnectTimeoutError/,
+  /Read timed out/,
+  /Could not fetch URL/,
+  /ProxyError/,
+  /connection timed out/i,
 ];
 
 export class BuildLog {
@@ -74,7 +84,9 @@ export class BuildLog {
 
   /** The message for a failed build (the Function's Built condition and the CLI show it). */
   failureMessage(): string {
-    const quoted = this.lastLines().map((l) => `  ${l}`).join('\n');
+    const quoted = this.lastLines()
+      .map((l) => `  ${l}`)
+      .join('\n');
     if (this.failedInPip) {
       const text = this.lastLines(KEPT_LINES).join('\n');
       const exit = /returned a non-zero code: (\d+)/.exec(this.error ?? '')?.[1];

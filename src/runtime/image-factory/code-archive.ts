@@ -182,8 +182,13 @@ export async function codeFiles(code: FunctionCode, handler: string): Promise<Co
   }
   const modules = handlerModuleFiles(handler);
   if (!files.some((f) => modules.includes(f.path))) {
-    const listed = files.slice(0, 10).map((f) => f.path).join(', ');
-    throw new CodeError(`the handler "${handler}" needs ${modules.join(' or ')} in the code, which holds ${files.length ? `${listed}${files.length > 10 ? ', ...' : ''}` : 'no files'}`);
+    const listed = files
+      .slice(0, 10)
+      .map((f) => f.path)
+      .join(', ');
+    throw new CodeError(
+      `the handler "${handler}" needs ${modules.join(' or ')} in the code, which holds ${files.length ? `${listed}${files.length > 10 ? ', ...' : ''}` : 'no files'}`,
+    );
   }
   return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }

@@ -88,11 +88,15 @@ function follow(docker: Docker, stream: NodeJS.ReadableStream, onEvent: (e: Dock
     };
     if (signal?.aborted) return abort();
     signal?.addEventListener('abort', abort, { once: true });
-    docker.modem.followProgress(stream, (err: Error | null) => {
-      signal?.removeEventListener('abort', abort);
-      if (err) reject(err);
-      else resolve();
-    }, onEvent);
+    docker.modem.followProgress(
+      stream,
+      (err: Error | null) => {
+        signal?.removeEventListener('abort', abort);
+        if (err) reject(err);
+        else resolve();
+      },
+      onEvent,
+    );
   });
 }
 
@@ -129,7 +133,9 @@ export class ImageFactory {
       this.#log(`image factory: the engine reaches the registry ${url.host} through ${forwarder.address}`);
       return { address: forwarder.address, forwarder };
     })();
-    this.#registry.catch(() => { this.#registry = undefined; });
+    this.#registry.catch(() => {
+      this.#registry = undefined;
+    });
     return this.#registry;
   }
 
@@ -196,20 +202,30 @@ export class ImageFactory {
     } catch (err) {
       throw new BuildError(`the Docker engine refused the build: ${(err as Error).message}`);
     }
-    await follow(this.#docker, stream, (event) => {
-      if (log.feed(event) && log.step) onProgress?.(log.step);
-    }, signal);
+    await follow(
+      this.#docker,
+      stream,
+      (event) => {
+        if (log.feed(event) && log.step) onProgress?.(log.step);
+      },
+      signal,
+    );
     if (log.error) throw new BuildError(log.failureMessage());
     onProgress?.(`pushing ${tag}`);
     let digest: string | undefined;
     let pushError: string | undefined;
     try {
-      await follow(this.#docker, await this.#docker.getImage(local).push({ authconfig: {} }), (event) => {
-        if (event.aux?.Digest) digest = event.aux.Digest;
-        if (event.error || event.errorDetail?.message) pushError = event.errorDetail?.message ?? event.error;
-        const m = /digest: (sha256:[0-9a-f]{64})/.exec(event.status ?? '');
-        if (m) digest ??= m[1];
-      }, signal);
+      await follow(
+        this.#docker,
+        await this.#docker.getImage(local).push({ authconfig: {} }),
+        (event) => {
+          if (event.aux?.Digest) digest = event.aux.Digest;
+          if (event.error || event.errorDetail?.message) pushError = event.errorDetail?.message ?? event.error;
+          const m = /digest: (sha256:[0-9a-f]{64})/.exec(event.status ?? '');
+          if (m) digest ??= m[1];
+        },
+        signal,
+      );
     } catch (err) {
       pushError ??= (err as Error).message;
     }

@@ -41,9 +41,10 @@ export async function startLoopbackForwarder(target: { host: string; port: numbe
   const { port } = server.address() as { port: number };
   return {
     address: `127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -19,7 +19,13 @@ import type { PodResourceSample, ResourceMetricsClient } from './resource-metric
 /** Counts the writes the controller makes, by kind and subresource. */
 class CountingService extends ObjectService {
   readonly writes: string[] = [];
-  override async patch(def: KindDefinition, namespace: string | undefined, name: string, patch: Record<string, unknown>, options: WriteOptions = {}): Promise<KubeObject> {
+  override async patch(
+    def: KindDefinition,
+    namespace: string | undefined,
+    name: string,
+    patch: Record<string, unknown>,
+    options: WriteOptions = {},
+  ): Promise<KubeObject> {
     this.writes.push(`patch ${def.resource}${options.subresource ? `/${options.subresource}` : ''}`);
     return super.patch(def, namespace, name, patch, options);
   }
@@ -39,7 +45,12 @@ class FakeMetrics implements ResourceMetricsClient {
   async podSamples(_namespace: string, pods: readonly Pod[]): Promise<Map<string, PodResourceSample>> {
     this.calls++;
     if (this.failure) throw new Error(this.failure);
-    return new Map(pods.map((p) => [p.metadata.name!, { timestampMs: this.clock().getTime(), windowMs: 10_000, containers: [{ name: 'c', cpuMilli: this.cpuMilli, memoryBytes: 1 }] }]));
+    return new Map(
+      pods.map((p) => [
+        p.metadata.name!,
+        { timestampMs: this.clock().getTime(), windowMs: 10_000, containers: [{ name: 'c', cpuMilli: this.cpuMilli, memoryBytes: 1 }] },
+      ]),
+    );
   }
 }
 
@@ -59,7 +70,9 @@ describe('HorizontalPodAutoscalerController', () => {
   /** Syncs once the cache has caught up with the store (as the next periodic sync would find it). */
   const sync = async () => {
     const stored = await hpa();
-    await waitFor(() => controller.hpas.get('default/web')?.metadata.resourceVersion === stored.metadata.resourceVersion, { description: 'the HPA cache to catch up' });
+    await waitFor(() => controller.hpas.get('default/web')?.metadata.resourceVersion === stored.metadata.resourceVersion, {
+      description: 'the HPA cache to catch up',
+    });
     return controller.reconcile('default/web');
   };
 
@@ -67,18 +80,37 @@ describe('HorizontalPodAutoscalerController', () => {
     await ensureSystemNamespaces(service);
     await service.create(deploymentKind, 'default', {
       metadata: { name: 'web' },
-      spec: { replicas: 2, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'x' }] } } },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: 'web' } },
+        template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+      },
     });
     for (const name of ['p0', 'p1']) {
-      await service.create(podKind, 'default', { metadata: { name, labels: { app: 'web' } }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: '1' } } }] } });
-      await service.patch(podKind, 'default', name, {
-        status: { phase: 'Running', startTime: '2025-12-31T00:00:00Z', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2025-12-31T00:00:10Z' }] },
-      }, { subresource: 'status' });
+      await service.create(podKind, 'default', {
+        metadata: { name, labels: { app: 'web' } },
+        spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: '1' } } }] },
+      });
+      await service.patch(
+        podKind,
+        'default',
+        name,
+        {
+          status: {
+            phase: 'Running',
+            startTime: '2025-12-31T00:00:00Z',
+            conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2025-12-31T00:00:10Z' }],
+          },
+        },
+        { subresource: 'status' },
+      );
     }
     await service.create(horizontalPodAutoscalerKind, 'default', {
       metadata: { name: 'web' },
       spec: {
-        scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, minReplicas: 1, maxReplicas: 5,
+        scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+        minReplicas: 1,
+        maxReplicas: 5,
         metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 50 } } }],
         behavior: { scaleDown: { stabilizationWindowSeconds: 30 } },
       },
@@ -101,7 +133,10 @@ describe('HorizontalPodAutoscalerController', () => {
     const status = (await hpa()).status!;
     assert.deepEqual([status.currentReplicas, status.desiredReplicas, status.lastScaleTime], [2, 4, '2026-01-01T00:00:00Z']);
     assert.deepEqual(status.currentMetrics, [{ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: 90, averageValue: '900m' } } }]);
-    assert.deepEqual((await events()).map((e) => [e.reason, e.message]), [['SuccessfulRescale', 'New size: 4; reason: cpu resource utilization (percentage of request) above target']]);
+    assert.deepEqual(
+      (await events()).map((e) => [e.reason, e.message]),
+      [['SuccessfulRescale', 'New size: 4; reason: cpu resource utilization (percentage of request) above target']],
+    );
     assert.deepEqual(service.writes, ['patch deployments', 'create events', 'patch horizontalpodautoscalers/status']);
   });
 
@@ -155,12 +190,17 @@ describe('HorizontalPodAutoscalerController', () => {
     now = new Date(now.getTime() + 15_000);
     await sync();
     const able = (await hpa()).status!.conditions!.find((c) => c.type === 'AbleToScale')!;
-    assert.deepEqual([able.status, able.reason, able.message], ['False', 'FailedGetScale', 'the HPA controller was unable to get the target\'s current scale: deployments.apps "web" not found']);
+    assert.deepEqual(
+      [able.status, able.reason, able.message],
+      ['False', 'FailedGetScale', 'the HPA controller was unable to get the target\'s current scale: deployments.apps "web" not found'],
+    );
   });
 
   it('resolves scale target kinds', () => {
-    assert.equal(scaleTargetKind({ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'x' }), (scaleTargetKind({ kind: 'ReplicaSet', name: 'x' })));
-    assert.deepEqual(scaleTargetKind({ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'x' }), { error: 'unable to determine resource for scale target reference: no matches for kind "StatefulSet" in group "apps"' });
+    assert.equal(scaleTargetKind({ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'x' }), scaleTargetKind({ kind: 'ReplicaSet', name: 'x' }));
+    assert.deepEqual(scaleTargetKind({ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'x' }), {
+      error: 'unable to determine resource for scale target reference: no matches for kind "StatefulSet" in group "apps"',
+    });
     assert.deepEqual(scaleTargetKind({ apiVersion: 'v1', kind: 'Pod', name: 'x' }), { error: 'pods "x" has no scale subresource' });
   });
 });

@@ -14,8 +14,15 @@ import { ConflictError, NotFoundError } from '../../../core/errors.js';
 import { eventKind } from '../../../core/api/event.js';
 import { AutoscalerEvents, type AutoscalerEventSink } from './hpa-events.js';
 import {
-  metricsNeeded, planAutoscaler, rescaleFailed, sameStatus, selectedPods,
-  type AutoscalerSettings, type HorizontalPodAutoscalerStatus, type SamplesRead, type ScaleRead,
+  metricsNeeded,
+  planAutoscaler,
+  rescaleFailed,
+  sameStatus,
+  selectedPods,
+  type AutoscalerSettings,
+  type HorizontalPodAutoscalerStatus,
+  type SamplesRead,
+  type ScaleRead,
 } from './plan-autoscaler.js';
 import type { ResourceMetricsClient } from './resource-metrics.js';
 import type { ScalingHistory } from './scaling-behavior.js';
@@ -45,7 +52,8 @@ export function scaleTargetKind(ref: HorizontalPodAutoscaler['spec']['scaleTarge
   const def = ref.apiVersion ? kindByApiVersion(ref.apiVersion, ref.kind) : kinds.find((k) => k.kind === ref.kind);
   const group = ref.apiVersion?.includes('/') ? ref.apiVersion.split('/')[0] : '';
   if (!def) return { error: `unable to determine resource for scale target reference: no matches for kind "${ref.kind}" in group "${group}"` };
-  if (!def.subresources?.some((s) => s.name === 'scale')) return { error: `${def.resource}${def.group ? `.${def.group}` : ''} "${ref.name}" has no scale subresource` };
+  if (!def.subresources?.some((s) => s.name === 'scale'))
+    return { error: `${def.resource}${def.group ? `.${def.group}` : ''} "${ref.name}" has no scale subresource` };
   return def;
 }
 
@@ -68,8 +76,12 @@ export class HorizontalPodAutoscalerController {
     const { client } = options;
     this.#events = new AutoscalerEvents({
       sink: options.events ?? {
-        create: async (namespace, event) => { await client.create(eventKind, event, { namespace }); },
-        patch: async (namespace, name, patch) => { await client.patch(eventKind, { namespace, name }, patch); },
+        create: async (namespace, event) => {
+          await client.create(eventKind, event, { namespace });
+        },
+        patch: async (namespace, name, patch) => {
+          await client.patch(eventKind, { namespace, name }, patch);
+        },
       },
       now: this.#now,
       log: this.#log,
@@ -93,7 +105,14 @@ export class HorizontalPodAutoscalerController {
   /** Runs the workers once the informers (started by the process's factory) have synced. */
   async start(signal: AbortSignal): Promise<void> {
     await runController(
-      { name: 'horizontal-pod-autoscaler', queue: this.queue, informers: [this.hpas, this.pods], reconcile: (key) => this.reconcile(key), workers: this.#o.workers ?? 4, log: this.#log },
+      {
+        name: 'horizontal-pod-autoscaler',
+        queue: this.queue,
+        informers: [this.hpas, this.pods],
+        reconcile: (key) => this.reconcile(key),
+        workers: this.#o.workers ?? 4,
+        log: this.#log,
+      },
       signal,
     );
   }
@@ -141,7 +160,10 @@ export class HorizontalPodAutoscalerController {
     if (metricsNeeded(hpa, read) && 'scale' in read) {
       const selected = selectedPods(read.scale, pods, namespace);
       if ('pods' in selected) {
-        metrics = await this.#o.metrics.podSamples(namespace, selected.pods).then((samples) => ({ samples }), (err: unknown) => ({ error: message(err) }));
+        metrics = await this.#o.metrics.podSamples(namespace, selected.pods).then(
+          (samples) => ({ samples }),
+          (err: unknown) => ({ error: message(err) }),
+        );
       }
     }
     let plan = planAutoscaler({ hpa, target: read, pods, metrics, history: this.#history.get(key), now, settings: this.#o.settings });
@@ -149,8 +171,14 @@ export class HorizontalPodAutoscalerController {
     if (plan.rescale && def && 'scale' in read) {
       try {
         // Guarded by the version read: a target changed meanwhile (a user's `scale`) is looked at again, never overwritten.
-        await this.#o.client.patch(def, { namespace, name: hpa.spec.scaleTargetRef.name }, { metadata: { resourceVersion: read.scale.metadata.resourceVersion }, spec: { replicas: plan.rescale.to } });
-        this.#log(`horizontal-pod-autoscaler ${key}: ${hpa.spec.scaleTargetRef.kind}/${hpa.spec.scaleTargetRef.name} ${plan.rescale.from} -> ${plan.rescale.to} (${plan.rescale.reason})`);
+        await this.#o.client.patch(
+          def,
+          { namespace, name: hpa.spec.scaleTargetRef.name },
+          { metadata: { resourceVersion: read.scale.metadata.resourceVersion }, spec: { replicas: plan.rescale.to } },
+        );
+        this.#log(
+          `horizontal-pod-autoscaler ${key}: ${hpa.spec.scaleTargetRef.kind}/${hpa.spec.scaleTargetRef.name} ${plan.rescale.from} -> ${plan.rescale.to} (${plan.rescale.reason})`,
+        );
       } catch (err) {
         // Nothing was decided on stale state: retry at once rather than report a failure.
         if (err instanceof ConflictError) throw err;
@@ -168,7 +196,12 @@ export class HorizontalPodAutoscalerController {
     const patch: Record<string, unknown> = { ...status };
     for (const field of Object.keys(hpa.status ?? {})) if (!(field in status)) patch[field] = null;
     try {
-      await this.#o.client.patch(horizontalPodAutoscalerKind, { namespace: hpa.metadata.namespace, name: hpa.metadata.name! }, { status: patch }, { subresource: 'status' });
+      await this.#o.client.patch(
+        horizontalPodAutoscalerKind,
+        { namespace: hpa.metadata.namespace, name: hpa.metadata.name! },
+        { status: patch },
+        { subresource: 'status' },
+      );
     } catch (err) {
       if (!(err instanceof NotFoundError)) throw err;
     }

@@ -40,23 +40,27 @@ export class KubeletResourceMetrics implements ResourceMetricsClient {
       uids.set(pod.metadata.name!, pod.metadata.uid);
       nodeNames.add(pod.spec.nodeName);
     }
-    const summaries = await Promise.all([...nodeNames].map(async (name) => {
-      let node: Node;
-      try {
-        node = (await this.#o.client.get(nodeKind, { name })) as Node;
-      } catch (err) {
-        if (err instanceof NotFoundError) return undefined;
-        throw err;
-      }
-      return this.#o.summary(node);
-    }));
+    const summaries = await Promise.all(
+      [...nodeNames].map(async (name) => {
+        let node: Node;
+        try {
+          node = (await this.#o.client.get(nodeKind, { name })) as Node;
+        } catch (err) {
+          if (err instanceof NotFoundError) return undefined;
+          throw err;
+        }
+        return this.#o.summary(node);
+      }),
+    );
     const now = (this.#o.now ?? (() => new Date()))().toISOString();
     const samples = new Map<string, PodResourceSample>();
     for (const summary of summaries) {
       if (!summary) continue;
       // Only the pods asked about, and not an older pod of the same name.
       const mine: SummaryLike = {
-        pods: (summary.pods ?? []).filter((p) => p.podRef?.namespace === namespace && uids.has(p.podRef.name ?? '') && (!p.podRef.uid || uids.get(p.podRef.name!) === p.podRef.uid)),
+        pods: (summary.pods ?? []).filter(
+          (p) => p.podRef?.namespace === namespace && uids.has(p.podRef.name ?? '') && (!p.podRef.uid || uids.get(p.podRef.name!) === p.podRef.uid),
+        ),
       };
       for (const m of podMetrics(mine, now, namespace)) {
         samples.set(m.metadata.name, {

@@ -13,10 +13,13 @@ const Mi = 2 ** 20;
 
 function hpa(spec: Record<string, unknown> = {}, status?: object): HorizontalPodAutoscaler {
   return validateObject(horizontalPodAutoscalerKind, {
-    apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler',
+    apiVersion: 'autoscaling/v2',
+    kind: 'HorizontalPodAutoscaler',
     metadata: { name: 'web', namespace: 'ns', uid: 'hpa-uid', generation: 3 },
     spec: {
-      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, minReplicas: 1, maxReplicas: 10,
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+      minReplicas: 1,
+      maxReplicas: 10,
       metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 50 } } }],
       ...spec,
     },
@@ -28,26 +31,46 @@ const cpuPercent = (n: number) => ({ type: 'Resource', resource: { name: 'cpu', 
 const memoryAverage = (q: string) => ({ type: 'Resource', resource: { name: 'memory', target: { type: 'AverageValue', averageValue: q } } });
 
 function scale(replicas: number, selector = 'app=web'): { scale: Scale } {
-  return { scale: { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'web', namespace: 'ns' }, spec: { replicas }, status: { replicas, ...(selector ? { selector } : {}) } } };
+  return {
+    scale: {
+      apiVersion: 'autoscaling/v1',
+      kind: 'Scale',
+      metadata: { name: 'web', namespace: 'ns' },
+      spec: { replicas },
+      status: { replicas, ...(selector ? { selector } : {}) },
+    },
+  };
 }
 
 function pod(name: string, requests: Record<string, string> = { cpu: '1', memory: '100Mi' }, labels = { app: 'web' }): Pod {
   return {
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: { name, namespace: 'ns', labels },
     spec: { containers: [{ name: 'c', image: 'x', resources: { requests } }] },
-    status: { phase: 'Running', startTime: new Date(T0 - 3_600_000).toISOString(), conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(T0 - 3_000_000).toISOString() }] },
+    status: {
+      phase: 'Running',
+      startTime: new Date(T0 - 3_600_000).toISOString(),
+      conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(T0 - 3_000_000).toISOString() }],
+    },
   } as unknown as Pod;
 }
 
 /** Samples for pods p0..: [millicores, MiB] each. */
 function samples(nowMs: number, ...usage: [number, number][]): { samples: Map<string, PodResourceSample> } {
-  return { samples: new Map(usage.map(([cpu, mem], i) => [`p${i}`, { timestampMs: nowMs, windowMs: 10_000, containers: [{ name: 'c', cpuMilli: cpu, memoryBytes: mem * Mi }] }])) };
+  return {
+    samples: new Map(
+      usage.map(([cpu, mem], i) => [`p${i}`, { timestampMs: nowMs, windowMs: 10_000, containers: [{ name: 'c', cpuMilli: cpu, memoryBytes: mem * Mi }] }]),
+    ),
+  };
 }
 
 const pods = (n: number, requests?: Record<string, string>) => Array.from({ length: n }, (_, i) => pod(`p${i}`, requests));
 const condition = (plan: AutoscalerPlan, type: string) => plan.status.conditions?.find((c) => c.type === type);
-const brief = (plan: AutoscalerPlan, type: string) => { const c = condition(plan, type); return c ? `${c.status} ${c.reason}` : undefined; };
+const brief = (plan: AutoscalerPlan, type: string) => {
+  const c = condition(plan, type);
+  return c ? `${c.status} ${c.reason}` : undefined;
+};
 
 function input(over: Partial<AutoscalerInput> & { replicas?: number; at?: number }): AutoscalerInput {
   const now = new Date(over.at ?? T0);
@@ -58,13 +81,21 @@ describe('planAutoscaler: one sync', () => {
   it('scales up on cpu above target, with kubectl-like Event and conditions', () => {
     const plan = planAutoscaler(input({ metrics: samples(T0, [900, 10], [900, 10]) }));
     assert.deepEqual(plan.rescale, { from: 2, to: 4, reason: 'cpu resource utilization (percentage of request) above target' });
-    assert.deepEqual(plan.events, [{ type: 'Normal', reason: 'SuccessfulRescale', message: 'New size: 4; reason: cpu resource utilization (percentage of request) above target' }]);
+    assert.deepEqual(plan.events, [
+      { type: 'Normal', reason: 'SuccessfulRescale', message: 'New size: 4; reason: cpu resource utilization (percentage of request) above target' },
+    ]);
     assert.equal(brief(plan, 'AbleToScale'), 'True SucceededRescale');
     assert.equal(condition(plan, 'AbleToScale')!.message, 'the HPA controller was able to update the target scale to 4');
     assert.equal(brief(plan, 'ScalingActive'), 'True ValidMetricFound');
-    assert.equal(condition(plan, 'ScalingActive')!.message, 'the HPA was able to successfully calculate a replica count from cpu resource utilization (percentage of request)');
+    assert.equal(
+      condition(plan, 'ScalingActive')!.message,
+      'the HPA was able to successfully calculate a replica count from cpu resource utilization (percentage of request)',
+    );
     assert.equal(brief(plan, 'ScalingLimited'), 'False DesiredWithinRange');
-    assert.deepEqual(plan.status.conditions!.map((c) => c.type), ['AbleToScale', 'ScalingActive', 'ScalingLimited']);
+    assert.deepEqual(
+      plan.status.conditions!.map((c) => c.type),
+      ['AbleToScale', 'ScalingActive', 'ScalingLimited'],
+    );
     assert.deepEqual(plan.status.currentMetrics, [{ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: 90, averageValue: '900m' } } }]);
     assert.equal(plan.status.currentReplicas, 2);
     assert.equal(plan.status.desiredReplicas, 4);
@@ -101,10 +132,18 @@ describe('planAutoscaler: one sync', () => {
     const plan = planAutoscaler(input({ pods: pods(2, { memory: '100Mi' }), metrics: samples(T0, [900, 10], [900, 10]) }));
     assert.equal(plan.rescale, undefined);
     assert.equal(brief(plan, 'ScalingActive'), 'False FailedGetResourceMetric');
-    assert.equal(condition(plan, 'ScalingActive')!.message, 'the HPA was unable to compute the replica count: missing request for cpu in container c of Pod p0');
+    assert.equal(
+      condition(plan, 'ScalingActive')!.message,
+      'the HPA was unable to compute the replica count: missing request for cpu in container c of Pod p0',
+    );
     assert.deepEqual(plan.events, [
       { type: 'Warning', reason: 'FailedGetResourceMetric', message: 'missing request for cpu in container c of Pod p0' },
-      { type: 'Warning', reason: 'FailedComputeMetricsReplicas', message: 'invalid metrics (1 invalid out of 1), first error is: failed to get cpu resource metric value: failed to get cpu utilization: missing request for cpu in container c of Pod p0' },
+      {
+        type: 'Warning',
+        reason: 'FailedComputeMetricsReplicas',
+        message:
+          'invalid metrics (1 invalid out of 1), first error is: failed to get cpu resource metric value: failed to get cpu utilization: missing request for cpu in container c of Pod p0',
+      },
     ]);
     assert.deepEqual(plan.status.currentMetrics, [{ type: 'Resource', resource: { name: 'cpu', current: {} } }]);
     assert.equal(plan.status.currentReplicas, 2);
@@ -112,7 +151,10 @@ describe('planAutoscaler: one sync', () => {
 
   it('no samples at all: the metrics error is reported', () => {
     const plan = planAutoscaler(input({ metrics: { error: 'no metrics returned from resource metrics API' } }));
-    assert.equal(condition(plan, 'ScalingActive')!.message, 'the HPA was unable to compute the replica count: unable to get metrics for resource cpu: no metrics returned from resource metrics API');
+    assert.equal(
+      condition(plan, 'ScalingActive')!.message,
+      'the HPA was unable to compute the replica count: unable to get metrics for resource cpu: no metrics returned from resource metrics API',
+    );
     assert.equal(plan.events[0]!.reason, 'FailedGetResourceMetric');
   });
 
@@ -137,7 +179,10 @@ describe('planAutoscaler: one sync', () => {
   it('a target without a selector: SelectorRequired', () => {
     const plan = planAutoscaler(input({ target: scale(2, ''), metrics: samples(T0) }));
     assert.equal(brief(plan, 'ScalingActive'), 'False InvalidSelector');
-    assert.deepEqual(plan.events.map((e) => e.reason), ['SelectorRequired', 'FailedComputeMetricsReplicas']);
+    assert.deepEqual(
+      plan.events.map((e) => e.reason),
+      ['SelectorRequired', 'FailedComputeMetricsReplicas'],
+    );
   });
 
   it('a target scaled to 0 is left alone: ScalingDisabled', () => {
@@ -173,7 +218,11 @@ describe('planAutoscaler: one sync', () => {
     const failed = rescaleFailed(planAutoscaler(i), 'etcd is down', i.now);
     assert.equal(failed.rescale, undefined);
     assert.equal(brief(failed, 'AbleToScale'), 'False FailedUpdateScale');
-    assert.deepEqual(failed.events.at(-1), { type: 'Warning', reason: 'FailedRescale', message: 'New size: 4; reason: cpu resource utilization (percentage of request) above target; error: etcd is down' });
+    assert.deepEqual(failed.events.at(-1), {
+      type: 'Warning',
+      reason: 'FailedRescale',
+      message: 'New size: 4; reason: cpu resource utilization (percentage of request) above target; error: etcd is down',
+    });
     assert.equal(failed.status.desiredReplicas, 2, 'the desired count it had (none yet: the current one)');
     assert.equal(failed.status.lastScaleTime, undefined);
     assert.deepEqual(failed.history.scaleUp, []);
@@ -191,7 +240,14 @@ describe('planAutoscaler: syncs over time (manual clock)', () => {
       const now = T0 + step.at * 1000;
       const current = { ...h, status } as HorizontalPodAutoscaler;
       const usage = Array.from({ length: replicas }, () => [step.usage, 1] as [number, number]);
-      const plan = planAutoscaler({ hpa: current, target: scale(replicas), pods: pods(replicas), metrics: samples(now, ...usage), history, now: new Date(now) });
+      const plan = planAutoscaler({
+        hpa: current,
+        target: scale(replicas),
+        pods: pods(replicas),
+        metrics: samples(now, ...usage),
+        history,
+        now: new Date(now),
+      });
       if (plan.rescale) replicas = plan.rescale.to;
       ({ status, history } = plan);
       sizes.push(replicas);
@@ -200,31 +256,71 @@ describe('planAutoscaler: syncs over time (manual clock)', () => {
   }
 
   it('scale-down waits out the default 300 s stabilization window (the first size counts as a recommendation)', () => {
-    const { sizes } = run(hpa(), [{ at: 0, usage: 100 }, { at: 150, usage: 100 }, { at: 299, usage: 100 }, { at: 301, usage: 100 }]);
+    const { sizes } = run(hpa(), [
+      { at: 0, usage: 100 },
+      { at: 150, usage: 100 },
+      { at: 299, usage: 100 },
+      { at: 301, usage: 100 },
+    ]);
     assert.deepEqual(sizes, [4, 4, 4, 1]);
   });
 
   it('with a 10 s window, down after 10 s of low load; a spike inside the window holds it', () => {
     const h = hpa({ behavior: { scaleDown: { stabilizationWindowSeconds: 10 } } });
-    assert.deepEqual(run(h, [{ at: 0, usage: 100 }, { at: 15, usage: 100 }]).sizes, [4, 1]);
-    assert.deepEqual(run(h, [{ at: 20, usage: 500 }, { at: 25, usage: 100 }, { at: 29, usage: 100 }, { at: 36, usage: 100 }]).sizes, [4, 4, 4, 1]);
+    assert.deepEqual(
+      run(h, [
+        { at: 0, usage: 100 },
+        { at: 15, usage: 100 },
+      ]).sizes,
+      [4, 1],
+    );
+    assert.deepEqual(
+      run(h, [
+        { at: 20, usage: 500 },
+        { at: 25, usage: 100 },
+        { at: 29, usage: 100 },
+        { at: 36, usage: 100 },
+      ]).sizes,
+      [4, 4, 4, 1],
+    );
   });
 
   it('1 pod per 15 s down, Pods policy, over several syncs', () => {
     const h = hpa({ behavior: { scaleDown: { stabilizationWindowSeconds: 0, policies: [{ type: 'Pods', value: 1, periodSeconds: 15 }] } } });
-    assert.deepEqual(run(h, [{ at: 0, usage: 100 }, { at: 5, usage: 100 }, { at: 15, usage: 100 }, { at: 31, usage: 100 }]).sizes, [3, 3, 2, 1]);
+    assert.deepEqual(
+      run(h, [
+        { at: 0, usage: 100 },
+        { at: 5, usage: 100 },
+        { at: 15, usage: 100 },
+        { at: 31, usage: 100 },
+      ]).sizes,
+      [3, 3, 2, 1],
+    );
   });
 
   it('scale-up policy Pods 1 per 30 s with a 20 s up window', () => {
     const h = hpa({ behavior: { scaleUp: { stabilizationWindowSeconds: 20, policies: [{ type: 'Pods', value: 1, periodSeconds: 30 }] } } });
     // Load first seen at 0: the window holds the size until the lowest recent recommendation is above it.
-    const { sizes } = run(h, [{ at: 0, usage: 2000 }, { at: 15, usage: 2000 }, { at: 21, usage: 2000 }, { at: 40, usage: 2000 }, { at: 52, usage: 2000 }], 2);
+    const { sizes } = run(
+      h,
+      [
+        { at: 0, usage: 2000 },
+        { at: 15, usage: 2000 },
+        { at: 21, usage: 2000 },
+        { at: 40, usage: 2000 },
+        { at: 52, usage: 2000 },
+      ],
+      2,
+    );
     assert.deepEqual(sizes, [2, 2, 3, 3, 4]);
   });
 
   it('selectPolicy Disabled never scales down', () => {
     const h = hpa({ behavior: { scaleDown: { stabilizationWindowSeconds: 0, selectPolicy: 'Disabled' } } });
-    const { sizes, status } = run(h, [{ at: 0, usage: 10 }, { at: 100, usage: 10 }]);
+    const { sizes, status } = run(h, [
+      { at: 0, usage: 10 },
+      { at: 100, usage: 10 },
+    ]);
     assert.deepEqual(sizes, [4, 4]);
     assert.equal(status?.conditions?.find((c) => c.type === 'ScalingLimited')?.reason, 'ScaleDownLimit');
   });
@@ -233,7 +329,11 @@ describe('planAutoscaler: syncs over time (manual clock)', () => {
     const h = hpa();
     const first = planAutoscaler(input({ hpa: h, metrics: samples(T0, [500, 1], [500, 1]) }));
     const later = new Date(T0 + 60_000);
-    const second = planAutoscaler({ ...input({ hpa: { ...h, status: first.status } as HorizontalPodAutoscaler, metrics: samples(later.getTime(), [500, 1], [500, 1]) }), now: later, history: first.history });
+    const second = planAutoscaler({
+      ...input({ hpa: { ...h, status: first.status } as HorizontalPodAutoscaler, metrics: samples(later.getTime(), [500, 1], [500, 1]) }),
+      now: later,
+      history: first.history,
+    });
     assert.deepEqual(second.status.conditions, first.status.conditions);
     assert.ok(sameStatus(first.status, second.status));
   });

@@ -7,8 +7,14 @@ import type { Scale } from '../../../core/api/scale.js';
 import { matches, parseSelector } from '../../../core/api/selector.js';
 import { timestamp } from '../../../core/api/timestamp.js';
 import {
-  averageValueReplicas, formatResourceValue, resourceValue, utilizationReplicas,
-  type CalculatorTiming, type PodMetricsInfo, type ResourceName, type Tolerances,
+  averageValueReplicas,
+  formatResourceValue,
+  resourceValue,
+  utilizationReplicas,
+  type CalculatorTiming,
+  type PodMetricsInfo,
+  type ResourceName,
+  type Tolerances,
 } from './replica-calculator.js';
 import type { PodResourceSample } from './resource-metrics.js';
 import { scalingRules, type ScalingRules } from '../../../core/api/hpa-behavior.js';
@@ -59,17 +65,31 @@ export interface AutoscalerPlan {
 }
 
 /** Kubernetes' setCondition: the transition time moves only when the status does. */
-export function setCondition(conditions: readonly Condition[], type: string, status: Condition['status'], reason: string, message: string, now: Date): Condition[] {
+export function setCondition(
+  conditions: readonly Condition[],
+  type: string,
+  status: Condition['status'],
+  reason: string,
+  message: string,
+  now: Date,
+): Condition[] {
   const existing = conditions.find((c) => c.type === type);
   const next: Condition = {
-    type, status, reason, message,
+    type,
+    status,
+    reason,
+    message,
     lastTransitionTime: existing && existing.status === status && existing.lastTransitionTime ? existing.lastTransitionTime : timestamp(now),
   };
   return existing ? conditions.map((c) => (c === existing ? next : c)) : [...conditions, next];
 }
 
 /** The pods the Scale's selector picks, or the Kubernetes problem when it has none or a bad one. */
-export function selectedPods(scale: Scale, pods: readonly Pod[], namespace: string): { pods: Pod[] } | { error: string; reason: 'SelectorRequired' | 'InvalidSelector'; condition: string } {
+export function selectedPods(
+  scale: Scale,
+  pods: readonly Pod[],
+  namespace: string,
+): { pods: Pod[] } | { error: string; reason: 'SelectorRequired' | 'InvalidSelector'; condition: string } {
   const text = scale.status.selector;
   if (!text) return { error: 'selector is required', reason: 'SelectorRequired', condition: "the HPA target's scale is missing a selector" };
   try {
@@ -124,16 +144,20 @@ function resourceOutcome(spec: MetricSpec, ctx: MetricContext): MetricOutcome {
   const container = spec.containerResource?.container;
   const what = container === undefined ? 'resource' : 'container';
   const reason = container === undefined ? 'FailedGetResourceMetric' : 'FailedGetContainerResourceMetric';
-  const status = (current: MetricValue): MetricStatus => (container === undefined
-    ? { type: 'Resource', resource: { name, current } }
-    : { type: 'ContainerResource', containerResource: { name, container, current } });
+  const status = (current: MetricValue): MetricStatus =>
+    container === undefined
+      ? { type: 'Resource', resource: { name, current } }
+      : { type: 'ContainerResource', containerResource: { name, container, current } };
   const fail = (inner: string, wrap: string): MetricOutcome => ({
     status: status({}),
     invalid: { reason, event: inner, error: `failed to get ${name} ${what} metric value: ${wrap}: ${inner}` },
   });
   const target = source.target;
   if (target.type === 'Value') {
-    return fail('invalid resource metric source: neither an average utilization target nor an average value (usage) target was set', `failed to get ${name} usage`);
+    return fail(
+      'invalid resource metric source: neither an average utilization target nor an average value (usage) target was set',
+      `failed to get ${name} usage`,
+    );
   }
   const wrap = target.type === 'Utilization' ? `failed to get ${name} utilization` : `failed to get ${name} usage`;
   if (!ctx.metrics) return fail(`unable to get metrics for resource ${name}: no metrics were asked for`, wrap);
@@ -158,16 +182,21 @@ function resourceOutcome(spec: MetricSpec, ctx: MetricContext): MetricOutcome {
 
 /** Metric sources that need a custom or external metrics API, which minik8s does not serve. */
 function unservedOutcome(spec: MetricSpec): MetricOutcome {
-  const kinds = { Pods: ['pods', 'FailedGetPodsMetric'], Object: ['object', 'FailedGetObjectMetric'], External: ['external', 'FailedGetExternalMetric'] } as const;
+  const kinds = {
+    Pods: ['pods', 'FailedGetPodsMetric'],
+    Object: ['object', 'FailedGetObjectMetric'],
+    External: ['external', 'FailedGetExternalMetric'],
+  } as const;
   const [word, reason] = kinds[spec.type as keyof typeof kinds] ?? ['unknown', 'InvalidMetricSourceType'];
   const metric = (spec.pods ?? spec.object ?? spec.external)?.metric;
   const inner = `unable to get ${word} metric ${metric?.name ?? ''}: minik8s serves no ${spec.type === 'External' ? 'external' : 'custom'} metrics API, only cpu and memory (Resource, ContainerResource)`;
   const empty = {};
-  const status: MetricStatus = spec.type === 'Pods' && spec.pods
-    ? { type: 'Pods', pods: { metric: spec.pods.metric, current: empty } }
-    : spec.type === 'Object' && spec.object
-      ? { type: 'Object', object: { describedObject: spec.object.describedObject, metric: spec.object.metric, current: empty } }
-      : { type: 'External', external: { metric: spec.external?.metric ?? { name: '' }, current: empty } };
+  const status: MetricStatus =
+    spec.type === 'Pods' && spec.pods
+      ? { type: 'Pods', pods: { metric: spec.pods.metric, current: empty } }
+      : spec.type === 'Object' && spec.object
+        ? { type: 'Object', object: { describedObject: spec.object.describedObject, metric: spec.object.metric, current: empty } }
+        : { type: 'External', external: { metric: spec.external?.metric ?? { name: '' }, current: empty } };
   return { status, invalid: { reason, event: inner, error: `failed to get ${word} metric value: ${inner}` } };
 }
 
@@ -176,7 +205,15 @@ function clean<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
 }
 
-function statusOf(fields: { old: HorizontalPodAutoscalerStatus; hpa: HorizontalPodAutoscaler; current: number; desired: number; metrics: MetricStatus[]; conditions: Condition[]; lastScaleTime?: string | null }): HorizontalPodAutoscalerStatus {
+function statusOf(fields: {
+  old: HorizontalPodAutoscalerStatus;
+  hpa: HorizontalPodAutoscaler;
+  current: number;
+  desired: number;
+  metrics: MetricStatus[];
+  conditions: Condition[];
+  lastScaleTime?: string | null;
+}): HorizontalPodAutoscalerStatus {
   const lastScale = fields.lastScaleTime ?? fields.old.lastScaleTime;
   return clean({
     ...(fields.hpa.metadata.generation !== undefined ? { observedGeneration: fields.hpa.metadata.generation } : {}),
@@ -282,8 +319,12 @@ export function planAutoscaler(input: AutoscalerInput): AutoscalerPlan {
 }
 
 /** Kubernetes' computeReplicasForMetrics: each metric's proposal, the largest wins; invalid ones block scaling down. */
-function computeReplicas(input: AutoscalerInput, scale: Scale, rules: { up: ScalingRules; down: ScalingRules }, events: AutoscalerEvent[]):
-  { replicas: number; metricName: string; statuses: MetricStatus[]; condition?: { reason: string; message: string }; error?: string } {
+function computeReplicas(
+  input: AutoscalerInput,
+  scale: Scale,
+  rules: { up: ScalingRules; down: ScalingRules },
+  events: AutoscalerEvent[],
+): { replicas: number; metricName: string; statuses: MetricStatus[]; condition?: { reason: string; message: string }; error?: string } {
   const { hpa } = input;
   const namespace = hpa.metadata.namespace!;
   const selected = selectedPods(scale, input.pods, namespace);
@@ -297,7 +338,11 @@ function computeReplicas(input: AutoscalerInput, scale: Scale, rules: { up: Scal
     pods: selected.pods,
     metrics: input.metrics,
     tolerances: { scaleDown: rules.down.tolerance, scaleUp: rules.up.tolerance },
-    timing: { now: input.now.getTime(), cpuInitializationPeriodMs: settings.cpuInitializationPeriodMs, initialReadinessDelayMs: settings.initialReadinessDelayMs },
+    timing: {
+      now: input.now.getTime(),
+      cpuInitializationPeriodMs: settings.cpuInitializationPeriodMs,
+      initialReadinessDelayMs: settings.initialReadinessDelayMs,
+    },
   };
   const specs = hpa.spec.metrics;
   const statuses: MetricStatus[] = [];
@@ -320,11 +365,19 @@ function computeReplicas(input: AutoscalerInput, scale: Scale, rules: { up: Scal
     }
   }
   if (specs.length === 0) {
-    return { replicas: -1, metricName: '', statuses, condition: { reason: 'InvalidMetricSourceType', message: 'the HPA was unable to compute the replica count: no metrics are specified' }, error: 'no metrics are specified' };
+    return {
+      replicas: -1,
+      metricName: '',
+      statuses,
+      condition: { reason: 'InvalidMetricSourceType', message: 'the HPA was unable to compute the replica count: no metrics are specified' },
+      error: 'no metrics are specified',
+    };
   }
   if (invalidCount >= specs.length || (invalidCount > 0 && replicas < scale.spec.replicas)) {
     return {
-      replicas: -1, metricName: '', statuses,
+      replicas: -1,
+      metricName: '',
+      statuses,
       condition: { reason: firstInvalid!.reason, message: `the HPA was unable to compute the replica count: ${firstInvalid!.event}` },
       error: `invalid metrics (${invalidCount} invalid out of ${specs.length}), first error is: ${firstInvalid!.error}`,
     };
@@ -336,10 +389,20 @@ function computeReplicas(input: AutoscalerInput, scale: Scale, rules: { up: Scal
 export function rescaleFailed(plan: AutoscalerPlan, message: string, now: Date): AutoscalerPlan {
   if (!plan.rescale || !plan.beforeRescale) return plan;
   const before = plan.beforeRescale;
-  const conditions = setCondition(before.status.conditions ?? [], ABLE_TO_SCALE, 'False', 'FailedUpdateScale', `the HPA controller was unable to update the target scale: ${message}`, now);
+  const conditions = setCondition(
+    before.status.conditions ?? [],
+    ABLE_TO_SCALE,
+    'False',
+    'FailedUpdateScale',
+    `the HPA controller was unable to update the target scale: ${message}`,
+    now,
+  );
   return {
     status: clean({ ...before.status, conditions }),
-    events: [...before.events, { type: 'Warning', reason: 'FailedRescale', message: `New size: ${plan.rescale.to}; reason: ${plan.rescale.reason}; error: ${message}` }],
+    events: [
+      ...before.events,
+      { type: 'Warning', reason: 'FailedRescale', message: `New size: ${plan.rescale.to}; reason: ${plan.rescale.reason}; error: ${message}` },
+    ],
     history: before.history,
   };
 }

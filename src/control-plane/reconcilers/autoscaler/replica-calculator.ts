@@ -38,7 +38,6 @@ export interface Tolerances {
   scaleUp: number;
 }
 
-
 export function isWithinTolerance(t: Tolerances, ratio: number): boolean {
   return 1 - t.scaleDown <= ratio && ratio <= 1 + t.scaleUp;
 }
@@ -134,8 +133,11 @@ export function podRequests(pods: readonly Pod[], resource: ResourceName, contai
 }
 
 /** Kubernetes' GetResourceUtilizationRatio: utilization is a whole percent (truncated), the ratio is against the target percent. */
-export function utilizationRatio(metrics: PodMetricsInfo, requests: ReadonlyMap<string, number>, targetUtilization: number):
-  { ratio: number; utilization: number; rawAverage: number } | { error: string } {
+export function utilizationRatio(
+  metrics: PodMetricsInfo,
+  requests: ReadonlyMap<string, number>,
+  targetUtilization: number,
+): { ratio: number; utilization: number; rawAverage: number } | { error: string } {
   let metricsTotal = 0;
   let requestsTotal = 0;
   let entries = 0;
@@ -237,7 +239,10 @@ export function utilizationReplicas(input: ReplicaInput & { targetUtilization: n
   // Missing pods on a scale-down: 100% of their request, or the target when that is higher.
   const fallback = Math.max(100, input.targetUtilization);
   const replicas = settle({
-    input, groups, metrics, ratio: first.ratio,
+    input,
+    groups,
+    metrics,
+    ratio: first.ratio,
     missingOnScaleDown: (name) => Math.trunc(((requests.get(name) ?? 0) * fallback) / 100),
     ratioOf: (m) => {
       const r = utilizationRatio(m, requests, input.targetUtilization);
@@ -256,7 +261,10 @@ export function averageValueReplicas(input: ReplicaInput & { targetAverage: numb
   if (metrics.size === 0) return { error: NO_READY_METRICS };
   const first = averageRatio(metrics, input.targetAverage);
   const replicas = settle({
-    input, groups, metrics, ratio: first.ratio,
+    input,
+    groups,
+    metrics,
+    ratio: first.ratio,
     missingOnScaleDown: () => input.targetAverage,
     ratioOf: (m) => averageRatio(m, input.targetAverage).ratio,
   });

@@ -35,7 +35,13 @@ export interface Stabilized {
  * recommendation of the scale-up window nor fall below the highest of the scale-down window
  * (both including this one), starting from the current count.
  */
-export function stabilize(options: { current: number; desired: number; rules: { up: ScalingRules; down: ScalingRules }; recommendations: readonly Recommendation[]; nowMs: number }): Stabilized {
+export function stabilize(options: {
+  current: number;
+  desired: number;
+  rules: { up: ScalingRules; down: ScalingRules };
+  recommendations: readonly Recommendation[];
+  nowMs: number;
+}): Stabilized {
   const { current, desired, rules, nowMs } = options;
   const upCutoff = nowMs - rules.up.stabilizationWindowSeconds * 1000;
   const downCutoff = nowMs - rules.down.stabilizationWindowSeconds * 1000;
@@ -52,8 +58,18 @@ export function stabilize(options: { current: number; desired: number; rules: { 
   if (replicas > downLimit) replicas = downLimit;
   kept.push({ replicas: desired, atMs: nowMs });
   return desired >= current
-    ? { replicas, reason: 'ScaleUpStabilized', message: 'recent recommendations were lower than current one, applying the lowest recent recommendation', recommendations: kept }
-    : { replicas, reason: 'ScaleDownStabilized', message: 'recent recommendations were higher than current one, applying the highest recent recommendation', recommendations: kept };
+    ? {
+        replicas,
+        reason: 'ScaleUpStabilized',
+        message: 'recent recommendations were lower than current one, applying the lowest recent recommendation',
+        recommendations: kept,
+      }
+    : {
+        replicas,
+        reason: 'ScaleDownStabilized',
+        message: 'recent recommendations were higher than current one, applying the highest recent recommendation',
+        recommendations: kept,
+      };
 }
 
 /** Pods added (or removed) by the events of the last periodSeconds. */
@@ -98,22 +114,29 @@ export interface Limited {
 
 /** Kubernetes' convertDesiredReplicasWithBehaviorRate: the rate policies, then minReplicas and maxReplicas. */
 export function limitByRate(options: {
-  current: number; desired: number; minReplicas: number; maxReplicas: number;
-  rules: { up: ScalingRules; down: ScalingRules }; history: ScalingHistory; nowMs: number;
+  current: number;
+  desired: number;
+  minReplicas: number;
+  maxReplicas: number;
+  rules: { up: ScalingRules; down: ScalingRules };
+  history: ScalingHistory;
+  nowMs: number;
 }): Limited {
   const { current, desired, nowMs, history } = options;
   if (desired > current) {
     // A limit below the current count (scale-downs since) holds the count rather than shrinking it.
     const limit = Math.max(current, scaleUpLimit(current, history, options.rules.up, nowMs));
-    const [allowed, reason, message] = options.maxReplicas > limit
-      ? [limit, 'ScaleUpLimit', 'the desired replica count is increasing faster than the maximum scale rate'] as const
-      : [options.maxReplicas, 'TooManyReplicas', 'the desired replica count is more than the maximum replica count'] as const;
+    const [allowed, reason, message] =
+      options.maxReplicas > limit
+        ? ([limit, 'ScaleUpLimit', 'the desired replica count is increasing faster than the maximum scale rate'] as const)
+        : ([options.maxReplicas, 'TooManyReplicas', 'the desired replica count is more than the maximum replica count'] as const);
     if (desired > allowed) return { replicas: allowed, reason, message };
   } else if (desired < current) {
     const limit = Math.min(current, scaleDownLimit(current, history, options.rules.down, nowMs));
-    const [allowed, reason, message] = options.minReplicas < limit
-      ? [limit, 'ScaleDownLimit', 'the desired replica count is decreasing faster than the maximum scale rate'] as const
-      : [options.minReplicas, 'TooFewReplicas', 'the desired replica count is less than the minimum replica count'] as const;
+    const [allowed, reason, message] =
+      options.minReplicas < limit
+        ? ([limit, 'ScaleDownLimit', 'the desired replica count is decreasing faster than the maximum scale rate'] as const)
+        : ([options.minReplicas, 'TooFewReplicas', 'the desired replica count is less than the minimum replica count'] as const);
     if (desired < allowed) return { replicas: allowed, reason, message };
   }
   return { replicas: desired, reason: 'DesiredWithinRange', message: 'the desired count is within the acceptable range' };
@@ -124,7 +147,13 @@ function longestPeriod(rules: ScalingRules): number {
 }
 
 /** The history after a rescale from `from` to `to`: the event added, events older than every policy period of their direction dropped. */
-export function recordScaleEvent(history: ScalingHistory, rules: { up: ScalingRules; down: ScalingRules }, from: number, to: number, nowMs: number): ScalingHistory {
+export function recordScaleEvent(
+  history: ScalingHistory,
+  rules: { up: ScalingRules; down: ScalingRules },
+  from: number,
+  to: number,
+  nowMs: number,
+): ScalingHistory {
   const fresh = (events: readonly ScaleEvent[], r: ScalingRules) => events.filter((e) => e.atMs > nowMs - longestPeriod(r) * 1000);
   const scaleUp = fresh(history.scaleUp, rules.up);
   const scaleDown = fresh(history.scaleDown, rules.down);
