@@ -6,6 +6,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
+import type { Node } from '../src/core/api/node.js';
+import type { Pod } from '../src/core/api/pod.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { POD_ROUTE_PROTO } from '../src/net/pod-routes.js';
 import { BINARY } from './helpers/master.js';
@@ -38,14 +40,15 @@ describe('routes from the master to pods on other machines', { skip }, () => {
   let podCIDR = '';
 
   const master = () => cluster!.master;
-  const api = async (method: string, path: string, body?: unknown) => {
+  /** The answer's JSON, as the caller says it is. */
+  const api = async <T = unknown>(method: string, path: string, body?: unknown) => {
     const res = await fetch(`${master().url}${path}`, {
       method, headers: { authorization: `Bearer ${master().token}`, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    const json = await res.json() as any;
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${json?.message}`);
-    return json;
+    const json: unknown = await res.json();
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${(json as { message?: string } | null)?.message}`);
+    return json as T;
   };
   const cli = (...args: string[]) => new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
     execFile(process.execPath, [BINARY, ...args], { env: master().env, encoding: 'utf8', timeout: 240_000 }, (err, stdout, stderr) => {
@@ -56,10 +59,10 @@ describe('routes from the master to pods on other machines', { skip }, () => {
   before(async () => {
     cluster = await createNetnsCluster({ machines: ['a'] });
     const node = await waitFor(async () => {
-      const n = await api('GET', `/api/v1/nodes/${cluster!.workers[0]!.nodeName}`);
-      return n.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
+      const n = await api<Node>('GET', `/api/v1/nodes/${cluster!.workers[0]!.nodeName}`);
+      return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
     }, { timeoutMs: 60_000, description: 'the node Ready' });
-    podCIDR = node.spec.podCIDR;
+    podCIDR = node.spec.podCIDR!;
     await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   });
 
@@ -85,8 +88,8 @@ describe('routes from the master to pods on other machines', { skip }, () => {
       spec: { containers: [{ name: 'web', image: 'python:3.11', command: ['python3', '-c', SERVER], ports: [{ containerPort: 8080 }] }] },
     });
     const ip = await waitFor(async () => {
-      const p = await api('GET', `/api/v1/namespaces/${NS}/pods/web`);
-      return p.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True') ? p.status.podIP as string : undefined;
+      const p = await api<Pod>('GET', `/api/v1/namespaces/${NS}/pods/web`);
+      return p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? p.status.podIP as string : undefined;
     }, { timeoutMs: 120_000, intervalMs: 250, description: 'the pod Ready' });
     const seen = await waitFor(async () => {
       const res = await fetch(`http://${ip}:8080/`, { signal: AbortSignal.timeout(3000) });

@@ -2,6 +2,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import type { Event } from '../src/core/api/event.js';
 import type { Node } from '../src/core/api/node.js';
 import type { Pod } from '../src/core/api/pod.js';
 import { waitFor } from '../src/core/wait-for.js';
@@ -22,18 +23,19 @@ describe('three machines: scheduling, the overlay, and nodes that die and come b
 
   const master = () => cluster.master;
   const cli = (...args: string[]) => spawnSync(process.execPath, [BINARY, ...args], { env: master().env, encoding: 'utf8', timeout: 60_000 });
-  const api = async (method: string, path: string, body?: unknown, contentType = 'application/json') => {
+  /** The answer's JSON, as the caller says it is. */
+  const api = async <T = unknown>(method: string, path: string, body?: unknown, contentType = 'application/json') => {
     const res = await fetch(`${master().url}${path}`, {
       method,
       headers: { authorization: `Bearer ${master().token}`, 'content-type': contentType },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    const json = await res.json() as any;
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${json?.message}`);
-    return json;
+    const json: unknown = await res.json();
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${(json as { message?: string } | null)?.message}`);
+    return json as T;
   };
-  const getPod = (name: string) => api('GET', `/api/v1/namespaces/${NS}/pods/${name}`) as Promise<Pod>;
-  const getNode = (w: NetnsWorker) => api('GET', `/api/v1/nodes/${w.nodeName}`) as Promise<Node>;
+  const getPod = (name: string) => api<Pod>('GET', `/api/v1/namespaces/${NS}/pods/${name}`);
+  const getNode = (w: NetnsWorker) => api<Node>('GET', `/api/v1/nodes/${w.nodeName}`);
   const ready = (n: Node) => n.status?.conditions?.find((c) => c.type === 'Ready')?.status;
   const createPod = (name: string, spec: Record<string, unknown>, labels: Record<string, string> = {}) => api('POST', `/api/v1/namespaces/${NS}/pods`, {
     apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS, labels },
@@ -46,8 +48,8 @@ describe('three machines: scheduling, the overlay, and nodes that die and come b
     return pod.status?.phase === 'Running' && pod.status.podIP && (pod.status.containerStatuses ?? []).every((c) => c.ready) ? pod : undefined;
   }, { timeoutMs: 90_000, intervalMs: 200, description: `pod ${name} to be Running and Ready` });
   const failedScheduling = (name: string) => waitFor(async () => {
-    const events = await api('GET', `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name=${name}`);
-    return (events.items as any[]).find((e) => e.reason === 'FailedScheduling')?.message as string | undefined;
+    const events = await api<{ items: Event[] }>('GET', `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name=${name}`);
+    return events.items.find((e) => e.reason === 'FailedScheduling')?.message;
   }, { timeoutMs: 30_000, intervalMs: 200, description: `a FailedScheduling event for ${name}` });
   const nodeOf = (name: string) => workers.findIndex((w) => w.nodeName === name);
   /** Runs a command in a machine's network namespace, as a program on that node's host would. */
@@ -82,8 +84,8 @@ describe('three machines: scheduling, the overlay, and nodes that die and come b
     // Bound pods run on the node they were bound to.
     const pod = await waitRunning(names[0]!);
     assert.equal(pod.status?.hostIP, workers[nodeOf(pod.spec.nodeName!)]!.machine.ip);
-    const scheduled = await api('GET', `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name=${names[0]}`);
-    assert.ok((scheduled.items as any[]).some((e) => e.reason === 'Scheduled' && e.message === `Successfully assigned ${NS}/${names[0]} to ${pod.spec.nodeName}`));
+    const scheduled = await api<{ items: Event[] }>('GET', `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name=${names[0]}`);
+    assert.ok(scheduled.items.some((e) => e.reason === 'Scheduled' && e.message === `Successfully assigned ${NS}/${names[0]} to ${pod.spec.nodeName}`));
   });
 
   it('never puts two pods with required anti-affinity on one node; the fourth fits nowhere and says why', async () => {
@@ -237,7 +239,7 @@ describe('three machines: scheduling, the overlay, and nodes that die and come b
     // Earlier tests restarted a worker and an engine: their pods' containers may still be being replaced or removed.
     // The snapshot is taken once what runs is exactly what the pods report.
     await waitFor(async () => {
-      const pods = ((await api('GET', `/api/v1/namespaces/${NS}/pods`)).items as Pod[]).filter((p) => p.spec.nodeName);
+      const pods = (await api<{ items: Pod[] }>('GET', `/api/v1/namespaces/${NS}/pods`)).items.filter((p) => p.spec.nodeName);
       if (pods.some((p) => p.metadata.deletionTimestamp)) return false;
       const live = pods.filter((p) => p.status?.phase === 'Running');
       if (pods.some((p) => !['Running', 'Succeeded', 'Failed'].includes(p.status?.phase ?? ''))) return false;

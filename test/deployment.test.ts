@@ -2,6 +2,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import type { Deployment } from '../src/core/api/deployment.js';
+import type { Pod } from '../src/core/api/pod.js';
+import type { ReplicaSet } from '../src/core/api/replicaset.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { BINARY, startMaster, type MasterProcess } from './helpers/master.js';
 import { startFakeWorker, type FakeWorker } from './helpers/fake-worker.js';
@@ -18,16 +21,16 @@ describe('Deployment controller (real master, fake nodes)', () => {
   let worker: FakeWorker | undefined;
   let tracker: PodTracker | undefined;
 
-  const call = async (method: string, path: string, body?: unknown, contentType = 'application/json') => {
+  const call = async <T = unknown>(method: string, path: string, body?: unknown, contentType = 'application/json') => {
     const res = await fetch(`${master.url}${path}`, {
       method,
       headers: { authorization: `Bearer ${master.token}`, 'content-type': contentType },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
-    let parsed: any = text;
+    let parsed: unknown = text;
     try { parsed = JSON.parse(text); } catch { /* not JSON */ }
-    return { status: res.status, body: parsed };
+    return { status: res.status, body: parsed as T };
   };
   // Asynchronous, so the pod watch keeps being read while a command waits.
   const cli = (...args: string[]) => new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
@@ -39,8 +42,8 @@ describe('Deployment controller (real master, fake nodes)', () => {
     const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
     child.once('close', (status) => { clearTimeout(timer); resolve({ status, stdout, stderr }); });
   });
-  const images = (pods: any[]) => pods.map((p) => p.spec.containers[0].image).sort();
-  const ownedRs = async () => ((await call('GET', `${RS}?labelSelector=app%3Dweb`)).body.items as any[]);
+  const images = (pods: Pod[]) => pods.map((p) => p.spec.containers[0].image).sort();
+  const ownedRs = async () => (await call<{ items: ReplicaSet[] }>('GET', `${RS}?labelSelector=app%3Dweb`)).body.items;
 
   before(async () => {
     master = await startMaster({ registry: false });
@@ -73,10 +76,10 @@ describe('Deployment controller (real master, fake nodes)', () => {
     assert.match(first.stdout, /deployment "web" successfully rolled out\n$/);
     await waitFor(() => pods.alive().length === 3 && pods.ready().length === 3, { timeoutMs: 30_000, description: '3 Ready v1 pods' });
     const [rs1] = await ownedRs();
-    assert.equal(rs1.metadata.annotations['deployment.kubernetes.io/revision'], '1');
-    assert.equal(rs1.metadata.name, `web-${rs1.metadata.labels['pod-template-hash']}`);
-    assert.equal(rs1.spec.selector.matchLabels['pod-template-hash'], rs1.metadata.labels['pod-template-hash']);
-    assert.deepEqual(rs1.metadata.ownerReferences.map((r: any) => [r.kind, r.name, r.controller, r.blockOwnerDeletion]), [['Deployment', 'web', true, true]]);
+    assert.equal(rs1.metadata.annotations!['deployment.kubernetes.io/revision'], '1');
+    assert.equal(rs1.metadata.name, `web-${rs1.metadata.labels!['pod-template-hash']}`);
+    assert.equal(rs1.spec.selector.matchLabels!['pod-template-hash'], rs1.metadata.labels!['pod-template-hash']);
+    assert.deepEqual(rs1.metadata.ownerReferences!.map((r) => [r.kind, r.name, r.controller, r.blockOwnerDeletion]), [['Deployment', 'web', true, true]]);
 
     // The rolling update.
     pods.arm();
@@ -100,7 +103,7 @@ describe('Deployment controller (real master, fake nodes)', () => {
     assert.equal((await cli('rollout', 'status', 'deploy/web', '--timeout=60s')).status, 0);
     await waitFor(() => pods.alive().length === 3 && images(pods.ready()).join() === [V1, V1, V1].join(), { timeoutMs: 30_000, description: '3 Ready v1 pods again' });
     const back = (await ownedRs()).find((rs) => rs.metadata.uid === rs1.metadata.uid);
-    assert.equal(back.metadata.annotations['deployment.kubernetes.io/revision'], '3', 'the first ReplicaSet reused at revision 3');
+    assert.equal(back!.metadata.annotations!['deployment.kubernetes.io/revision'], '3', 'the first ReplicaSet reused at revision 3');
     assert.match((await cli('rollout', 'history', 'deploy/web')).stdout, /^deployment\.apps\/web\nREVISION {2}CHANGE-CAUSE\n2 +<none>\n3 +<none>\n\n$/);
 
     // Paused: a new template is observed but not rolled out, until resumed.
@@ -108,10 +111,10 @@ describe('Deployment controller (real master, fake nodes)', () => {
     assert.equal(pause.stdout, 'deployment.apps/web paused\n', pause.stderr);
     assert.equal((await call('PATCH', `${DEPLOY}/web`, { spec: { template: { spec: { containers: [{ name: 'app', image: V2 }] } } } }, 'application/strategic-merge-patch+json')).status, 200);
     const observed = await waitFor(async () => {
-      const d = (await call('GET', `${DEPLOY}/web`)).body;
+      const d = (await call<Deployment>('GET', `${DEPLOY}/web`)).body;
       return d.status?.observedGeneration === d.metadata.generation ? d : undefined;
     }, { timeoutMs: 15_000, description: 'the paused change observed' });
-    assert.equal(observed.status.conditions.find((c: any) => c.type === 'Progressing').reason, 'DeploymentPaused');
+    assert.equal(observed.status!.conditions!.find((c) => c.type === 'Progressing')!.reason, 'DeploymentPaused');
     assert.equal((await ownedRs()).find((rs) => rs.spec.replicas > 0 && rs.spec.template.spec.containers[0].image === V2), undefined, 'no rollout while paused');
     assert.equal((await cli('rollout', 'resume', 'deploy/web')).stdout, 'deployment.apps/web resumed\n');
     assert.equal((await cli('rollout', 'status', 'deploy/web', '--timeout=60s')).status, 0);

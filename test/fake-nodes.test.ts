@@ -7,11 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '../src/core/wait-for.js';
 import { cidrContains } from '../src/core/api/ipv4.js';
+import type { Node } from '../src/core/api/node.js';
+import type { Pod } from '../src/core/api/pod.js';
 import { BINARY, freePort, startMaster, type MasterProcess } from './helpers/master.js';
 
-interface Answer {
+/** An answer, its body as the caller says it is (the text where it is not JSON). */
+interface Answer<T = unknown> {
   status: number;
-  body: any;
+  body: T;
 }
 
 interface FakeWorker {
@@ -73,7 +76,7 @@ describe('fake nodes (--fake-nodes 5)', () => {
   const prefix = `fake-${process.pid}`;
   const names = Array.from({ length: 5 }, (_, i) => `${prefix}-${i}`);
 
-  const call = async (method: string, path: string, body?: unknown): Promise<Answer> => {
+  const call = async <T = unknown>(method: string, path: string, body?: unknown): Promise<Answer<T>> => {
     const res = await fetch(`${master.url}${path}`, {
       method,
       headers: { authorization: `Bearer ${master.token}`, 'content-type': 'application/json' },
@@ -82,7 +85,7 @@ describe('fake nodes (--fake-nodes 5)', () => {
     const text = await res.text();
     let parsed: unknown = text;
     try { parsed = JSON.parse(text); } catch { /* not JSON */ }
-    return { status: res.status, body: parsed };
+    return { status: res.status, body: parsed as T };
   };
   const ns = '/api/v1/namespaces/default/pods';
 
@@ -101,20 +104,20 @@ describe('fake nodes (--fake-nodes 5)', () => {
   });
 
   it('registers five Ready nodes, each with its own /24, credential and the fake-node label', async () => {
-    const nodes: any[] = await waitFor(async () => {
-      const list = (await call('GET', '/api/v1/nodes')).body.items as any[];
-      const ours = list.filter((n) => names.includes(n.metadata.name));
-      return ours.length === 5 && ours.every((n) => n.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True')) ? ours : undefined;
+    const nodes: Node[] = await waitFor(async () => {
+      const list = (await call<{ items: Node[] }>('GET', '/api/v1/nodes')).body.items;
+      const ours = list.filter((n) => names.includes(n.metadata.name!));
+      return ours.length === 5 && ours.every((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) ? ours : undefined;
     }, { timeoutMs: 20_000, description: 'five Ready fake nodes' });
     assert.deepEqual(nodes.map((n) => n.metadata.name).sort(), [...names].sort());
     assert.equal(new Set(nodes.map((n) => n.spec.podCIDR)).size, 5, 'five different pod ranges');
     for (const node of nodes) {
-      assert.ok(cidrContains(master.clusterCIDR, node.spec.podCIDR), `${node.spec.podCIDR} in ${master.clusterCIDR}`);
-      assert.equal(node.metadata.labels['minik8s.io/fake-node'], 'true');
-      assert.equal(node.metadata.labels.zone, 'sim');
-      assert.deepEqual(node.status.capacity, { cpu: '32', memory: `${256 * 1024 * 1024}Ki`, pods: '110' });
-      assert.deepEqual(node.status.allocatable, node.status.capacity);
-      assert.equal(node.status.nodeInfo.containerRuntimeVersion, 'fake://minik8s');
+      assert.ok(cidrContains(master.clusterCIDR, node.spec!.podCIDR!), `${node.spec!.podCIDR} in ${master.clusterCIDR}`);
+      assert.equal(node.metadata.labels!['minik8s.io/fake-node'], 'true');
+      assert.equal(node.metadata.labels!.zone, 'sim');
+      assert.deepEqual(node.status!.capacity, { cpu: '32', memory: `${256 * 1024 * 1024}Ki`, pods: '110' });
+      assert.deepEqual(node.status!.allocatable, node.status!.capacity);
+      assert.equal(node.status!.nodeInfo!.containerRuntimeVersion, 'fake://minik8s');
     }
     // Each node joined for itself: a credential of its own, kept like a real worker's.
     const kept = names.map((n) => JSON.parse(readFileSync(join(worker!.dataDir, 'fake-nodes', n, 'kubelet', 'node-credential.json'), 'utf8')));
@@ -123,7 +126,7 @@ describe('fake nodes (--fake-nodes 5)', () => {
   });
 
   it('runs pods bound to a fake node to Running, with an address of that node\'s /24, and deletes them', async () => {
-    const cidrs = new Map(((await call('GET', '/api/v1/nodes')).body.items as any[]).map((n) => [n.metadata.name, n.spec.podCIDR]));
+    const cidrs = new Map((await call<{ items: Node[] }>('GET', '/api/v1/nodes')).body.items.map((n) => [n.metadata.name, n.spec!.podCIDR]));
     const placed = [names[0], names[0], names[2], names[4]];
     for (const [i, nodeName] of placed.entries()) {
       const res = await call('POST', ns, {
@@ -132,17 +135,17 @@ describe('fake nodes (--fake-nodes 5)', () => {
       });
       assert.equal(res.status, 201, JSON.stringify(res.body));
     }
-    const pods: any[] = await waitFor(async () => {
-      const got = await Promise.all(placed.map((_, i) => call('GET', `${ns}/fp-${i}`)));
+    const pods: Pod[] = await waitFor(async () => {
+      const got = await Promise.all(placed.map((_, i) => call<Pod>('GET', `${ns}/fp-${i}`)));
       return got.every((r) => r.body.status?.phase === 'Running' && r.body.status.podIP) ? got.map((r) => r.body) : undefined;
     }, { timeoutMs: 20_000, description: 'the pods to run on the fake nodes' });
     for (const pod of pods) {
-      assert.ok(cidrContains(cidrs.get(pod.spec.nodeName), `${pod.status.podIP}/32`), `${pod.status.podIP} in ${cidrs.get(pod.spec.nodeName)}`);
-      assert.equal(pod.status.hostIP, '127.0.0.1');
-      assert.equal(pod.status.conditions.find((c: any) => c.type === 'Ready').status, 'True');
-      assert.ok(pod.status.containerStatuses[0].state.running, 'the container reports running');
+      assert.ok(cidrContains(cidrs.get(pod.spec.nodeName)!, `${pod.status!.podIP}/32`), `${pod.status!.podIP} in ${cidrs.get(pod.spec.nodeName)}`);
+      assert.equal(pod.status!.hostIP, '127.0.0.1');
+      assert.equal(pod.status!.conditions!.find((c) => c.type === 'Ready')!.status, 'True');
+      assert.ok(pod.status!.containerStatuses![0].state!.running, 'the container reports running');
     }
-    assert.notEqual(pods[0].status.podIP, pods[1].status.podIP);
+    assert.notEqual(pods[0].status!.podIP, pods[1].status!.podIP);
 
     for (const [i] of placed.entries()) assert.equal((await call('DELETE', `${ns}/fp-${i}`)).status, 200);
     await waitFor(async () => (await Promise.all(placed.map((_, i) => call('GET', `${ns}/fp-${i}`)))).every((r) => r.status === 404), {
@@ -155,8 +158,8 @@ describe('fake nodes (--fake-nodes 5)', () => {
     assert.equal((await call('DELETE', `/api/v1/nodes/${gone}`)).status, 200);
     await waitFor(() => worker!.output().includes(`node ${gone}'s credential was refused`), { timeoutMs: 20_000, description: 'the worker to drop the deleted node' });
     assert.equal((await call('GET', `/api/v1/nodes/${gone}`)).status, 404, 'not registered again');
-    const others = await call('GET', `/api/v1/nodes/${names[4]}`);
-    assert.equal(others.body.status.conditions.find((c: any) => c.type === 'Ready').status, 'True', 'the other nodes carry on');
+    const others = await call<Node>('GET', `/api/v1/nodes/${names[4]}`);
+    assert.equal(others.body.status!.conditions!.find((c) => c.type === 'Ready')!.status, 'True', 'the other nodes carry on');
     assert.equal(worker!.child.exitCode, null);
   });
 

@@ -2,12 +2,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import type { KubeObject } from '../src/core/api/meta.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { BINARY, startMaster, type MasterProcess } from './helpers/master.js';
 
 interface Answer {
   status: number;
-  body: any;
+  /** The JSON answered, or the text where it is not JSON. */
+  body: unknown;
 }
 
 const NS = 'gc-test';
@@ -26,9 +28,10 @@ describe('garbage collection', () => {
     try { parsed = JSON.parse(text); } catch { /* not JSON */ }
     return { status: res.status, body: parsed };
   };
+  /** The object a successful call answers: every call here reads or writes a ReplicaSet or a pod. */
   const ok = (a: Answer, status = 200) => {
     assert.equal(a.status, status, JSON.stringify(a.body));
-    return a.body;
+    return a.body as KubeObject;
   };
   const rsPath = (name = '') => `/apis/apps/v1/namespaces/${NS}/replicasets${name ? `/${name}` : ''}`;
   const podPath = (name = '') => `/api/v1/namespaces/${NS}/pods${name ? `/${name}` : ''}`;
@@ -39,7 +42,7 @@ describe('garbage collection', () => {
     spec: { replicas: 0, selector: { matchLabels: { app: `gc-${name}` } }, template: { metadata: { labels: { app: `gc-${name}` } }, spec: { containers: [{ name: 'c', image: 'busybox:1.35' }] } } },
   }), 201);
   /** A pod bound to no node (so deleting it removes it at once), owned by `owners`. */
-  const makePod = async (name: string, owners: any[], options: { block?: boolean; finalizers?: string[] } = {}) => ok(await call('POST', podPath(), {
+  const makePod = async (name: string, owners: KubeObject[], options: { block?: boolean; finalizers?: string[] } = {}) => ok(await call('POST', podPath(), {
     apiVersion: 'v1', kind: 'Pod',
     metadata: {
       name, labels: { role: 'gc-hand-made' },
@@ -68,7 +71,7 @@ describe('garbage collection', () => {
     await waitFor(() => gone(podPath('bg-only-a')), { description: 'bg-only-a collected', timeoutMs: 20_000 });
     await waitFor(async () => ok(await call('GET', podPath('bg-both'))).metadata.ownerReferences?.length === 1, { description: 'dangling reference dropped', timeoutMs: 20_000 });
     const both = ok(await call('GET', podPath('bg-both')));
-    assert.equal(both.metadata.ownerReferences[0].uid, b.metadata.uid);
+    assert.equal(both.metadata.ownerReferences![0].uid, b.metadata.uid);
     assert.equal(both.metadata.deletionTimestamp, undefined);
     ok(await call('GET', podPath('bg-unowned')));
     ok(await call('GET', rsPath('bg-b')));

@@ -23,14 +23,15 @@ describe('GPU jobs on a real Slurm, from apply to gpujob output', { skip }, () =
   const timings: string[] = [];
 
   const master = () => cluster!.master;
-  const api = async (method: string, path: string, body?: unknown) => {
+  /** The answer's JSON, as the caller says it is. */
+  const api = async <T = unknown>(method: string, path: string, body?: unknown) => {
     const res = await fetch(`${master().url}${path}`, {
       method, headers: { authorization: `Bearer ${master().token}`, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    const json = await res.json() as any;
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${json?.message}`);
-    return json;
+    const json: unknown = await res.json();
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${(json as { message?: string } | null)?.message}`);
+    return json as T;
   };
   const cli = (...args: string[]) => spawnSync(process.execPath, [BINARY, ...args], { env: master().env, encoding: 'utf8', timeout: 300_000 });
   const ok = (...args: string[]) => {
@@ -38,7 +39,7 @@ describe('GPU jobs on a real Slurm, from apply to gpujob output', { skip }, () =
     assert.equal(r.status, 0, `minik8s ${args.join(' ')}: ${r.stderr}${r.stdout}`);
     return r.stdout;
   };
-  const job = (name: string) => api('GET', `/apis/minik8s.io/v1/namespaces/${NS}/gpujobs/${name}`) as Promise<GpuJob>;
+  const job = (name: string) => api<GpuJob>('GET', `/apis/minik8s.io/v1/namespaces/${NS}/gpujobs/${name}`);
   const until = (name: string, what: string, test: (j: GpuJob) => boolean, timeoutMs = 300_000) => waitFor(async () => {
     const j = await job(name);
     return test(j) ? j : undefined;
@@ -49,7 +50,7 @@ describe('GPU jobs on a real Slurm, from apply to gpujob output', { skip }, () =
     ok('gpujob', 'output', name, '-n', NS, '-o', dir);
     return { result: readFileSync(join(dir, 'result.out'), 'utf8'), error: readFileSync(join(dir, 'error.err'), 'utf8') };
   };
-  const podsOf = async (j: GpuJob) => (await api('GET', `/api/v1/namespaces/${NS}/pods?labelSelector=minik8s.io/gpujob-uid%3D${j.metadata.uid}`)).items as unknown[];
+  const podsOf = async (j: GpuJob) => (await api<{ items: unknown[] }>('GET', `/api/v1/namespaces/${NS}/pods?labelSelector=minik8s.io/gpujob-uid%3D${j.metadata.uid}`)).items;
   /** A job directory of files beside its manifest, applied through the CLI as users do. */
   const writeJob = (name: string, files: Record<string, string>, spec: Record<string, unknown> = {}) => {
     const dir = join(work, name);

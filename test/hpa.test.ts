@@ -2,6 +2,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import type { Deployment } from '../src/core/api/deployment.js';
+import type { Event } from '../src/core/api/event.js';
+import type { HorizontalPodAutoscaler } from '../src/core/api/horizontalpodautoscaler.js';
+import type { Pod } from '../src/core/api/pod.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { FAKE_USAGE_ANNOTATION } from '../src/runtime/fake-provider.js';
 import { BINARY, startMaster, type MasterProcess } from './helpers/master.js';
@@ -25,7 +29,7 @@ class SpreadLoad {
   #dirty = false;
   #failed: unknown;
 
-  constructor(private readonly call: (method: string, path: string, body?: unknown, type?: string) => Promise<{ status: number; body: any }>, master: MasterProcess, app: string) {
+  constructor(private readonly call: (method: string, path: string, body?: unknown, type?: string) => Promise<{ status: number; body: unknown }>, master: MasterProcess, app: string) {
     this.tracker.onEvent = () => this.#spread();
     this.tracker.start(master.url, master.token, `app=${app}`);
   }
@@ -43,7 +47,7 @@ class SpreadLoad {
     return running.length > 0 && running.every((p) => p.metadata.annotations?.[FAKE_USAGE_ANNOTATION] === this.#share(running.length));
   }
 
-  #running(): any[] {
+  #running(): Pod[] {
     return this.tracker.alive().filter((p) => p.status?.phase === 'Running');
   }
 
@@ -62,7 +66,7 @@ class SpreadLoad {
           const running = this.#running();
           const share = this.#share(running.length);
           // Lowered pods first: the total the pods report then never exceeds the load while it is spread.
-          const amount = (p: any) => Number(/cpu=(\d+)m/.exec(p.metadata.annotations?.[FAKE_USAGE_ANNOTATION] ?? '')?.[1] ?? 0)
+          const amount = (p: Pod) => Number(/cpu=(\d+)m/.exec(p.metadata.annotations?.[FAKE_USAGE_ANNOTATION] ?? '')?.[1] ?? 0)
             + Number(/memory=(\d+)/.exec(p.metadata.annotations?.[FAKE_USAGE_ANNOTATION] ?? '')?.[1] ?? 0);
           for (const pod of [...running].sort((x, y) => amount(y) - amount(x))) {
             if (pod.metadata.annotations?.[FAKE_USAGE_ANNOTATION] === share) continue;
@@ -85,16 +89,16 @@ describe('HorizontalPodAutoscaler (real master, fake-provider worker)', () => {
   let worker: FakeWorker | undefined;
   const loads: SpreadLoad[] = [];
 
-  const call = async (method: string, path: string, body?: unknown, contentType = 'application/json') => {
+  const call = async <T = unknown>(method: string, path: string, body?: unknown, contentType = 'application/json') => {
     const res = await fetch(`${master.url}${path}`, {
       method,
       headers: { authorization: `Bearer ${master.token}`, 'content-type': contentType },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
-    let parsed: any = text;
+    let parsed: unknown = text;
     try { parsed = JSON.parse(text); } catch { /* not JSON */ }
-    return { status: res.status, body: parsed };
+    return { status: res.status, body: parsed as T };
   };
   // Asynchronous, so the pod watches keep being read while a command runs.
   const cli = (...args: string[]) => new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
@@ -106,9 +110,9 @@ describe('HorizontalPodAutoscaler (real master, fake-provider worker)', () => {
     const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
     child.once('close', (status) => { clearTimeout(timer); resolve({ status, stdout, stderr }); });
   });
-  const replicas = async (name: string) => (await call('GET', `${DEPLOY}/${name}`)).body.spec.replicas as number;
-  const hpa = async (name: string) => (await call('GET', `${HPA}/${name}`)).body;
-  const condition = (h: any, type: string) => h.status?.conditions?.find((c: any) => c.type === type);
+  const replicas = async (name: string) => (await call<Deployment>('GET', `${DEPLOY}/${name}`)).body.spec.replicas as number;
+  const hpa = async (name: string) => (await call<HorizontalPodAutoscaler>('GET', `${HPA}/${name}`)).body;
+  const condition = (h: HorizontalPodAutoscaler, type: string) => h.status?.conditions?.find((c) => c.type === type);
   const deployment = (name: string, requests: Record<string, string>) => call('POST', DEPLOY, {
     apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name },
     spec: {
@@ -163,7 +167,7 @@ describe('HorizontalPodAutoscaler (real master, fake-provider worker)', () => {
     await settlesAt(load, 'web', 2, 'raised to minReplicas 2');
     await waitFor(async () => (await hpa('web')).status?.currentMetrics?.[0]?.resource?.current?.averageUtilization === 20, { timeoutMs: 30_000, description: '20% measured' });
     const low = await waitFor(async () => { const h = await hpa('web'); return condition(h, 'ScalingLimited')?.reason === 'TooFewReplicas' ? h : undefined; }, { timeoutMs: 30_000, description: 'TooFewReplicas' });
-    assert.equal(condition(low, 'ScalingActive').reason, 'ValidMetricFound');
+    assert.equal(condition(low, 'ScalingActive')!.reason, 'ValidMetricFound');
     const table = await cli('get', 'hpa');
     assert.equal(table.status, 0, table.stderr);
     assert.match(table.stdout, /^NAME +REFERENCE +TARGETS +MINPODS +MAXPODS +REPLICAS +AGE\nweb +Deployment\/web +cpu: 20%\/50% +2 +5 +2 +\d+s\n$/);
@@ -172,7 +176,7 @@ describe('HorizontalPodAutoscaler (real master, fake-provider worker)', () => {
     load.set({ cpuMilli: 1000 });
     await settlesAt(load, 'web', 4, 'scaled up to 4');
     await waitFor(async () => (await hpa('web')).status?.currentMetrics?.[0]?.resource?.current?.averageUtilization === 50, { timeoutMs: 30_000, description: '50% at 4 pods' });
-    const events = (await call('GET', '/api/v1/namespaces/default/events')).body.items as any[];
+    const events = (await call<{ items: Event[] }>('GET', '/api/v1/namespaces/default/events')).body.items;
     const rescales = events.filter((e) => e.involvedObject.kind === 'HorizontalPodAutoscaler' && e.reason === 'SuccessfulRescale').map((e) => e.message);
     assert.ok(rescales.includes('New size: 2; reason: Current number of replicas below Spec.MinReplicas'), rescales.join('; '));
     assert.ok(rescales.includes('New size: 4; reason: cpu resource utilization (percentage of request) above target'), rescales.join('; '));
@@ -182,7 +186,7 @@ describe('HorizontalPodAutoscaler (real master, fake-provider worker)', () => {
     load.set({ cpuMilli: 10_000 });
     await settlesAt(load, 'web', 5, 'capped at maxReplicas 5');
     const capped = await waitFor(async () => { const h = await hpa('web'); return condition(h, 'ScalingLimited')?.reason === 'TooManyReplicas' ? h : undefined; }, { timeoutMs: 30_000, description: 'TooManyReplicas' });
-    assert.equal(condition(capped, 'ScalingLimited').status, 'True');
+    assert.equal(condition(capped, 'ScalingLimited')!.status, 'True');
     assert.ok(load.tracker.max <= 5, `${load.tracker.max} pods at once`);
     // The status catches up with the rescale at the next sync.
     await waitFor(async () => { const h = await hpa('web'); return h.status?.currentReplicas === 5 && h.status.currentMetrics?.[0]?.resource?.current?.averageUtilization === 400; },
@@ -203,8 +207,8 @@ describe('HorizontalPodAutoscaler (real master, fake-provider worker)', () => {
     await settlesAt(load, 'web', 2, 'scaled down to minReplicas 2');
     assert.ok(Date.now() - quiet >= 4_000, `scaled down ${Date.now() - quiet} ms after the load dropped, inside the 5 s window`);
     const down = await hpa('web');
-    assert.ok(down.status.lastScaleTime, 'lastScaleTime set');
-    assert.equal(down.status.observedGeneration, down.metadata.generation);
+    assert.ok(down.status!.lastScaleTime, 'lastScaleTime set');
+    assert.equal(down.status!.observedGeneration, down.metadata.generation);
   });
 
   it('memory AverageValue: up and down with the memory in use', async () => {
@@ -234,7 +238,7 @@ describe('HorizontalPodAutoscaler (real master, fake-provider worker)', () => {
 
     load.set({ memoryBytes: 50 * Mi });
     await settlesAt(load, 'mem', 1, 'scaled down to 1 on memory');
-    const rescales = ((await call('GET', '/api/v1/namespaces/default/events')).body.items as any[])
+    const rescales = (await call<{ items: Event[] }>('GET', '/api/v1/namespaces/default/events')).body.items
       .filter((e) => e.involvedObject.name === 'mem' && e.reason === 'SuccessfulRescale').map((e) => e.message);
     assert.deepEqual(rescales, ['New size: 3; reason: memory resource above target', 'New size: 1; reason: All metrics below target']);
   });

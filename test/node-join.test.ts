@@ -6,20 +6,31 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { waitFor } from '../src/core/wait-for.js';
 import { cidrContains } from '../src/core/api/ipv4.js';
+import type { Node } from '../src/core/api/node.js';
+import type { Pod } from '../src/core/api/pod.js';
+import type { Status } from '../src/core/errors.js';
 import { BINARY, startMaster, type MasterProcess } from './helpers/master.js';
 
 const JOIN = '/apis/minik8s.io/v1/join';
 const MERGE = 'application/merge-patch+json';
 
-interface Answer {
+/** An answer, its body as the caller says it is (the text where it is not JSON). */
+interface Answer<T = unknown> {
   status: number;
-  body: any;
+  body: T;
+}
+
+/** What the join endpoint answers a node it lets in. */
+interface Joined {
+  token: string;
+  podCIDR: string;
+  registryPort?: number;
 }
 
 describe('node join', () => {
   let master: MasterProcess;
 
-  const call = async (method: string, path: string, token: string, body?: unknown, contentType = 'application/json'): Promise<Answer> => {
+  const call = async <T = unknown>(method: string, path: string, token: string, body?: unknown, contentType = 'application/json'): Promise<Answer<T>> => {
     const res = await fetch(`${master.url}${path}`, {
       method,
       headers: { authorization: `Bearer ${token}`, 'content-type': contentType },
@@ -28,15 +39,15 @@ describe('node join', () => {
     const text = await res.text();
     let parsed: unknown = text;
     try { parsed = JSON.parse(text); } catch { /* not JSON */ }
-    return { status: res.status, body: parsed };
+    return { status: res.status, body: parsed as T };
   };
-  const joinAs = (nodeName: unknown, token = master.joinToken) => call('POST', JOIN, token, { apiVersion: 'minik8s.io/v1', kind: 'JoinRequest', nodeName });
-  const joined = async (nodeName: string, token = master.joinToken): Promise<{ token: string; podCIDR: string; registryPort?: number }> => {
-    const res = await joinAs(nodeName, token);
+  const joinAs = <T = Status>(nodeName: unknown, token = master.joinToken) => call<T>('POST', JOIN, token, { apiVersion: 'minik8s.io/v1', kind: 'JoinRequest', nodeName });
+  const joined = async (nodeName: string, token = master.joinToken): Promise<Joined> => {
+    const res = await joinAs<Joined>(nodeName, token);
     assert.equal(res.status, 200, JSON.stringify(res.body));
     return res.body;
   };
-  const admin = (method: string, path: string, body?: unknown, contentType?: string) => call(method, path, master.token, body, contentType);
+  const admin = <T = unknown>(method: string, path: string, body?: unknown, contentType?: string) => call<T>(method, path, master.token, body, contentType);
   const revision = async () => ((await admin('GET', '/api/v1/namespaces')).body as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
   const cli = (args: string[]) => spawnSync(process.execPath, [BINARY, ...args], { env: master.env, encoding: 'utf8', timeout: 60_000 });
 
@@ -73,7 +84,7 @@ describe('node join', () => {
     for (const [name, answer] of [['n1', a], ['n2', b]] as const) {
       assert.match(answer.podCIDR, /\/24$/);
       assert.ok(cidrContains(master.clusterCIDR, answer.podCIDR), `${answer.podCIDR} in ${master.clusterCIDR}`);
-      const node = await admin('GET', `/api/v1/nodes/${name}`);
+      const node = await admin<Node>('GET', `/api/v1/nodes/${name}`);
       assert.equal(node.status, 200);
       assert.equal(node.body.spec.podCIDR, answer.podCIDR);
       assert.deepEqual(node.body.spec.podCIDRs, [answer.podCIDR]);
@@ -83,7 +94,7 @@ describe('node join', () => {
 
   it('gives concurrent joins distinct ranges', async () => {
     const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => joined(`burst-${i}`)));
-    const all = [...answers.map((x) => x.podCIDR), (await admin('GET', '/api/v1/nodes/n1')).body.spec.podCIDR, (await admin('GET', '/api/v1/nodes/n2')).body.spec.podCIDR];
+    const all = [...answers.map((x) => x.podCIDR), (await admin<Node>('GET', '/api/v1/nodes/n1')).body.spec.podCIDR, (await admin<Node>('GET', '/api/v1/nodes/n2')).body.spec.podCIDR];
     assert.equal(new Set(all).size, all.length, all.join(' '));
   });
 
@@ -99,7 +110,7 @@ describe('node join', () => {
     ];
     for (const [body, status, contentType] of cases) {
       const before = await revision();
-      const res = await call('POST', JOIN, master.joinToken, body, contentType);
+      const res = await call<Status>('POST', JOIN, master.joinToken, body, contentType);
       assert.equal(res.status, status, `${JSON.stringify(body)}: ${JSON.stringify(res.body)}`);
       assert.equal(res.body.kind, 'Status');
       assert.equal(res.body.code, status);
@@ -110,7 +121,7 @@ describe('node join', () => {
   });
 
   it('lets the join token do nothing but join', async () => {
-    const res = await call('GET', '/api/v1/pods', master.joinToken);
+    const res = await call<Status>('GET', '/api/v1/pods', master.joinToken);
     assert.equal(res.status, 403);
     assert.match(res.body.message, /^pods is forbidden: User "system:bootstrap:[a-z0-9]{6}" cannot list resource "pods" in API group "" at the cluster scope/);
     assert.equal((await call('GET', '/api/v1/nodes/n1', master.joinToken)).status, 403);
@@ -120,35 +131,35 @@ describe('node join', () => {
   it('lets a node write its own Node and the status of its own pods, and nothing else', async () => {
     const n1 = (await joined('n1')).token;
     const status = { status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady' }] } };
-    const own = await call('PATCH', '/api/v1/nodes/n1/status', n1, status, MERGE);
+    const own = await call<Node>('PATCH', '/api/v1/nodes/n1/status', n1, status, MERGE);
     assert.equal(own.status, 200, JSON.stringify(own.body));
-    assert.equal(own.body.status.conditions[0].type, 'Ready');
-    const other = await call('PATCH', '/api/v1/nodes/n2/status', n1, status, MERGE);
+    assert.equal(own.body.status.conditions![0].type, 'Ready');
+    const other = await call<Status>('PATCH', '/api/v1/nodes/n2/status', n1, status, MERGE);
     assert.equal(other.status, 403);
     assert.match(other.body.message, /^nodes "n2" is forbidden: User "system:node:n1" cannot patch resource "nodes\/status" in API group "" at the cluster scope/);
     assert.equal((await call('DELETE', '/api/v1/nodes/n1', n1)).status, 403);
     // Labels and taints are the node's to set; its pod range is the master's.
-    const labelled = await call('PATCH', '/api/v1/nodes/n1', n1, { metadata: { labels: { disk: 'ssd' } }, spec: { taints: [{ key: 'k', effect: 'NoSchedule' }] } }, MERGE);
+    const labelled = await call<Node>('PATCH', '/api/v1/nodes/n1', n1, { metadata: { labels: { disk: 'ssd' } }, spec: { taints: [{ key: 'k', effect: 'NoSchedule' }] } }, MERGE);
     assert.equal(labelled.status, 200, JSON.stringify(labelled.body));
     const cidr = labelled.body.spec.podCIDR;
     const same = await call('PATCH', '/api/v1/nodes/n1', n1, { spec: { podCIDR: cidr } }, MERGE);
     assert.equal(same.status, 200, 'restating the range it holds is no change');
-    const grab = await call('PATCH', '/api/v1/nodes/n1', n1, { spec: { podCIDR: '10.99.0.0/24', podCIDRs: ['10.99.0.0/24'] } }, MERGE);
+    const grab = await call<Status>('PATCH', '/api/v1/nodes/n1', n1, { spec: { podCIDR: '10.99.0.0/24', podCIDRs: ['10.99.0.0/24'] } }, MERGE);
     assert.equal(grab.status, 403);
     assert.match(grab.body.message, /may not change its pod CIDR/);
-    assert.equal((await admin('GET', '/api/v1/nodes/n1')).body.spec.podCIDR, cidr);
+    assert.equal((await admin<Node>('GET', '/api/v1/nodes/n1')).body.spec.podCIDR, cidr);
 
     const pod = (name: string, nodeName: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { nodeName, containers: [{ name: 'c', image: 'busybox:1.35' }] } });
-    const create = await call('POST', '/api/v1/namespaces/default/pods', n1, pod('by-node', 'n1'));
+    const create = await call<Status>('POST', '/api/v1/namespaces/default/pods', n1, pod('by-node', 'n1'));
     assert.equal(create.status, 403);
     assert.match(create.body.message, /^pods is forbidden: User "system:node:n1" cannot create resource "pods"/);
     assert.equal((await admin('POST', '/api/v1/namespaces/default/pods', pod('on-n1', 'n1'))).status, 201);
     assert.equal((await admin('POST', '/api/v1/namespaces/default/pods', pod('on-n2', 'n2'))).status, 201);
     const running = { status: { phase: 'Running' } };
-    const theirs = await call('PATCH', '/api/v1/namespaces/default/pods/on-n2/status', n1, running, MERGE);
+    const theirs = await call<Status>('PATCH', '/api/v1/namespaces/default/pods/on-n2/status', n1, running, MERGE);
     assert.equal(theirs.status, 403);
     assert.match(theirs.body.message, /^pods "on-n2" is forbidden: User "system:node:n1" cannot patch resource "pods\/status" in API group "" in the namespace "default"/);
-    const mine = await call('PATCH', '/api/v1/namespaces/default/pods/on-n1/status', n1, running, MERGE);
+    const mine = await call<Pod>('PATCH', '/api/v1/namespaces/default/pods/on-n1/status', n1, running, MERGE);
     assert.equal(mine.status, 200, JSON.stringify(mine.body));
     assert.equal(mine.body.status.phase, 'Running');
     assert.equal((await call('PATCH', '/api/v1/namespaces/default/pods/on-n1', n1, { metadata: { labels: { a: 'b' } } }, MERGE)).status, 403, 'no spec writes');
@@ -160,22 +171,22 @@ describe('node join', () => {
   it('answers token reviews for node credentials', async () => {
     const n1 = (await joined('n1')).token;
     const review = (token: string) => ({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } });
-    const res = await call('POST', '/apis/authentication.k8s.io/v1/tokenreviews', n1, review(n1));
+    const res = await call<{ status: unknown }>('POST', '/apis/authentication.k8s.io/v1/tokenreviews', n1, review(n1));
     assert.equal(res.status, 201);
     assert.deepEqual(res.body.status, { authenticated: true, user: { username: 'system:node:n1', groups: ['system:nodes'] } });
-    assert.deepEqual((await admin('POST', '/apis/authentication.k8s.io/v1/tokenreviews', review('f'.repeat(64)))).body.status, { authenticated: false });
+    assert.deepEqual((await admin<{ status: unknown }>('POST', '/apis/authentication.k8s.io/v1/tokenreviews', review('f'.repeat(64)))).body.status, { authenticated: false });
   });
 
   it('keeps pod CIDRs and credentials across a master crash', async () => {
     const before = await joined('survivor');
     await master.kill();
     await master.restart();
-    const node = await admin('GET', '/api/v1/nodes/survivor');
+    const node = await admin<Node>('GET', '/api/v1/nodes/survivor');
     assert.equal(node.body.spec.podCIDR, before.podCIDR);
     assert.equal((await call('GET', '/api/v1/nodes/survivor', before.token)).status, 200, 'the credential still works');
     assert.equal((await call('PATCH', '/api/v1/nodes/survivor/status', before.token, { status: { phase: 'Running' } }, MERGE)).status, 200);
     const fresh = await joined('after-restart');
-    const taken = ((await admin('GET', '/api/v1/nodes')).body.items as { metadata: { name: string }; spec: { podCIDR?: string } }[])
+    const taken = (await admin<{ items: Node[] }>('GET', '/api/v1/nodes')).body.items
       .filter((n) => n.metadata.name !== 'after-restart').map((n) => n.spec.podCIDR);
     assert.ok(!taken.includes(fresh.podCIDR), `${fresh.podCIDR} was not given before`);
   });

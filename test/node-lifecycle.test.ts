@@ -16,7 +16,8 @@ const UNREACHABLE = 'node.kubernetes.io/unreachable';
 
 interface Answer {
   status: number;
-  body: any;
+  /** The JSON answered (undefined for an empty answer): the caller says what it is. */
+  body: unknown;
 }
 
 describe('node lifecycle', () => {

@@ -55,14 +55,15 @@ describe('the VXLAN overlay between simulated machines', { skip }, () => {
   const timings: string[] = [];
 
   const master = () => cluster!.master;
-  const api = async (method: string, path: string, body?: unknown) => {
+  /** The answer's JSON, as the caller says it is. */
+  const api = async <T = unknown>(method: string, path: string, body?: unknown) => {
     const res = await fetch(`${master().url}${path}`, {
       method, headers: { authorization: `Bearer ${master().token}`, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    const json = await res.json() as any;
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${json?.message}`);
-    return json;
+    const json: unknown = await res.json();
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${(json as { message?: string } | null)?.message}`);
+    return json as T;
   };
   const cli = (...args: string[]) => spawnSync(process.execPath, [BINARY, ...args], { env: master().env, encoding: 'utf8', timeout: 60_000 });
   /** A command in a machine's network namespace (its "host"). */
@@ -72,9 +73,9 @@ describe('the VXLAN overlay between simulated machines', { skip }, () => {
     return r.stdout;
   };
   const ipJson = (w: NetnsWorker, tool: 'ip' | 'bridge', args: string[]) => JSON.parse(onHost(w, findExecutable(tool)!, ['-j', ...args]) || '[]') as any[];
-  const node = (w: NetnsWorker) => api('GET', `/api/v1/nodes/${w.nodeName}`) as Promise<Node>;
+  const node = (w: NetnsWorker) => api<Node>('GET', `/api/v1/nodes/${w.nodeName}`);
   const podName = (w: NetnsWorker) => `web-${w.machine.name}`;
-  const pod = (w: NetnsWorker) => api('GET', `/api/v1/namespaces/${NS}/pods/${podName(w)}`) as Promise<Pod>;
+  const pod = (w: NetnsWorker) => api<Pod>('GET', `/api/v1/namespaces/${NS}/pods/${podName(w)}`);
   const podIP = async (w: NetnsWorker) => (await pod(w)).status!.podIP!;
   const url = (ip: string) => `http://${ip}:${PORT}/`;
   /** From inside a pod: one answer (the source address the server saw) per URL. */

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import type { Node } from '../src/core/api/node.js';
 import type { Pod } from '../src/core/api/pod.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { BINARY, freePort, startMaster, type MasterProcess } from './helpers/master.js';
@@ -26,19 +27,20 @@ describe('pods end to end on Docker', () => {
     assert.equal(r.status, 0, `minik8s ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
     return r.stdout;
   };
-  const api = async (method: string, path: string, body?: unknown) => {
+  /** The answer's JSON, as the caller says it is. */
+  const api = async <T = unknown>(method: string, path: string, body?: unknown) => {
     const res = await fetch(`${master.url}${path}`, {
       method,
       headers: { authorization: `Bearer ${master.token}`, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    const json = await res.json() as any;
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${json?.message}`);
-    return json;
+    const json: unknown = await res.json();
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${(json as { message?: string } | null)?.message}`);
+    return json as T;
   };
   const getPod = async (name: string): Promise<Pod | undefined> => {
     try {
-      return await api('GET', `/api/v1/namespaces/${NS}/pods/${name}`) as Pod;
+      return await api<Pod>('GET', `/api/v1/namespaces/${NS}/pods/${name}`);
     } catch {
       return undefined;
     }
@@ -58,7 +60,7 @@ describe('pods end to end on Docker', () => {
     pod.metadata.namespace = NS;
     pod.spec.nodeName = worker.nodeName;
     edit(pod);
-    return api('POST', `/api/v1/namespaces/${NS}/pods`, pod) as Promise<Pod>;
+    return api<Pod>('POST', `/api/v1/namespaces/${NS}/pods`, pod);
   };
   const createPod = (name: string, spec: Partial<Pod['spec']>) => api('POST', `/api/v1/namespaces/${NS}/pods`, {
     apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS }, spec: { nodeName: worker.nodeName, ...spec },
@@ -93,22 +95,22 @@ describe('pods end to end on Docker', () => {
 
   it('joins the node: Ready, with capacity, addresses and a pod CIDR', async () => {
     const node = await waitFor(async () => {
-      const n = await api('GET', `/api/v1/nodes/${worker.nodeName}`);
-      return n.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
+      const n = await api<Node>('GET', `/api/v1/nodes/${worker.nodeName}`);
+      return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
     }, { timeoutMs: 30_000, description: 'the node to be Ready' });
-    assert.match(node.spec.podCIDR, /^10\.\d+\.\d+\.0\/24$/);
-    assert.ok(Number(node.status.capacity.cpu) >= 1);
-    assert.match(node.status.allocatable.memory, /^\d+Ki$/);
-    assert.equal(node.status.allocatable.pods, '110');
-    assert.deepEqual(node.status.addresses[0], { type: 'InternalIP', address: '127.0.0.1' });
-    assert.equal(node.status.daemonEndpoints.kubeletEndpoint.Port, worker.kubeletPort);
+    assert.match(node.spec.podCIDR!, /^10\.\d+\.\d+\.0\/24$/);
+    assert.ok(Number(node.status.capacity!.cpu) >= 1);
+    assert.match(node.status.allocatable!.memory as string, /^\d+Ki$/);
+    assert.equal(node.status.allocatable!.pods, '110');
+    assert.deepEqual(node.status.addresses![0], { type: 'InternalIP', address: '127.0.0.1' });
+    assert.equal(node.status.daemonEndpoints!.kubeletEndpoint!.Port, worker.kubeletPort);
     assert.match(ok('get', 'nodes'), new RegExp(`${worker.nodeName}\\s+Ready`));
   });
 
   it('runs two containers that talk over localhost, with the pod IP in the node\'s pod CIDR', async () => {
     const pod = await waitPod('localhost-talk', 'to run', running);
-    const node = await api('GET', `/api/v1/nodes/${worker.nodeName}`);
-    const prefix = node.spec.podCIDR.split('.').slice(0, 3).join('.');
+    const node = await api<Node>('GET', `/api/v1/nodes/${worker.nodeName}`);
+    const prefix = node.spec.podCIDR!.split('.').slice(0, 3).join('.');
     assert.ok(pod.status?.podIP?.startsWith(`${prefix}.`), `${pod.status?.podIP} not in ${node.spec.podCIDR}`);
     assert.equal(pod.status?.hostIP, '127.0.0.1');
     assert.ok(pod.status?.startTime);

@@ -2,6 +2,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import type { Endpoints } from '../src/core/api/endpoints.js';
 import type { Pod } from '../src/core/api/pod.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { BINARY } from './helpers/master.js';
@@ -58,14 +59,15 @@ describe('the service proxy on simulated machines', { skip }, () => {
   const ips: Record<string, string> = {};
 
   const master = () => cluster!.master;
-  const api = async (method: string, path: string, body?: unknown) => {
+  /** The answer's JSON, as the caller says it is. */
+  const api = async <T = unknown>(method: string, path: string, body?: unknown) => {
     const res = await fetch(`${master().url}${path}`, {
       method, headers: { authorization: `Bearer ${master().token}`, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    const json = await res.json() as any;
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${json?.message}`);
-    return json;
+    const json: unknown = await res.json();
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${(json as { message?: string } | null)?.message}`);
+    return json as T;
   };
   const cli = (...args: string[]) => spawnSync(process.execPath, [BINARY, ...args], { env: master().env, encoding: 'utf8', timeout: 120_000 });
   const onHost = (w: NetnsWorker, command: string, args: string[]) => {
@@ -81,7 +83,7 @@ describe('the service proxy on simulated machines', { skip }, () => {
   const fromHost = (w: NetnsWorker, url: string, n: number) => onHost(w, process.execPath, ['--input-type=module', '-e', JS_LOOP, url, String(n)]).trim().split('\n');
   const natRules = (w: NetnsWorker) => onHost(w, findExecutable('iptables-save')!, ['-t', 'nat']);
   const setEndpoints = async (names: string[]) => {
-    const current = await api('GET', `/api/v1/namespaces/${NS}/endpoints/web`).catch((err: Error) => {
+    const current = await api<Endpoints>('GET', `/api/v1/namespaces/${NS}/endpoints/web`).catch((err: Error) => {
       if (/: 404 /.test(err.message)) return undefined;
       throw err;
     });
@@ -108,7 +110,7 @@ describe('the service proxy on simulated machines', { skip }, () => {
       },
     })));
     await Promise.all(pods.map(([name]) => waitFor(async () => {
-      const p = await api('GET', `/api/v1/namespaces/${NS}/pods/${name}`) as Pod;
+      const p = await api<Pod>('GET', `/api/v1/namespaces/${NS}/pods/${name}`);
       if (!p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return undefined;
       ips[name] = p.status.podIP!;
       return true;

@@ -2,6 +2,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import type { Pod } from '../src/core/api/pod.js';
+import type { ReplicaSet } from '../src/core/api/replicaset.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { BINARY, startMaster, type MasterProcess } from './helpers/master.js';
 import { startFakeWorker, type FakeWorker } from './helpers/fake-worker.js';
@@ -15,16 +17,16 @@ describe('ReplicaSet controller (real master, fake nodes)', () => {
   let worker: FakeWorker | undefined;
   const trackers: PodTracker[] = [];
 
-  const call = async (method: string, path: string, body?: unknown, contentType = 'application/json') => {
+  const call = async <T = unknown>(method: string, path: string, body?: unknown, contentType = 'application/json') => {
     const res = await fetch(`${master.url}${path}`, {
       method,
       headers: { authorization: `Bearer ${master.token}`, 'content-type': contentType },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
-    let parsed: any = text;
+    let parsed: unknown = text;
     try { parsed = JSON.parse(text); } catch { /* not JSON */ }
-    return { status: res.status, body: parsed };
+    return { status: res.status, body: parsed as T };
   };
   const cli = (...args: string[]) => spawnSync(process.execPath, [BINARY, ...args], { env: master.env, encoding: 'utf8', timeout: 60_000 });
   const track = (selector: string) => {
@@ -44,7 +46,7 @@ describe('ReplicaSet controller (real master, fake nodes)', () => {
     waitFor(() => t.alive().length === n && t.ready().length === n, { timeoutMs: 30_000, description });
   const waitStatus = (name: string, n: number) =>
     waitFor(async () => {
-      const rs = (await call('GET', `${RS}/${name}`)).body;
+      const rs = (await call<ReplicaSet>('GET', `${RS}/${name}`)).body;
       return rs.status?.replicas === n && rs.status.readyReplicas === n && rs.status.availableReplicas === n && rs.status.observedGeneration === rs.metadata.generation ? rs : undefined;
     }, { timeoutMs: 30_000, description: `status of ${name} to show ${n} ready` });
 
@@ -68,12 +70,12 @@ describe('ReplicaSet controller (real master, fake nodes)', () => {
     assert.equal(pods.max, 3, 'never more than 3 pods while the creates were in flight');
     assert.equal(pods.created.size, 3);
     for (const p of pods.alive()) {
-      assert.match(p.metadata.name, /^web-/);
+      assert.match(p.metadata.name!, /^web-/);
       assert.deepEqual(p.metadata.ownerReferences, [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: rs.metadata.uid, controller: true, blockOwnerDeletion: true }]);
       assert.ok(p.spec.nodeName, 'scheduled');
     }
 
-    const victim = pods.alive()[0].metadata.name;
+    const victim = pods.alive()[0].metadata.name!;
     assert.equal((await call('DELETE', `${PODS}/${victim}`)).status, 200);
     await waitFor(() => !pods.pods.has(victim) && pods.ready().length === 3, { timeoutMs: 30_000, description: 'a replacement' });
     assert.equal(pods.created.size, 4, 'exactly one replacement');
@@ -88,7 +90,7 @@ describe('ReplicaSet controller (real master, fake nodes)', () => {
     assert.equal(pods.created.size, 6);
 
     // The least valuable go first: all are Running and Ready, so the most recently Ready go; a pod Ready longest stays.
-    const readySince = (p: any) => Date.parse(p.status.conditions.find((c: any) => c.type === 'Ready').lastTransitionTime);
+    const readySince = (p: Pod) => Date.parse(p.status!.conditions!.find((c) => c.type === 'Ready')!.lastTransitionTime!);
     const oldest = Math.min(...pods.alive().map(readySince));
     const down = cli('scale', 'replicaset', 'web', '--replicas=1');
     assert.equal(down.status, 0, down.stderr);
@@ -121,9 +123,9 @@ describe('ReplicaSet controller (real master, fake nodes)', () => {
     assert.equal(pods.created.size, 2, 'one pod made, the orphan adopted');
     assert.equal(pods.max, 2);
 
-    const stray = pods.alive().find((p) => p.metadata.name !== 'web2-orphan').metadata.name;
+    const stray = pods.alive().find((p) => p.metadata.name !== 'web2-orphan')!.metadata.name!;
     assert.equal((await call('PATCH', `${PODS}/${stray}`, { metadata: { labels: { app: 'debug' } } }, 'application/merge-patch+json')).status, 200);
-    await waitFor(() => released.pods.get(stray) && !(released.pods.get(stray).metadata.ownerReferences ?? []).some((r: any) => r.controller), {
+    await waitFor(() => released.pods.get(stray) && !(released.pods.get(stray)!.metadata.ownerReferences ?? []).some((r) => r.controller), {
       timeoutMs: 10_000, description: 'the relabelled pod released',
     });
     await waitReady(pods, 2, 'a replacement for the released pod');

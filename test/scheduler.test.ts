@@ -4,12 +4,14 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import type { Event } from '../src/core/api/event.js';
 import type { Pod } from '../src/core/api/pod.js';
+import type { Status } from '../src/core/errors.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { BINARY, startMaster, type MasterProcess } from './helpers/master.js';
 
-interface Answer {
+/** An answer, its body as the caller says it is (the text where it is not JSON). */
+interface Answer<T = unknown> {
   status: number;
-  body: any;
+  body: T;
 }
 
 interface NodeSpec {
@@ -25,7 +27,7 @@ const ANTI_WEB = { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecu
 describe('scheduler', () => {
   let master: MasterProcess;
 
-  const call = async (method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Answer> => {
+  const call = async <T = unknown>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Answer<T>> => {
     const res = await fetch(`${master.url}${path}`, {
       method,
       headers: { authorization: `Bearer ${master.token}`, 'content-type': contentType },
@@ -34,7 +36,7 @@ describe('scheduler', () => {
     const text = await res.text();
     let parsed: unknown = text;
     try { parsed = JSON.parse(text); } catch { /* not JSON */ }
-    return { status: res.status, body: parsed };
+    return { status: res.status, body: parsed as T };
   };
   const ok = (a: Answer, status = 200) => {
     assert.equal(a.status, status, JSON.stringify(a.body));
@@ -151,17 +153,17 @@ describe('scheduler', () => {
     await makePod('bind', 'manual', { schedulerName: 'my-scheduler' });
     const binding = (node: string) => ({ apiVersion: 'v1', kind: 'Binding', metadata: { name: 'manual' }, target: { kind: 'Node', name: node } });
     assert.equal((await getPod('bind', 'manual')).spec.nodeName, undefined);
-    const first = await call('POST', '/api/v1/namespaces/bind/pods/manual/binding', binding('n2'));
+    const first = await call<Status>('POST', '/api/v1/namespaces/bind/pods/manual/binding', binding('n2'));
     assert.equal(first.status, 201, JSON.stringify(first.body));
     assert.equal(first.body.status, 'Success');
-    const second = await call('POST', '/api/v1/namespaces/bind/pods/manual/binding', binding('n3'));
+    const second = await call<Status>('POST', '/api/v1/namespaces/bind/pods/manual/binding', binding('n3'));
     assert.equal(second.status, 409);
     assert.equal(second.body.message, 'pod manual is already assigned to node "n2"');
     assert.equal((await getPod('bind', 'manual')).spec.nodeName, 'n2');
 
     await makePod('bind', 'auto');
     const node = await boundNode('bind', 'auto');
-    const again = await call('POST', '/api/v1/namespaces/bind/pods/auto/binding', { ...binding('n1'), metadata: { name: 'auto' } });
+    const again = await call<Status>('POST', '/api/v1/namespaces/bind/pods/auto/binding', { ...binding('n1'), metadata: { name: 'auto' } });
     assert.equal(again.status, 409);
     assert.equal(again.body.message, `pod auto is already assigned to node "${node}"`);
   });

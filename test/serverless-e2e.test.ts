@@ -6,6 +6,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
+import type { Event } from '../src/core/api/event.js';
+import type { FunctionObject } from '../src/core/api/function.js';
+import type { InvocationRecord } from '../src/core/api/invocation-record.js';
+import type { Node } from '../src/core/api/node.js';
+import type { Pod } from '../src/core/api/pod.js';
+import type { ReplicaSet } from '../src/core/api/replicaset.js';
+import type { WorkflowExecutionSummary } from '../src/core/api/workflow-execution.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { BINARY } from './helpers/master.js';
 import { createNetnsCluster, netnsSkipReason, type NetnsCluster } from './helpers/netns-node.js';
@@ -72,14 +79,15 @@ describe('serverless on the simulated cluster (three machines)', { skip }, () =>
 
   const master = () => cluster!.master;
   const fnUrl = (name = FN) => `${master().activatorUrl}/namespaces/${NS}/function/${name}`;
-  const api = async (method: string, path: string, body?: unknown) => {
+  /** The answer's JSON, as the caller says it is. */
+  const api = async <T = unknown>(method: string, path: string, body?: unknown) => {
     const res = await fetch(`${master().url}${path}`, {
       method, headers: { authorization: `Bearer ${master().token}`, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    const json = await res.json() as any;
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${json?.message}`);
-    return json;
+    const json: unknown = await res.json();
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${(json as { message?: string } | null)?.message}`);
+    return json as T;
   };
   const cli = (...args: string[]) => new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
     execFile(process.execPath, [BINARY, '-n', NS, ...args], { env: master().env, encoding: 'utf8', timeout: 400_000 }, (err, stdout, stderr) => {
@@ -92,12 +100,12 @@ describe('serverless on the simulated cluster (three machines)', { skip }, () =>
     return r;
   };
   /** The function's pods (not yet deleting), with their version, node and readiness. */
-  const pods = async () => ((await api('GET', `/api/v1/namespaces/${NS}/pods?labelSelector=minik8s.io/function=${FN}`)).items as any[])
+  const pods = async () => (await api<{ items: Pod[] }>('GET', `/api/v1/namespaces/${NS}/pods?labelSelector=minik8s.io/function=${FN}`)).items
     .map((p) => ({
       name: p.metadata.name as string,
-      version: Number(p.metadata.labels['minik8s.io/function-version']),
+      version: Number(p.metadata.labels!['minik8s.io/function-version']),
       node: p.spec.nodeName as string | undefined,
-      ready: Boolean(p.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True')),
+      ready: Boolean(p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')),
     }));
   const invoke = async (body: unknown, name = FN) => {
     const res = await fetch(fnUrl(name), { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(120_000) });
@@ -107,8 +115,8 @@ describe('serverless on the simulated cluster (three machines)', { skip }, () =>
   before(async () => {
     cluster = await createNetnsCluster({ machines: ['a', 'b', 'c'] });
     await waitFor(async () => {
-      const nodes = (await api('GET', '/api/v1/nodes')).items as any[];
-      return nodes.filter((n) => n.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True')).length === 3;
+      const nodes = (await api<{ items: Node[] }>('GET', '/api/v1/nodes')).items;
+      return nodes.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length === 3;
     }, { timeoutMs: 120_000, intervalMs: 500, description: 'three nodes Ready' });
     await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   });
@@ -133,7 +141,7 @@ describe('serverless on the simulated cluster (three machines)', { skip }, () =>
     assert.deepEqual(JSON.parse(first.text), { version: 1, echo: { n: 1 } });
     assert.equal(first.headers.get('x-minik8s-cold-start'), 'true');
     const id = first.headers.get('x-minik8s-invocation-id')!;
-    const record = await api('GET', `/apis/minik8s.io/v1/namespaces/${NS}/functions/${FN}/invocations/${id}`);
+    const record = await api<InvocationRecord>('GET', `/apis/minik8s.io/v1/namespaces/${NS}/functions/${FN}/invocations/${id}`);
     assert.equal(record.coldStart, true);
     assert.equal(record.status, 200);
   });
@@ -144,10 +152,10 @@ describe('serverless on the simulated cluster (three machines)', { skip }, () =>
     const body = JSON.parse(res.text);
     assert.match(body.error, /ValueError: cannot take boom/);
     const id = res.headers.get('x-minik8s-invocation-id')!;
-    const record = await api('GET', `/apis/minik8s.io/v1/namespaces/${NS}/functions/${FN}/invocations/${id}`);
+    const record = await api<InvocationRecord>('GET', `/apis/minik8s.io/v1/namespaces/${NS}/functions/${FN}/invocations/${id}`);
     assert.equal(record.status, 500);
-    assert.match(record.error, /^ValueError: cannot take boom/);
-    assert.match(record.traceback, /Traceback \(most recent call last\):[\s\S]*v1\.py", line 4, in handler[\s\S]*ValueError: cannot take boom/);
+    assert.match(record.error!, /^ValueError: cannot take boom/);
+    assert.match(record.traceback!, /Traceback \(most recent call last\):[\s\S]*v1\.py", line 4, in handler[\s\S]*ValueError: cannot take boom/);
     // The runtime lives on.
     assert.equal((await invoke({ n: 2 })).status, 200);
   });
@@ -178,12 +186,12 @@ describe('serverless on the simulated cluster (three machines)', { skip }, () =>
     assert.ok(result.ok > 100, `only ${result.ok} calls answered`);
     assert.ok(seenPods.size > 1, `only ${seenPods.size} pod(s) served`);
     assert.ok(seenNodes.size > 1, `pods only on ${[...seenNodes].join(', ')}`);
-    const events = ((await api('GET', `/api/v1/namespaces/${NS}/events`)).items as any[]).filter((e) => e.involvedObject.name === FN).map((e) => e.reason);
+    const events = (await api<{ items: Event[] }>('GET', `/api/v1/namespaces/${NS}/events`)).items.filter((e) => e.involvedObject.name === FN).map((e) => e.reason);
     assert.ok(events.includes('ScaledUp'), events.join(','));
   });
 
   it('after the load and the idle grace it is back at zero pods', { timeout: 200_000 }, async () => {
-    await waitFor(async () => (await api('GET', `/apis/apps/v1/namespaces/${NS}/replicasets/${FN}-v1`)).spec.replicas === 0 && (await pods()).length === 0,
+    await waitFor(async () => (await api<ReplicaSet>('GET', `/apis/apps/v1/namespaces/${NS}/replicasets/${FN}-v1`)).spec.replicas === 0 && (await pods()).length === 0,
       { timeoutMs: 180_000, intervalMs: 1000, description: `${FN} at zero pods` });
   });
 
@@ -209,14 +217,14 @@ describe('serverless on the simulated cluster (three machines)', { skip }, () =>
     assert.deepEqual(result.failures, []);
     assert.ok((result.versions.get(1) ?? 0) > 0 && (result.versions.get(2) ?? 0) > 0, JSON.stringify([...result.versions]));
     assert.deepEqual([...new Set(result.lastVersions)], [2]);
-    assert.equal((await api('GET', `/apis/apps/v1/namespaces/${NS}/replicasets/${FN}-v1`)).spec.replicas, 0);
+    assert.equal((await api<ReplicaSet>('GET', `/apis/apps/v1/namespaces/${NS}/replicasets/${FN}-v1`)).spec.replicas, 0);
   });
 
   it('a hard update deletes the old pods at once; the next call cold-starts the new version', { timeout: 500_000 }, async () => {
     assert.ok((await pods()).some((p) => p.version === 2), 'v2 pods before the hard update');
     writeFileSync(join(dir, 'v1.py'), handler(3));
     await ok('function', 'update', FN, '-f', join(dir, 'v1.py'), '--hard');
-    await waitFor(async () => (await api('GET', `/apis/apps/v1/namespaces/${NS}/replicasets/${FN}-v2`)).spec.replicas === 0,
+    await waitFor(async () => (await api<ReplicaSet>('GET', `/apis/apps/v1/namespaces/${NS}/replicasets/${FN}-v2`)).spec.replicas === 0,
       { timeoutMs: 10_000, intervalMs: 200, description: `${FN}-v2 scaled to 0` });
     // Deleted at once (their grace covers calls in flight; there are none).
     await waitFor(async () => (await pods()).every((p) => p.version !== 2), { timeoutMs: 60_000, intervalMs: 500, description: 'the v2 pods gone' });
@@ -230,7 +238,7 @@ describe('serverless on the simulated cluster (three machines)', { skip }, () =>
   it('a workflow with a Choice takes different branches for two inputs', { timeout: 500_000 }, async () => {
     await ok('apply', '-f', EXAMPLE);
     for (const fn of ['add', 'add-five']) {
-      await waitFor(async () => (await api('GET', `/apis/minik8s.io/v1/namespaces/${NS}/functions/${fn}`)).status?.build?.phase === 'Succeeded',
+      await waitFor(async () => (await api<FunctionObject>('GET', `/apis/minik8s.io/v1/namespaces/${NS}/functions/${fn}`)).status?.build?.phase === 'Succeeded',
         { timeoutMs: 400_000, intervalMs: 1000, description: `function ${fn} built` });
     }
     const run = async (input: unknown) => {
@@ -243,7 +251,7 @@ describe('serverless on the simulated cluster (three machines)', { skip }, () =>
     };
     assert.deepEqual(await run({ x: 6, y: 7 }), { x: 18, message: 'x is 18' });
     assert.deepEqual(await run({ x: 1, y: 2 }), { x: 8, message: 'x is not 18' });
-    const executions = JSON.parse((await ok('workflow', 'executions', 'add-and-judge', '-o', 'json')).stdout).items as any[];
+    const executions = (JSON.parse((await ok('workflow', 'executions', 'add-and-judge', '-o', 'json')).stdout) as { items: WorkflowExecutionSummary[] }).items;
     assert.deepEqual(executions.map((e) => e.status), ['SUCCEEDED', 'SUCCEEDED']);
   });
 });

@@ -4,12 +4,14 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import type { Endpoints } from '../src/core/api/endpoints.js';
 import type { Service } from '../src/core/api/service.js';
+import type { Status } from '../src/core/errors.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { BINARY, startMaster, type MasterProcess } from './helpers/master.js';
 
 interface Answer {
   status: number;
-  body: any;
+  /** The JSON answered, or the text where it is not JSON. */
+  body: unknown;
 }
 
 const MERGE = 'application/merge-patch+json';
@@ -37,8 +39,9 @@ describe('services', () => {
   /** A 422's causes as `field: message`. */
   const invalid = (a: Answer): string[] => {
     assert.equal(a.status, 422, JSON.stringify(a.body));
-    assert.equal(a.body.reason, 'Invalid');
-    return a.body.details.causes.map((c: { field: string; message: string }) => `${c.field}: ${c.message}`);
+    const status = a.body as Status;
+    assert.equal(status.reason, 'Invalid');
+    return status.details!.causes!.map((c) => `${c.field}: ${c.message}`);
   };
   const cli = (...args: string[]) => spawnSync(process.execPath, [BINARY, ...args], { env: master.env, encoding: 'utf8', timeout: 60_000 });
 

@@ -6,8 +6,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type * as v from 'valibot';
+import type { Deployment } from '../src/core/api/deployment.js';
+import type { Endpoints } from '../src/core/api/endpoints.js';
 import type { Node } from '../src/core/api/node.js';
-import type { Pod } from '../src/core/api/pod.js';
+import type { Pod, podTemplateSpecSchema } from '../src/core/api/pod.js';
+import type { ReplicaSet } from '../src/core/api/replicaset.js';
+import type { Service } from '../src/core/api/service.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { BINARY } from './helpers/master.js';
 import { createNetnsCluster, findExecutable, netnsSkipReason, type NetnsCluster, type NetnsWorker } from './helpers/netns-node.js';
@@ -103,7 +108,7 @@ describe('workloads on three machines: rolling updates with no failed request, a
   const timings: string[] = [];
 
   const master = () => cluster.master;
-  const call = async (method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: any }> => {
+  const call = async (method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: unknown }> => {
     const send = () => fetch(`${master().url}${path}`, {
       method,
       headers: { authorization: `Bearer ${master().token}`, 'content-type': contentType },
@@ -116,14 +121,15 @@ describe('workloads on three machines: rolling updates with no failed request, a
       return send();
     });
     const text = await res.text();
-    let parsed: any = text;
+    let parsed: unknown = text;
     try { parsed = JSON.parse(text); } catch { /* not JSON */ }
     return { status: res.status, body: parsed };
   };
-  const api = async (method: string, path: string, body?: unknown, contentType?: string) => {
+  /** The answer's body, as the caller says it is. */
+  const api = async <T = unknown>(method: string, path: string, body?: unknown, contentType?: string) => {
     const res = await call(method, path, body, contentType);
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.body?.message ?? res.body}`);
-    return res.body;
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${(res.body as { message?: string } | undefined)?.message ?? res.body}`);
+    return res.body as T;
   };
   // Asynchronous, so that the pod watches and the client's pipe keep being read while a command runs.
   const cli = (...args: string[]) => new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
@@ -135,7 +141,7 @@ describe('workloads on three machines: rolling updates with no failed request, a
     const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
     child.once('close', (status) => { clearTimeout(timer); resolve({ status, stdout, stderr }); });
   });
-  const getNode = (w: NetnsWorker) => api('GET', `/api/v1/nodes/${w.nodeName}`) as Promise<Node>;
+  const getNode = (w: NetnsWorker) => api<Node>('GET', `/api/v1/nodes/${w.nodeName}`);
   const nodeReady = (n: Node) => n.status?.conditions?.find((c) => c.type === 'Ready')?.status;
   const workerOf = (nodeName: string) => workers.findIndex((w) => w.nodeName === nodeName);
   const track = (selector: string, options: { reconnect?: boolean } = {}) => {
@@ -147,9 +153,9 @@ describe('workloads on three machines: rolling updates with no failed request, a
   const running = (p: Pod) => p.status?.phase === 'Running' && isPodReady(p);
   const lap = (started: number) => `${((Date.now() - started) / 1000).toFixed(1)} s`;
   /** Replaces the Deployment's pod template (a PUT of what was read, so a concurrent change fails rather than being lost). */
-  const setTemplate = async (name: string, change: (template: any) => void) => {
+  const setTemplate = async (name: string, change: (template: v.InferInput<typeof podTemplateSpecSchema>) => void) => {
     const path = `/apis/apps/v1/namespaces/${NS}/deployments/${name}`;
-    const deployment = await api('GET', path);
+    const deployment = await api<Deployment>('GET', path);
     change(deployment.spec.template);
     await api('PUT', path, deployment);
   };
@@ -245,7 +251,7 @@ describe('workloads on three machines: rolling updates with no failed request, a
     let started = Date.now();
     await rolloutStatus('web');
     timings.push(`web: 3 replicas of v1 available after ${lap(started)}`);
-    const ip = (await api('GET', `/api/v1/namespaces/${NS}/services/web`)).spec.clusterIP as string;
+    const ip = (await api<Service>('GET', `/api/v1/namespaces/${NS}/services/web`)).spec.clusterIP as string;
 
     const client = startClient(workers[0]!, `http://${ip}/`);
     const first = await waitFor(async () => { const r = await client.report(); return r.total >= 20 ? r : undefined; },
@@ -264,8 +270,8 @@ describe('workloads on three machines: rolling updates with no failed request, a
       const image = webContainer(version).image;
       const current = () => pods.alive().filter((p) => p.spec.containers[0].image === image);
       await waitFor(async () => {
-        const ep = await api('GET', `/api/v1/namespaces/${NS}/endpoints/web`);
-        const ips = ((ep.subsets ?? []) as any[]).flatMap((s) => (s.addresses ?? []).map((a: any) => a.ip as string)).sort();
+        const ep = await api<Endpoints>('GET', `/api/v1/namespaces/${NS}/endpoints/web`);
+        const ips = (ep.subsets ?? []).flatMap((s) => (s.addresses ?? []).map((a) => a.ip)).sort();
         return ips.length === 3 && ips.join() === current().map((p) => p.status?.podIP).sort().join();
       }, { timeoutMs: 60_000, intervalMs: 200, description: `the endpoints of web to be the three ${version} pods` });
       // And the client's node has them: its proxy follows the endpoints a moment later (at most one sync per 250 ms).
@@ -321,8 +327,8 @@ describe('workloads on three machines: rolling updates with no failed request, a
     });
     await rolloutStatus('slow');
     await waitFor(() => pods.pods.size === 4 && pods.alive().every(running), { timeoutMs: 60_000, description: '4 Running v1 pods' });
-    const oldHash = pods.alive()[0].metadata.labels['pod-template-hash'] as string;
-    const isNew = (p: any) => p.metadata.labels['pod-template-hash'] !== oldHash;
+    const oldHash = pods.alive()[0].metadata.labels!['pod-template-hash'] as string;
+    const isNew = (p: Pod) => p.metadata.labels!['pod-template-hash'] !== oldHash;
 
     pods.arm();
     // Should there be too many, what they were: the first moment it happened.
@@ -350,10 +356,10 @@ describe('workloads on three machines: rolling updates with no failed request, a
     // No pod of the new template was made twice over, despite the restart.
     assert.equal([...pods.created].filter((name) => name.startsWith('slow-') && !name.includes(oldHash)).length, 4, `pods made: ${[...pods.created].join(', ')}`);
 
-    const sets = (await api('GET', `/apis/apps/v1/namespaces/${NS}/replicasets?labelSelector=app%3Dslow`)).items as any[];
-    const replicas = Object.fromEntries(sets.map((rs) => [rs.metadata.labels['pod-template-hash'] === oldHash ? 'old' : 'new', [rs.spec.replicas, rs.status?.readyReplicas ?? 0]]));
+    const sets = (await api<{ items: ReplicaSet[] }>('GET', `/apis/apps/v1/namespaces/${NS}/replicasets?labelSelector=app%3Dslow`)).items;
+    const replicas = Object.fromEntries(sets.map((rs) => [rs.metadata.labels!['pod-template-hash'] === oldHash ? 'old' : 'new', [rs.spec.replicas, rs.status?.readyReplicas ?? 0]]));
     assert.deepEqual(replicas, { old: [0, 0], new: [4, 4] });
-    const deployment = await api('GET', `/apis/apps/v1/namespaces/${NS}/deployments/slow`);
+    const deployment = await api<Deployment>('GET', `/apis/apps/v1/namespaces/${NS}/deployments/slow`);
     assert.deepEqual([deployment.status.replicas, deployment.status.updatedReplicas, deployment.status.availableReplicas], [4, 4, 4]);
   });
 
@@ -370,7 +376,7 @@ describe('workloads on three machines: rolling updates with no failed request, a
         },
       },
     });
-    const threeRunning = (description: string, extra: (alive: any[]) => boolean = () => true) => waitFor(
+    const threeRunning = (description: string, extra: (alive: Pod[]) => boolean = () => true) => waitFor(
       () => (pods.alive().length === 3 && pods.alive().every(running) && extra(pods.alive()) ? pods.alive() : undefined),
       { timeoutMs: 120_000, intervalMs: 100, description },
     );
@@ -388,13 +394,13 @@ describe('workloads on three machines: rolling updates with no failed request, a
     started = Date.now();
     const names = pods.alive().map((p) => p.metadata.name).sort();
     const victim = pods.alive()[0];
-    const engine = workers[workerOf(victim.spec.nodeName)]!.machine.docker;
+    const engine = workers[workerOf(victim.spec.nodeName!)]!.machine.docker;
     const [container] = await engine.listContainers({ filters: { label: [`minik8s.io/pod-uid=${victim.metadata.uid}`, 'minik8s.io/role=app'] } });
     assert.ok(container, `the container of ${victim.metadata.name}`);
     await engine.getContainer(container.Id).kill();
     await threeRunning('the killed container to be restarted', (alive) => alive.find((p) => p.metadata.uid === victim.metadata.uid)?.status?.containerStatuses?.[0]?.restartCount === 1);
     assert.deepEqual(pods.alive().map((p) => p.metadata.name).sort(), names, 'the pod was restarted, not replaced');
-    const restarted = pods.pods.get(victim.metadata.name).status.containerStatuses[0];
+    const restarted = pods.pods.get(victim.metadata.name!)!.status!.containerStatuses![0];
     assert.equal(restarted.lastState?.terminated?.exitCode, 137);
     timings.push(`keeper: a killed container restarted in ${lap(started)}`);
 
@@ -402,7 +408,7 @@ describe('workloads on three machines: rolling updates with no failed request, a
     const lostNode = pods.alive()[0].spec.nodeName as string;
     const i = workerOf(lostNode);
     const lost = workers[i]!;
-    const stranded = pods.alive().filter((p) => p.spec.nodeName === lostNode).map((p) => p.metadata.name);
+    const stranded = pods.alive().filter((p) => p.spec.nodeName === lostNode).map((p) => p.metadata.name!);
     started = Date.now();
     process.kill(lost.pid, 'SIGKILL');
     const ip = findExecutable('ip')!;
@@ -426,7 +432,7 @@ describe('workloads on three machines: rolling updates with no failed request, a
     }, { timeoutMs: 60_000, intervalMs: 500, description: `node ${lostNode} Ready again` });
     await waitFor(() => pods.pods.size === 3 && [...pods.pods.values()].every(running), { timeoutMs: 60_000, intervalMs: 200, description: 'the evicted pods gone, 3 Running' });
     assert.ok(pods.maxAlive <= 3, `${pods.maxAlive} pods at once`);
-    const rs = await api('GET', `/apis/apps/v1/namespaces/${NS}/replicasets/keeper`);
+    const rs = await api<ReplicaSet>('GET', `/apis/apps/v1/namespaces/${NS}/replicasets/keeper`);
     assert.deepEqual([rs.status.replicas, rs.status.readyReplicas], [3, 3]);
   });
 });

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Node } from '../../src/core/api/node.js';
 import { waitFor } from '../../src/core/wait-for.js';
 import { BINARY, freePort, type MasterProcess } from './master.js';
 
@@ -43,8 +44,8 @@ export async function startFakeWorker(options: StartFakeWorkerOptions): Promise<
     await waitFor(async () => {
       if (child.exitCode !== null) throw new Error(`worker exited:\n${output}`);
       const res = await fetch(`${master.url}/api/v1/nodes`, { headers: { authorization: `Bearer ${master.token}` } });
-      const nodes = ((await res.json()) as { items: any[] }).items;
-      return nodes.filter((n) => n.metadata.name.startsWith(options.namePrefix) && n.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True')).length === options.readyNodes;
+      const nodes = ((await res.json()) as { items: Node[] }).items;
+      return nodes.filter((n) => n.metadata.name!.startsWith(options.namePrefix) && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length === options.readyNodes;
     }, { timeoutMs: 30_000, description: `${options.readyNodes} Ready fake node(s)` });
   } catch (err) {
     await stop();

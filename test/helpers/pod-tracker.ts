@@ -1,10 +1,10 @@
 // Follows the pods of one label selector through a real watch, for tests that must show a controller never overshoots: which pods exist, how many were ever made, and the extremes seen at any event.
 import { setTimeout as delay } from 'node:timers/promises';
-import { isPodReady } from '../../src/core/api/pod.js';
+import { isPodReady, type Pod } from '../../src/core/api/pod.js';
 
 
 export class PodTracker {
-  readonly pods = new Map<string, any>();
+  readonly pods = new Map<string, Pod>();
   /** Every pod name ever seen. */
   readonly created = new Set<string>();
   /** The most pods alive at once since the start or the last resetMax(). */
@@ -31,13 +31,14 @@ export class PodTracker {
       const res = await fetch(`${pods}&watch=1${resourceVersion ? `&resourceVersion=${resourceVersion}` : ''}`, { headers, signal });
       const decoder = new TextDecoder();
       let buffered = '';
-      for await (const chunk of res.body as any as AsyncIterable<Uint8Array>) {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
         buffered += decoder.decode(chunk, { stream: true });
-        let nl: number;
-        while ((nl = buffered.indexOf('\n')) >= 0) {
+        let nl = buffered.indexOf('\n');
+        while (nl >= 0) {
           const line = buffered.slice(0, nl).trim();
           buffered = buffered.slice(nl + 1);
           if (line) this.#apply(JSON.parse(line));
+          nl = buffered.indexOf('\n');
         }
       }
     };
@@ -54,7 +55,7 @@ export class PodTracker {
           await delay(500, undefined, { signal });
           const res = await fetch(pods, { headers, signal });
           if (!res.ok) continue;
-          const list = await res.json() as { metadata: { resourceVersion: string }; items: any[] };
+          const list = await res.json() as { metadata: { resourceVersion: string }; items: Pod[] };
           this.#relisted(list.items);
           await watch(list.metadata.resourceVersion);
         } catch {
@@ -65,16 +66,16 @@ export class PodTracker {
   }
 
   /** A fresh list after a reconnect replaces what was known at once: applied pod by pod, a stale pod could count beside its replacement. */
-  #relisted(items: any[]): void {
+  #relisted(items: Pod[]): void {
     this.pods.clear();
     for (const pod of items) {
-      this.pods.set(pod.metadata.name, pod);
-      this.created.add(pod.metadata.name);
+      this.pods.set(pod.metadata.name!, pod);
+      this.created.add(pod.metadata.name!);
     }
     this.#observe();
   }
 
-  #apply(event: { type: string; object: any }): void {
+  #apply(event: { type: string; object: Pod }): void {
     const name = event.object.metadata?.name;
     if (!name || event.type === 'BOOKMARK') return;
     if (event.type === 'DELETED') this.pods.delete(name);
@@ -106,11 +107,11 @@ export class PodTracker {
   }
 
   /** Pods not being deleted. */
-  alive(): any[] {
+  alive(): Pod[] {
     return [...this.pods.values()].filter((p) => !p.metadata.deletionTimestamp);
   }
 
-  ready(): any[] {
+  ready(): Pod[] {
     return this.alive().filter(isPodReady);
   }
 

@@ -8,8 +8,8 @@ import type { ListWatcher } from '../../src/core/controller/informer.js';
  * its source, whatever the scope; any other resource fails, as does every other call unless
  * `calls` supplies it (the overlay's patch of its own Node, say).
  */
-export function scriptedClient(sources: Readonly<Record<string, ListWatcher<any>>>, calls: Partial<Client> = {}): Client {
-  const sourceOf = (def: KindDefinition): ListWatcher<any> => {
+export function scriptedClient(sources: Readonly<Record<string, ListWatcher>>, calls: Partial<Client> = {}): Client {
+  const sourceOf = (def: KindDefinition): ListWatcher => {
     const source = sources[def.resource];
     if (!source) throw new Error(`the scripted client has no source of ${def.resource}`);
     return source;
