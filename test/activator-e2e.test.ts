@@ -11,7 +11,10 @@ import { BINARY, startMaster, type MasterProcess } from './helpers/master.js';
 import { startWorker, type WorkerProcess } from './helpers/worker.js';
 
 const docker = new Docker();
-const dockerAvailable = await docker.ping().then(() => true, () => false);
+const dockerAvailable = await docker.ping().then(
+  () => true,
+  () => false,
+);
 
 const HANDLER = [
   'import time',
@@ -30,12 +33,13 @@ describe('functions through the activator (real master and worker)', { skip: doc
   let worker: WorkerProcess;
   const dir = mkdtempSync(join(tmpdir(), 'minik8s-act-e2e-'));
 
-  const cli = (...args: string[]) => new Promise<{ status: number; stdout: string; stderr: string; ms: number }>((resolve) => {
-    const started = Date.now();
-    execFile(process.execPath, [BINARY, ...args], { env: master.env, encoding: 'utf8', timeout: 240_000 }, (err, stdout, stderr) => {
-      resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr, ms: Date.now() - started });
+  const cli = (...args: string[]) =>
+    new Promise<{ status: number; stdout: string; stderr: string; ms: number }>((resolve) => {
+      const started = Date.now();
+      execFile(process.execPath, [BINARY, ...args], { env: master.env, encoding: 'utf8', timeout: 240_000 }, (err, stdout, stderr) => {
+        resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr, ms: Date.now() - started });
+      });
     });
-  });
   const ok = async (...args: string[]) => {
     const r = await cli(...args);
     assert.equal(r.status, 0, `minik8s ${args.join(' ')} exited ${r.status}:\n${r.stdout}\n${r.stderr}`);
@@ -43,10 +47,10 @@ describe('functions through the activator (real master and worker)', { skip: doc
   };
   const api = async (path: string) => {
     const res = await fetch(`${master.url}${path}`, { headers: { authorization: `Bearer ${master.token}` } });
-    return { status: res.status, body: await res.json() as any };
+    return { status: res.status, body: (await res.json()) as any };
   };
   const replicas = async () => (await api('/apis/apps/v1/namespaces/default/replicasets/hello-v1')).body.spec?.replicas;
-  const pods = async () => ((await api('/api/v1/namespaces/default/pods?labelSelector=minik8s.io/function=hello')).body.items as any[]);
+  const pods = async () => (await api('/api/v1/namespaces/default/pods?labelSelector=minik8s.io/function=hello')).body.items as any[];
 
   before(async () => {
     master = await startMaster({ seedImages: true });
@@ -62,12 +66,16 @@ describe('functions through the activator (real master and worker)', { skip: doc
       const prefix = `127.0.0.1:${registryPort}/functions/`;
       for (const image of await docker.listImages().catch(() => [])) {
         const refs = [...(image.RepoTags ?? []), ...(image.RepoDigests ?? [])];
-        if (refs.some((r) => r.startsWith(prefix))) await docker.getImage(image.Id).remove({ force: true }).catch(() => {});
+        if (refs.some((r) => r.startsWith(prefix)))
+          await docker
+            .getImage(image.Id)
+            .remove({ force: true })
+            .catch(() => {});
       }
     }
   });
 
-  it('creates a function served at the activator\'s URL, at zero pods', async () => {
+  it("creates a function served at the activator's URL, at zero pods", async () => {
     writeFileSync(join(dir, 'handler.py'), HANDLER);
     await ok('function', 'create', 'hello', '-f', join(dir, 'handler.py'), '--idle-grace', '4');
     const fn = (await api('/apis/minik8s.io/v1/namespaces/default/functions/hello')).body;
@@ -130,7 +138,11 @@ describe('functions through the activator (real master and worker)', { skip: doc
   });
 
   it('goes back to zero pods after the idle grace', async () => {
-    await waitFor(async () => (await replicas()) === 0 && (await pods()).length === 0, { timeoutMs: 90_000, intervalMs: 500, description: 'hello at zero pods' });
+    await waitFor(async () => (await replicas()) === 0 && (await pods()).length === 0, {
+      timeoutMs: 90_000,
+      intervalMs: 500,
+      description: 'hello at zero pods',
+    });
     // And comes back on the next call.
     const again = await ok('invoke', 'hello', '--data', '{"back": true}');
     assert.deepEqual(JSON.parse(again.stdout).hello, { back: true });
@@ -140,8 +152,14 @@ describe('functions through the activator (real master and worker)', { skip: doc
 
   it('runs a workflow through the activator: `invoke workflow` prints its output, or fails with the execution', async () => {
     const res = await fetch(`${master.url}/apis/minik8s.io/v1/namespaces/default/workflows`, {
-      method: 'POST', headers: { authorization: `Bearer ${master.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ apiVersion: 'minik8s.io/v1', kind: 'Workflow', metadata: { name: 'flow' }, spec: { definition: { StartAt: 'Call', States: { Call: { Type: 'Task', Resource: 'hello', End: true } } } } }),
+      method: 'POST',
+      headers: { authorization: `Bearer ${master.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        apiVersion: 'minik8s.io/v1',
+        kind: 'Workflow',
+        metadata: { name: 'flow' },
+        spec: { definition: { StartAt: 'Call', States: { Call: { Type: 'Task', Resource: 'hello', End: true } } } },
+      }),
     });
     assert.equal(res.status, 201, await res.text());
     const run = await ok('invoke', 'workflow', 'flow', '--data', '{"n": 2}');

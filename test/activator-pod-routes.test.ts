@@ -43,25 +43,30 @@ describe('routes from the master to pods on other machines', { skip }, () => {
   /** The answer's JSON, as the caller says it is. */
   const api = async <T = unknown>(method: string, path: string, body?: unknown) => {
     const res = await fetch(`${master().url}${path}`, {
-      method, headers: { authorization: `Bearer ${master().token}`, 'content-type': 'application/json' },
+      method,
+      headers: { authorization: `Bearer ${master().token}`, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const json: unknown = await res.json();
     if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${(json as { message?: string } | null)?.message}`);
     return json as T;
   };
-  const cli = (...args: string[]) => new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, [BINARY, ...args], { env: master().env, encoding: 'utf8', timeout: 240_000 }, (err, stdout, stderr) => {
-      resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+  const cli = (...args: string[]) =>
+    new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, [BINARY, ...args], { env: master().env, encoding: 'utf8', timeout: 240_000 }, (err, stdout, stderr) => {
+        resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      });
     });
-  });
 
   before(async () => {
     cluster = await createNetnsCluster({ machines: ['a'] });
-    const node = await waitFor(async () => {
-      const n = await api<Node>('GET', `/api/v1/nodes/${cluster!.workers[0]!.nodeName}`);
-      return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
-    }, { timeoutMs: 60_000, description: 'the node Ready' });
+    const node = await waitFor(
+      async () => {
+        const n = await api<Node>('GET', `/api/v1/nodes/${cluster!.workers[0]!.nodeName}`);
+        return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
+      },
+      { timeoutMs: 60_000, description: 'the node Ready' },
+    );
     podCIDR = node.spec.podCIDR!;
     await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   });
@@ -73,28 +78,40 @@ describe('routes from the master to pods on other machines', { skip }, () => {
     const docker = new Docker();
     for (const image of await docker.listImages().catch(() => [])) {
       const refs = [...(image.RepoTags ?? []), ...(image.RepoDigests ?? [])];
-      if (refs.some((r) => r.includes(`/functions/${NS}-`))) await docker.getImage(image.Id).remove({ force: true }).catch(() => {});
+      if (refs.some((r) => r.includes(`/functions/${NS}-`)))
+        await docker
+          .getImage(image.Id)
+          .remove({ force: true })
+          .catch(() => {});
     }
   });
 
-  it('routes the Ready node\'s pod range via its address, marked as ours', async () => {
+  it("routes the Ready node's pod range via its address, marked as ours", async () => {
     const machineIP = cluster!.machines[0]!.ip;
     await waitFor(() => ourRoutes().get(podCIDR) === machineIP, { timeoutMs: 30_000, description: `a route to ${podCIDR} via ${machineIP}` });
   });
 
-  it('the host reaches a pod on the machine by its address, and the pod sees the host\'s own address', async () => {
+  it("the host reaches a pod on the machine by its address, and the pod sees the host's own address", async () => {
     await api('POST', `/api/v1/namespaces/${NS}/pods`, {
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web' },
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web' },
       spec: { containers: [{ name: 'web', image: 'python:3.11', command: ['python3', '-c', SERVER], ports: [{ containerPort: 8080 }] }] },
     });
-    const ip = await waitFor(async () => {
-      const p = await api<Pod>('GET', `/api/v1/namespaces/${NS}/pods/web`);
-      return p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? p.status.podIP as string : undefined;
-    }, { timeoutMs: 120_000, intervalMs: 250, description: 'the pod Ready' });
-    const seen = await waitFor(async () => {
-      const res = await fetch(`http://${ip}:8080/`, { signal: AbortSignal.timeout(3000) });
-      return res.status === 200 ? await res.text() : undefined;
-    }, { timeoutMs: 30_000, description: `http://${ip}:8080/ from the host` });
+    const ip = await waitFor(
+      async () => {
+        const p = await api<Pod>('GET', `/api/v1/namespaces/${NS}/pods/web`);
+        return p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? (p.status.podIP as string) : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 250, description: 'the pod Ready' },
+    );
+    const seen = await waitFor(
+      async () => {
+        const res = await fetch(`http://${ip}:8080/`, { signal: AbortSignal.timeout(3000) });
+        return res.status === 200 ? await res.text() : undefined;
+      },
+      { timeoutMs: 30_000, description: `http://${ip}:8080/ from the host` },
+    );
     assert.equal(seen, cluster!.hostIP);
   });
 
@@ -102,7 +119,11 @@ describe('routes from the master to pods on other machines', { skip }, () => {
     writeFileSync(join(dir, 'handler.py'), 'def handler(event, context):\n    return {"got": event}\n');
     const created = await cli('-n', NS, 'function', 'create', 'far', '-f', join(dir, 'handler.py'));
     assert.equal(created.status, 0, created.stderr);
-    const res = await fetch(`${master().activatorUrl}/namespaces/${NS}/function/far`, { method: 'POST', body: '{"x": 1}', signal: AbortSignal.timeout(120_000) });
+    const res = await fetch(`${master().activatorUrl}/namespaces/${NS}/function/far`, {
+      method: 'POST',
+      body: '{"x": 1}',
+      signal: AbortSignal.timeout(120_000),
+    });
     const text = await res.text();
     assert.equal(res.status, 200, text);
     assert.deepEqual(JSON.parse(text), { got: { x: 1 } });
@@ -113,14 +134,17 @@ describe('routes from the master to pods on other machines', { skip }, () => {
     const pid = master().pid;
     process.kill(pid, 'SIGTERM');
     // Gone, or a zombie (it may be our child, not yet reaped).
-    await waitFor(() => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        return ['Z', 'X'].includes(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3));
-      } catch {
-        return true;
-      }
-    }, { timeoutMs: 30_000, description: 'the master to exit' });
+    await waitFor(
+      () => {
+        try {
+          const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+          return ['Z', 'X'].includes(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3));
+        } catch {
+          return true;
+        }
+      },
+      { timeoutMs: 30_000, description: 'the master to exit' },
+    );
     assert.equal(ourRoutes().has(podCIDR), false);
     assert.match(master().output(), new RegExp(`pod routes: ip route del ${podCIDR.replace(/\./g, '\\.')} proto ${POD_ROUTE_PROTO}`));
   });

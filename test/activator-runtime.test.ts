@@ -41,14 +41,21 @@ async function startRuntime(dir: string, env: Record<string, string> = {}): Prom
     env: { ...process.env, MINIK8S_PORT: String(port), MINIK8S_FUNCTION_DIR: dir, MINIK8S_FUNCTION_NAME: 'hello', MINIK8S_FUNCTION_VERSION: '3', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  child.stdout!.on('data', (d) => { output += d; });
-  child.stderr!.on('data', (d) => { output += d; });
+  child.stdout!.on('data', (d) => {
+    output += d;
+  });
+  child.stderr!.on('data', (d) => {
+    output += d;
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(async () => {
-    if (child.exitCode !== null) throw new Error(`runtime exited: ${output}`);
-    return (await fetch(`${url}/healthz`).catch(() => undefined)) !== undefined;
-  }, { timeoutMs: 10_000, description: 'the runtime to listen' });
+  await waitFor(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`runtime exited: ${output}`);
+      return (await fetch(`${url}/healthz`).catch(() => undefined)) !== undefined;
+    },
+    { timeoutMs: 10_000, description: 'the runtime to listen' },
+  );
   return { child, url, output: () => output, exited };
 }
 
@@ -88,30 +95,40 @@ describe('python function runtime', () => {
 
   it('passes JSON in and out, with query, headers, method, path and the invocation id in the context', async () => {
     const res = await fetch(`${rt.url}/a/b?x=1&x=2&y=`, {
-      method: 'PUT', body: JSON.stringify({ n: 1 }), headers: { 'content-type': 'application/json', 'x-test': 'yes', 'x-minik8s-invocation-id': 'inv-1' },
+      method: 'PUT',
+      body: JSON.stringify({ n: 1 }),
+      headers: { 'content-type': 'application/json', 'x-test': 'yes', 'x-minik8s-invocation-id': 'inv-1' },
     });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/json');
     assert.equal(res.headers.get('x-minik8s-invocation-id'), 'inv-1');
     assert.deepEqual(await res.json(), {
-      event: { n: 1 }, method: 'PUT', path: '/a/b', query: { x: '1', y: '' }, all: { x: ['1', '2'], y: [''] }, header: 'yes', id: 'inv-1', function: 'hello', version: '3',
+      event: { n: 1 },
+      method: 'PUT',
+      path: '/a/b',
+      query: { x: '1', y: '' },
+      all: { x: ['1', '2'], y: [''] },
+      header: 'yes',
+      id: 'inv-1',
+      function: 'hello',
+      version: '3',
     });
     assert.equal(decode(res.headers.get('x-minik8s-stdout')), "called with {'n': 1}\n");
     assert.ok(Number(res.headers.get('x-minik8s-duration-ms')) >= 0);
   });
 
   it('gives raw text for a body that is not JSON, None for none, and makes up an invocation id', async () => {
-    const text = await (await fetch(`${rt.url}/`, { method: 'POST', body: 'just words' })).json() as { event: unknown; id: string };
+    const text = (await (await fetch(`${rt.url}/`, { method: 'POST', body: 'just words' })).json()) as { event: unknown; id: string };
     assert.equal(text.event, 'just words');
     assert.match(text.id, /^[0-9a-f]{32}$/);
-    const empty = await (await fetch(`${rt.url}/`)).json() as { event: unknown };
+    const empty = (await (await fetch(`${rt.url}/`)).json()) as { event: unknown };
     assert.equal(empty.event, null);
   });
 
   it('turns an exception into a 500 with the error and traceback, and keeps serving', async () => {
     const res = await fetch(`${rt.url}/`, { method: 'POST', body: JSON.stringify({ fail: 'x' }) });
     assert.equal(res.status, 500);
-    const body = await res.json() as { error: string; traceback: string };
+    const body = (await res.json()) as { error: string; traceback: string };
     assert.equal(body.error, 'ValueError: bad input: x');
     assert.match(body.traceback, /handler\.py", line \d+, in handler/);
     assert.doesNotMatch(body.traceback, /server\.py/);
@@ -141,12 +158,12 @@ describe('python function runtime', () => {
     try {
       const res = await fetch(`${broken.url}/healthz`);
       assert.equal(res.status, 500);
-      const body = await res.json() as { error: string };
+      const body = (await res.json()) as { error: string };
       assert.match(body.error, /cannot import handler module 'handler'.*ModuleNotFoundError.*no_such_module_here/);
       assert.match(broken.output(), /no_such_module_here/);
       const call = await fetch(`${broken.url}/`, { method: 'POST', body: '{}' });
       assert.equal(call.status, 500);
-      assert.match((await call.json() as { error: string }).error, /no_such_module_here/);
+      assert.match(((await call.json()) as { error: string }).error, /no_such_module_here/);
     } finally {
       await stop(broken);
       rmSync(bad, { recursive: true, force: true });

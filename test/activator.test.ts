@@ -23,7 +23,10 @@ import { freePort } from '../scripts/sim/free-resources.js';
 const SERVER_PY = fileURLToPath(new URL('../../templates/python-function/server.py', import.meta.url));
 
 /** The activator as the master builds it: its own client, the process's informers (for the caller to start once it exists), records in the store. */
-function newActivator(service: ObjectService, options: Omit<ActivatorOptions, 'client' | 'informers' | 'store'>): { activator: Activator; informers: InformerFactory } {
+function newActivator(
+  service: ObjectService,
+  options: Omit<ActivatorOptions, 'client' | 'informers' | 'store'>,
+): { activator: Activator; informers: InformerFactory } {
   const informers = new InformerFactory({ client: new LocalClient(service.forClient('shared-informers')) });
   const activator = new Activator({ client: new LocalClient(service.forClient('activator')), informers, store: service.store, ...options });
   return { activator, informers };
@@ -36,32 +39,52 @@ async function fakeUpstream(name: string): Promise<{ port: number; calls: string
   const server = http.createServer((req, res) => {
     const url = new URL(req.url!, 'http://x');
     if (url.pathname === '/healthz' && !req.headers['x-minik8s-invocation-id']) {
-      res.writeHead(healthy.value, { 'content-type': 'application/json' }).end(healthy.value === 200 ? '{}' : JSON.stringify({ error: 'cannot import handler module \'handler\': SyntaxError: bad' }));
+      res
+        .writeHead(healthy.value, { 'content-type': 'application/json' })
+        .end(healthy.value === 200 ? '{}' : JSON.stringify({ error: "cannot import handler module 'handler': SyntaxError: bad" }));
       return;
     }
     let body = '';
-    req.on('data', (d) => { body += d; });
+    req.on('data', (d) => {
+      body += d;
+    });
     req.on('end', () => {
       calls.push(`${req.method} ${req.url}`);
       const done = () => {
         const stdout = Buffer.from(`hello from ${name}\n`).toString('base64');
         if (url.searchParams.get('fail')) {
-          res.writeHead(500, { 'content-type': 'application/json', 'x-minik8s-stdout': stdout })
+          res
+            .writeHead(500, { 'content-type': 'application/json', 'x-minik8s-stdout': stdout })
             .end(JSON.stringify({ error: 'ValueError: nope', traceback: 'Traceback...\nValueError: nope\n' }));
           return;
         }
-        res.writeHead(200, { 'content-type': 'application/json', 'x-minik8s-stdout': stdout }).end(JSON.stringify({
-          pod: name, method: req.method, path: url.pathname, query: url.search, body, id: req.headers['x-minik8s-invocation-id'], test: req.headers['x-test'] ?? null,
-        }));
+        res.writeHead(200, { 'content-type': 'application/json', 'x-minik8s-stdout': stdout }).end(
+          JSON.stringify({
+            pod: name,
+            method: req.method,
+            path: url.pathname,
+            query: url.search,
+            body,
+            id: req.headers['x-minik8s-invocation-id'],
+            test: req.headers['x-test'] ?? null,
+          }),
+        );
       };
       const sleep = Number(url.searchParams.get('sleep') ?? 0);
-      if (sleep) setTimeout(done, sleep); else done();
+      if (sleep) setTimeout(done, sleep);
+      else done();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    port: (server.address() as { port: number }).port, calls, healthy,
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    port: (server.address() as { port: number }).port,
+    calls,
+    healthy,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -80,21 +103,37 @@ describe('activator', () => {
     const res = await fetch(`${base}${path}`, init);
     const text = await res.text();
     let body: any = text;
-    try { body = JSON.parse(text); } catch { /* text */ }
+    try {
+      body = JSON.parse(text);
+    } catch {
+      /* text */
+    }
     return { status: res.status, headers: res.headers, body };
   };
 
   const createFunction = async (name: string, o: { scaling?: Record<string, number>; timeoutSeconds?: number; replicas?: number; version?: number } = {}) => {
     await service.create(functionKind, 'default', {
-      apiVersion: 'minik8s.io/v1', kind: 'Function', metadata: { name },
-      spec: { code: { files: { 'handler.py': 'def handler(event, context):\n    return event\n' } }, scaling: o.scaling ?? {}, ...(o.timeoutSeconds ? { timeoutSeconds: o.timeoutSeconds } : {}) },
+      apiVersion: 'minik8s.io/v1',
+      kind: 'Function',
+      metadata: { name },
+      spec: {
+        code: { files: { 'handler.py': 'def handler(event, context):\n    return event\n' } },
+        scaling: o.scaling ?? {},
+        ...(o.timeoutSeconds ? { timeoutSeconds: o.timeoutSeconds } : {}),
+      },
     });
     const version = o.version ?? 1;
     await service.patch(functionKind, 'default', name, { status: { version } }, { subresource: 'status' });
     const labels = { 'minik8s.io/function': name, 'minik8s.io/function-version': String(version) };
     await service.create(replicaSetKind, 'default', {
-      apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: `${name}-v${version}`, labels },
-      spec: { replicas: o.replicas ?? 0, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'function', image: 'fn:1' }] } } },
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      metadata: { name: `${name}-v${version}`, labels },
+      spec: {
+        replicas: o.replicas ?? 0,
+        selector: { matchLabels: labels },
+        template: { metadata: { labels }, spec: { containers: [{ name: 'function', image: 'fn:1' }] } },
+      },
     });
   };
 
@@ -102,13 +141,20 @@ describe('activator', () => {
   const createPod = async (fn: string, port: number, o: { ready?: boolean; version?: number } = {}) => {
     const name = `${fn}-v${o.version ?? 1}-${++podSeq}`;
     await service.create(podKind, 'default', {
-      apiVersion: 'v1', kind: 'Pod',
+      apiVersion: 'v1',
+      kind: 'Pod',
       metadata: { name, labels: { 'minik8s.io/function': fn, 'minik8s.io/function-version': String(o.version ?? 1) } },
       spec: { nodeName: 'n1', containers: [{ name: 'function', image: 'fn:1', ports: [{ name: 'http', containerPort: port }] }] },
     });
-    await service.patch(podKind, 'default', name, {
-      status: { phase: 'Running', podIP: '127.0.0.1', conditions: [{ type: 'Ready', status: o.ready ? 'True' : 'False' }] },
-    }, { subresource: 'status' });
+    await service.patch(
+      podKind,
+      'default',
+      name,
+      {
+        status: { phase: 'Running', podIP: '127.0.0.1', conditions: [{ type: 'Ready', status: o.ready ? 'True' : 'False' }] },
+      },
+      { subresource: 'status' },
+    );
     return name;
   };
 
@@ -124,7 +170,12 @@ describe('activator', () => {
     service = new ObjectService({ store });
     await ensureSystemNamespaces(service);
     const built = newActivator(service, {
-      address: '127.0.0.1', port: await freePort(), holdCapacity: 3, coldStartTimeoutMs: 5_000, autoscalerTickMs: 100, recordsFlushMs: 100,
+      address: '127.0.0.1',
+      port: await freePort(),
+      holdCapacity: 3,
+      coldStartTimeoutMs: 5_000,
+      autoscalerTickMs: 100,
+      recordsFlushMs: 100,
     });
     activator = built.activator;
     const { port } = await activator.listen();
@@ -180,7 +231,10 @@ describe('activator', () => {
     assert.deepEqual((first!.result as { body: string }).body, '{"n":1}');
     assert.equal(newest!.coldStart, false);
     // Recorded as an Event on the Function.
-    await waitFor(async () => (await service.list(eventKind, 'default')).items.some((e: any) => e.reason === 'ScaledUp' && e.involvedObject.name === 'cold'), { timeoutMs: 5_000, description: 'a ScaledUp event' });
+    await waitFor(async () => (await service.list(eventKind, 'default')).items.some((e: any) => e.reason === 'ScaledUp' && e.involvedObject.name === 'cold'), {
+      timeoutMs: 5_000,
+      description: 'a ScaledUp event',
+    });
   });
 
   it('sends each call to the pod with the fewest in flight', async () => {
@@ -210,7 +264,7 @@ describe('activator', () => {
     }
   });
 
-  it('answers 504 past the function\'s timeout, and passes a handler\'s 500 on with the error recorded', async () => {
+  it("answers 504 past the function's timeout, and passes a handler's 500 on with the error recorded", async () => {
     await createFunction('slow', { replicas: 1, scaling: { minScale: 1 }, timeoutSeconds: 1 });
     const u = await upstream('slow-a');
     await createPod('slow', u.port, { ready: true });
@@ -233,7 +287,12 @@ describe('activator', () => {
 
   it('holds at most its bound per function: more get 503 with Retry-After at once, the held ones at the deadline', async () => {
     // A function whose ReplicaSet never comes: nothing can start.
-    await service.create(functionKind, 'default', { apiVersion: 'minik8s.io/v1', kind: 'Function', metadata: { name: 'stuck' }, spec: { code: { files: { 'handler.py': 'def handler(e, c):\n    return 1\n' } } } });
+    await service.create(functionKind, 'default', {
+      apiVersion: 'minik8s.io/v1',
+      kind: 'Function',
+      metadata: { name: 'stuck' },
+      spec: { code: { files: { 'handler.py': 'def handler(e, c):\n    return 1\n' } } },
+    });
     const held = [1, 2, 3].map(() => call('/function/stuck', { method: 'POST' }));
     await waitFor(() => activator.heldRequests('default', 'stuck') === 3, { timeoutMs: 3_000, description: 'three calls held' });
     const refused = await call('/function/stuck', { method: 'POST' });
@@ -247,7 +306,7 @@ describe('activator', () => {
     }
   });
 
-  it('fails held calls at once when the function\'s handler cannot load', async () => {
+  it("fails held calls at once when the function's handler cannot load", async () => {
     await createFunction('broken');
     const u = await upstream('broken-a');
     u.healthy.value = 500;
@@ -328,7 +387,10 @@ describe('activator with the real Python runtime', () => {
 
   it('proxies to server.py and records its output and traceback', async () => {
     dir = mkdtempSync(join(tmpdir(), 'minik8s-act-fn-'));
-    writeFileSync(join(dir, 'handler.py'), 'def handler(event, context):\n    print("got", event)\n    if event == "boom":\n        raise RuntimeError("boom")\n    return {"echo": event, "path": context.path}\n');
+    writeFileSync(
+      join(dir, 'handler.py'),
+      'def handler(event, context):\n    print("got", event)\n    if event == "boom":\n        raise RuntimeError("boom")\n    return {"echo": event, "path": context.path}\n',
+    );
     const port = await freePort();
     child = spawn('python3', [SERVER_PY], { env: { ...process.env, MINIK8S_PORT: String(port), MINIK8S_FUNCTION_DIR: dir }, stdio: 'ignore' });
     const service = new ObjectService({ store: new MemoryStore() });
@@ -337,18 +399,34 @@ describe('activator with the real Python runtime', () => {
     const { port: aport } = await activator.listen();
     const informing = informers.start(stop.signal);
     const running = activator.start(stop.signal);
-    await service.create(functionKind, 'default', { apiVersion: 'minik8s.io/v1', kind: 'Function', metadata: { name: 'py' }, spec: { code: { files: { 'handler.py': 'x' } } } });
+    await service.create(functionKind, 'default', {
+      apiVersion: 'minik8s.io/v1',
+      kind: 'Function',
+      metadata: { name: 'py' },
+      spec: { code: { files: { 'handler.py': 'x' } } },
+    });
     await service.patch(functionKind, 'default', 'py', { status: { version: 1 } }, { subresource: 'status' });
     await service.create(podKind, 'default', {
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'py-1', labels: { 'minik8s.io/function': 'py', 'minik8s.io/function-version': '1' } },
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'py-1', labels: { 'minik8s.io/function': 'py', 'minik8s.io/function-version': '1' } },
       spec: { nodeName: 'n1', containers: [{ name: 'function', image: 'fn', ports: [{ name: 'http', containerPort: port }] }] },
     });
-    await service.patch(podKind, 'default', 'py-1', { status: { phase: 'Running', podIP: '127.0.0.1', conditions: [{ type: 'Ready', status: 'False' }] } }, { subresource: 'status' });
+    await service.patch(
+      podKind,
+      'default',
+      'py-1',
+      { status: { phase: 'Running', podIP: '127.0.0.1', conditions: [{ type: 'Ready', status: 'False' }] } },
+      { subresource: 'status' },
+    );
     const url = `http://127.0.0.1:${aport}/function/py/a?b=1`;
-    const res = await waitFor(async () => {
-      const r = await fetch(url, { method: 'POST', body: '{"k": 1}' });
-      return r.status === 200 ? r : undefined;
-    }, { timeoutMs: 10_000, description: 'the runtime to answer through the activator' });
+    const res = await waitFor(
+      async () => {
+        const r = await fetch(url, { method: 'POST', body: '{"k": 1}' });
+        return r.status === 200 ? r : undefined;
+      },
+      { timeoutMs: 10_000, description: 'the runtime to answer through the activator' },
+    );
     assert.deepEqual(await res.json(), { echo: { k: 1 }, path: '/a' });
     const boom = await fetch(url, { method: 'POST', body: '"boom"' });
     assert.equal(boom.status, 500);

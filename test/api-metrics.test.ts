@@ -31,19 +31,30 @@ describe('API request metrics (real master)', () => {
     await master?.stop();
   });
 
-  it('shows the admin\'s create and the ReplicaSet controller\'s pod creates and status writes, each under its client', async () => {
+  it("shows the admin's create and the ReplicaSet controller's pod creates and status writes, each under its client", async () => {
     const rs = {
-      apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'metrics-rs' },
-      spec: { replicas: 3, selector: { matchLabels: { app: 'metrics-rs' } }, template: { metadata: { labels: { app: 'metrics-rs' } }, spec: { containers: [{ name: 'app', image: 'nothing/pulls:this' }] } } },
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      metadata: { name: 'metrics-rs' },
+      spec: {
+        replicas: 3,
+        selector: { matchLabels: { app: 'metrics-rs' } },
+        template: { metadata: { labels: { app: 'metrics-rs' } }, spec: { containers: [{ name: 'app', image: 'nothing/pulls:this' }] } },
+      },
     };
     const created = await call('POST', '/apis/apps/v1/namespaces/default/replicasets', rs);
     assert.equal(created.status, 201, created.text);
 
-    const counts = await waitFor(async () => {
-      const m = await metrics();
-      return value(m, { verb: 'create', resource: 'pods', subresource: '', client: 'replicaset-controller' }) === 3
-        && value(m, { verb: 'patch', resource: 'replicasets', subresource: 'status', client: 'replicaset-controller' }) >= 1 ? m : undefined;
-    }, { timeoutMs: 30_000, description: 'the ReplicaSet controller\'s 3 pod creates and a status write in /metrics' });
+    const counts = await waitFor(
+      async () => {
+        const m = await metrics();
+        return value(m, { verb: 'create', resource: 'pods', subresource: '', client: 'replicaset-controller' }) === 3 &&
+          value(m, { verb: 'patch', resource: 'replicasets', subresource: 'status', client: 'replicaset-controller' }) >= 1
+          ? m
+          : undefined;
+      },
+      { timeoutMs: 30_000, description: "the ReplicaSet controller's 3 pod creates and a status write in /metrics" },
+    );
     assert.equal(value(counts, { verb: 'create', group: 'apps', resource: 'replicasets', client: 'admin' }), 1);
     // The controllers' informers are the shared ones: pods listed and watched once per scope (every
     // namespace, and the gateway's kube-system), none by the controller itself, the scheduler's included.

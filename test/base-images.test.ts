@@ -34,9 +34,12 @@ let registry: ManagedRegistry | undefined;
 let registryStore = '';
 
 describe('base images', { skip }, () => {
-  before(async () => {
-    ({ registryStore } = await ensureBaseImages());
-  }, { timeout: 15 * 60_000 });
+  before(
+    async () => {
+      ({ registryStore } = await ensureBaseImages());
+    },
+    { timeout: 15 * 60_000 },
+  );
 
   after(async () => {
     for (const c of containers) await docker('rm', '-f', c).catch(() => '');
@@ -46,7 +49,7 @@ describe('base images', { skip }, () => {
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('a test master\'s registry seeded from the store serves every base image', async () => {
+  it("a test master's registry seeded from the store serves every base image", async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'minik8s-images-test-'));
     const seeded = await seedRegistryStore(dataDir);
     // Blobs are shared with the prebuilt store, not copied.
@@ -59,7 +62,8 @@ describe('base images', { skip }, () => {
     for (const image of BASE_IMAGES) {
       const [repo, tag] = image.split(':') as [string, string];
       const res: Response = await fetch(`${registry.endpoint}/v2/${repo}/manifests/${tag}`, {
-        method: 'HEAD', headers: { accept: 'application/vnd.docker.distribution.manifest.v2+json' },
+        method: 'HEAD',
+        headers: { accept: 'application/vnd.docker.distribution.manifest.v2+json' },
       });
       assert.equal(res.status, 200, `${image} is in the seeded registry`);
     }
@@ -86,13 +90,17 @@ describe('base images', { skip }, () => {
     const probe = `minik8s-test-probe-${suffix}`;
     containers.push(probe);
     await docker('run', '-d', '--name', probe, '--network', `container:${ngx}`, `${LOCAL_REGISTRY}/python:3.11`, 'sleep', '60');
-    const page = await waitFor(async () => {
-      const out = await docker('exec', probe, 'python', '-c', 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1/").read().decode())');
-      return out.includes('Welcome to nginx') ? out : undefined;
-    }, { timeoutMs: 15_000, description: 'nginx to serve its index page' });
+    const page = await waitFor(
+      async () => {
+        const out = await docker('exec', probe, 'python', '-c', 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1/").read().decode())');
+        return out.includes('Welcome to nginx') ? out : undefined;
+      },
+      { timeoutMs: 15_000, description: 'nginx to serve its index page' },
+    );
     assert.match(page, /Welcome to nginx/);
     await waitFor(async () => (await run('docker', ['logs', ngx])).stdout.includes('"GET / HTTP/1.1" 200'), {
-      timeoutMs: 5_000, description: 'the access log on the container\'s stdout',
+      timeoutMs: 5_000,
+      description: "the access log on the container's stdout",
     });
   });
 
@@ -105,10 +113,13 @@ describe('base images', { skip }, () => {
     await docker('run', '-d', '--name', app, '--pid', `container:${pause}`, `${LOCAL_REGISTRY}/busybox:1.35`, 'sleep', '60');
     // An orphan that exits: its parent (a short-lived shell) is gone, so pause inherits and must reap it.
     await docker('exec', app, 'sh', '-c', 'sh -c "sleep 0.2 &" ; true');
-    const table = await waitFor(async () => {
-      const ps = await docker('exec', app, 'ps', '-o', 'pid,stat,comm');
-      return ps.includes('sleep') && ps.split('\n').filter((l) => /\bsleep$/.test(l)).length === 1 ? ps : undefined;
-    }, { timeoutMs: 10_000, description: 'the orphan to be reaped' });
+    const table = await waitFor(
+      async () => {
+        const ps = await docker('exec', app, 'ps', '-o', 'pid,stat,comm');
+        return ps.includes('sleep') && ps.split('\n').filter((l) => /\bsleep$/.test(l)).length === 1 ? ps : undefined;
+      },
+      { timeoutMs: 10_000, description: 'the orphan to be reaped' },
+    );
     assert.match(table, /^\s*1 \S+\s+pause$/m, table);
     assert.doesNotMatch(table, /\s+Z\S*\s/, `no zombies:\n${table}`);
     const started = Date.now();

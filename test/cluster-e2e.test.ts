@@ -37,46 +37,67 @@ describe('three machines: scheduling, the overlay, and nodes that die and come b
   const getPod = (name: string) => api<Pod>('GET', `/api/v1/namespaces/${NS}/pods/${name}`);
   const getNode = (w: NetnsWorker) => api<Node>('GET', `/api/v1/nodes/${w.nodeName}`);
   const ready = (n: Node) => n.status?.conditions?.find((c) => c.type === 'Ready')?.status;
-  const createPod = (name: string, spec: Record<string, unknown>, labels: Record<string, string> = {}) => api('POST', `/api/v1/namespaces/${NS}/pods`, {
-    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS, labels },
-    spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'app', image: 'busybox:1.35', command: ['sleep', '3600'] }], ...spec },
-  });
-  const boundNode = (name: string, timeoutMs = 30_000) => waitFor(async () => (await getPod(name)).spec.nodeName || undefined,
-    { timeoutMs, intervalMs: 100, description: `pod ${name} to be bound` });
-  const waitRunning = (name: string) => waitFor(async () => {
-    const pod = await getPod(name);
-    return pod.status?.phase === 'Running' && pod.status.podIP && (pod.status.containerStatuses ?? []).every((c) => c.ready) ? pod : undefined;
-  }, { timeoutMs: 90_000, intervalMs: 200, description: `pod ${name} to be Running and Ready` });
-  const failedScheduling = (name: string) => waitFor(async () => {
-    const events = await api<{ items: Event[] }>('GET', `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name=${name}`);
-    return events.items.find((e) => e.reason === 'FailedScheduling')?.message;
-  }, { timeoutMs: 30_000, intervalMs: 200, description: `a FailedScheduling event for ${name}` });
+  const createPod = (name: string, spec: Record<string, unknown>, labels: Record<string, string> = {}) =>
+    api('POST', `/api/v1/namespaces/${NS}/pods`, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: NS, labels },
+      spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'app', image: 'busybox:1.35', command: ['sleep', '3600'] }], ...spec },
+    });
+  const boundNode = (name: string, timeoutMs = 30_000) =>
+    waitFor(async () => (await getPod(name)).spec.nodeName || undefined, { timeoutMs, intervalMs: 100, description: `pod ${name} to be bound` });
+  const waitRunning = (name: string) =>
+    waitFor(
+      async () => {
+        const pod = await getPod(name);
+        return pod.status?.phase === 'Running' && pod.status.podIP && (pod.status.containerStatuses ?? []).every((c) => c.ready) ? pod : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 200, description: `pod ${name} to be Running and Ready` },
+    );
+  const failedScheduling = (name: string) =>
+    waitFor(
+      async () => {
+        const events = await api<{ items: Event[] }>('GET', `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name=${name}`);
+        return events.items.find((e) => e.reason === 'FailedScheduling')?.message;
+      },
+      { timeoutMs: 30_000, intervalMs: 200, description: `a FailedScheduling event for ${name}` },
+    );
   const nodeOf = (name: string) => workers.findIndex((w) => w.nodeName === name);
   /** Runs a command in a machine's network namespace, as a program on that node's host would. */
-  const onHost = (w: NetnsWorker, ...command: string[]) => spawnSync(findExecutable('nsenter')!, [`--net=/var/run/netns/${w.machine.netns}`, '--', ...command], { encoding: 'utf8', timeout: 30_000 });
+  const onHost = (w: NetnsWorker, ...command: string[]) =>
+    spawnSync(findExecutable('nsenter')!, [`--net=/var/run/netns/${w.machine.netns}`, '--', ...command], { encoding: 'utf8', timeout: 30_000 });
 
-  before(async () => {
-    cluster = await createNetnsCluster({ machines: ['n1', 'n2', 'n3'], log: (line) => timings.push(line) });
-    workers = cluster.workers;
-    await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-    await Promise.all(workers.map((w) => waitFor(async () => ready(await getNode(w)) === 'True',
-      { timeoutMs: 30_000, description: `node ${w.nodeName} to be Ready` })));
-  }, { timeout: 20 * 60_000 });
+  before(
+    async () => {
+      cluster = await createNetnsCluster({ machines: ['n1', 'n2', 'n3'], log: (line) => timings.push(line) });
+      workers = cluster.workers;
+      await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+      await Promise.all(
+        workers.map((w) => waitFor(async () => ready(await getNode(w)) === 'True', { timeoutMs: 30_000, description: `node ${w.nodeName} to be Ready` })),
+      );
+    },
+    { timeout: 20 * 60_000 },
+  );
 
-  after(async () => {
-    const started = Date.now();
-    try {
-      await cluster?.destroy();
-    } finally {
-      timings.push(`cleanup took ${((Date.now() - started) / 1000).toFixed(1)} s`);
-      console.log(`cluster-e2e timings:\n  ${timings.join('\n  ')}`);
-    }
-  }, { timeout: 120_000 });
+  after(
+    async () => {
+      const started = Date.now();
+      try {
+        await cluster?.destroy();
+      } finally {
+        timings.push(`cleanup took ${((Date.now() - started) / 1000).toFixed(1)} s`);
+        console.log(`cluster-e2e timings:\n  ${timings.join('\n  ')}`);
+      }
+    },
+    { timeout: 120_000 },
+  );
 
   it('spreads pods with no node over the three nodes (least allocated)', async () => {
     const names = Array.from({ length: 6 }, (_, i) => `spread-${i}`);
     for (const name of names) {
-      await createPod(name, { containers: [{ name: 'app', image: 'busybox:1.35', command: ['sleep', '3600'], resources: { requests: { cpu: '100m', memory: '64Mi' } } }] });
+      await createPod(name, {
+        containers: [{ name: 'app', image: 'busybox:1.35', command: ['sleep', '3600'], resources: { requests: { cpu: '100m', memory: '64Mi' } } }],
+      });
     }
     const placed = await Promise.all(names.map((n) => boundNode(n)));
     const counts = workers.map((w) => placed.filter((n) => n === w.nodeName).length);
@@ -124,15 +145,23 @@ describe('three machines: scheduling, the overlay, and nodes that die and come b
       await createPod('tolerant', { ...onN3, tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'special', effect: 'NoSchedule' }] });
       assert.equal(await boundNode('tolerant'), n3.nodeName);
       await createPod('intolerant', onN3);
-      assert.equal(await failedScheduling('intolerant'),
-        "0/3 nodes are available: 2 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated taint {dedicated: special}.");
+      assert.equal(
+        await failedScheduling('intolerant'),
+        "0/3 nodes are available: 2 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated taint {dedicated: special}.",
+      );
       // Untainted pods still never land on n3 while the taint is there.
       for (let i = 0; i < 4; i++) await createPod(`elsewhere-${i}`, {});
       const placed = await Promise.all([0, 1, 2, 3].map((i) => boundNode(`elsewhere-${i}`)));
-      assert.ok(placed.every((n) => n === n1.nodeName || n === n2.nodeName), `placed on ${placed.join(', ')}`);
+      assert.ok(
+        placed.every((n) => n === n1.nodeName || n === n2.nodeName),
+        `placed on ${placed.join(', ')}`,
+      );
 
       await createPod('huge', { containers: [{ name: 'app', image: 'busybox:1.35', resources: { requests: { memory: '100Ti' } } }] });
-      assert.match(await failedScheduling('huge'), /^0\/3 nodes are available: (2 Insufficient memory, 1 node\(s\) had untolerated taint \{dedicated: special\}|3 Insufficient memory)\.$/);
+      assert.match(
+        await failedScheduling('huge'),
+        /^0\/3 nodes are available: (2 Insufficient memory, 1 node\(s\) had untolerated taint \{dedicated: special\}|3 Insufficient memory)\.$/,
+      );
       const described = cli('describe', 'pod', 'huge', '-n', NS);
       assert.equal(described.status, 0, described.stderr);
       assert.match(described.stdout, /FailedScheduling/);
@@ -141,39 +170,60 @@ describe('three machines: scheduling, the overlay, and nodes that die and come b
     }
   });
 
-  it('carries pod traffic between nodes over the overlay, keeping the client pod\'s address, and every node\'s host reaches every pod', async () => {
+  it("carries pod traffic between nodes over the overlay, keeping the client pod's address, and every node's host reaches every pod", async () => {
     const server = (i: number) => `web-${i}`;
     for (const [i, w] of workers.entries()) {
       // Answers with its own name, and logs the address each request came from.
       await createPod(server(i), {
         nodeName: w.nodeName,
-        containers: [{
-          name: 'web', image: 'python:3.11', ports: [{ containerPort: 8080 }],
-          command: ['python3', '-u', '-c', [
-            'import http.server, os',
-            'class H(http.server.BaseHTTPRequestHandler):',
-            '    def do_GET(self):',
-            '        body = os.environ["POD"].encode()',
-            '        print("from", self.client_address[0], flush=True)',
-            '        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)',
-            'http.server.ThreadingHTTPServer(("", 8080), H).serve_forever()',
-          ].join('\n')],
-          env: [{ name: 'POD', value: server(i) }],
-          readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
-        }],
+        containers: [
+          {
+            name: 'web',
+            image: 'python:3.11',
+            ports: [{ containerPort: 8080 }],
+            command: [
+              'python3',
+              '-u',
+              '-c',
+              [
+                'import http.server, os',
+                'class H(http.server.BaseHTTPRequestHandler):',
+                '    def do_GET(self):',
+                '        body = os.environ["POD"].encode()',
+                '        print("from", self.client_address[0], flush=True)',
+                '        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)',
+                'http.server.ThreadingHTTPServer(("", 8080), H).serve_forever()',
+              ].join('\n'),
+            ],
+            env: [{ name: 'POD', value: server(i) }],
+            readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
+          },
+        ],
       });
     }
     const pods = await Promise.all(workers.map((_, i) => waitRunning(server(i))));
     const ips = pods.map((p) => p.status!.podIP!);
 
     // A pod on node 1 fetches from the pod on node 3, by pod IP.
-    const fetched = cli('exec', server(0), '-n', NS, '--', 'python3', '-c', `import urllib.request; print(urllib.request.urlopen("http://${ips[2]}:8080/", timeout=10).read().decode())`);
+    const fetched = cli(
+      'exec',
+      server(0),
+      '-n',
+      NS,
+      '--',
+      'python3',
+      '-c',
+      `import urllib.request; print(urllib.request.urlopen("http://${ips[2]}:8080/", timeout=10).read().decode())`,
+    );
     assert.equal(fetched.status, 0, fetched.stderr);
     assert.equal(fetched.stdout.trim(), server(2));
-    const logs = await waitFor(() => {
-      const r = cli('logs', server(2), '-n', NS);
-      return r.stdout.includes(`from ${ips[0]}`) ? r.stdout : undefined;
-    }, { timeoutMs: 10_000, description: 'the server on node 3 to log the client pod\'s address' });
+    const logs = await waitFor(
+      () => {
+        const r = cli('logs', server(2), '-n', NS);
+        return r.stdout.includes(`from ${ips[0]}`) ? r.stdout : undefined;
+      },
+      { timeoutMs: 10_000, description: "the server on node 3 to log the client pod's address" },
+    );
     assert.match(logs, new RegExp(`from ${ips[0]!.replace(/\./g, '\\.')}`));
 
     // Every node's host reaches every pod (its own through the bridge, the others' through the overlay).
@@ -190,10 +240,13 @@ describe('three machines: scheduling, the overlay, and nodes that die and come b
     const victim = workers[2]!;
     process.kill(victim.pid, 'SIGKILL');
     const killed = Date.now();
-    const node = await waitFor(async () => {
-      const n = await getNode(victim);
-      return ready(n) === 'Unknown' ? n : undefined;
-    }, { timeoutMs: NOT_READY_WITHIN_MS, intervalMs: 500, description: `node ${victim.nodeName} to be NotReady after its worker died` });
+    const node = await waitFor(
+      async () => {
+        const n = await getNode(victim);
+        return ready(n) === 'Unknown' ? n : undefined;
+      },
+      { timeoutMs: NOT_READY_WITHIN_MS, intervalMs: 500, description: `node ${victim.nodeName} to be NotReady after its worker died` },
+    );
     timings.push(`worker killed: NotReady after ${((Date.now() - killed) / 1000).toFixed(1)} s`);
     assert.ok(node.spec?.taints?.some((t) => t.key === 'node.kubernetes.io/unreachable' && t.effect === 'NoExecute'));
     assert.match(cli('get', 'nodes').stdout, new RegExp(`${victim.nodeName}\\s+NotReady`));
@@ -203,63 +256,92 @@ describe('three machines: scheduling, the overlay, and nodes that die and come b
     assert.ok(!placed.includes(victim.nodeName), `placed on ${placed.join(', ')}`);
 
     await cluster.restartWorker(2);
-    await waitFor(async () => {
-      const n = await getNode(victim);
-      return ready(n) === 'True' && !n.spec?.taints?.some((t) => t.key.startsWith('node.kubernetes.io/')) ? n : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 500, description: `node ${victim.nodeName} to be Ready and untainted again` });
+    await waitFor(
+      async () => {
+        const n = await getNode(victim);
+        return ready(n) === 'True' && !n.spec?.taints?.some((t) => t.key.startsWith('node.kubernetes.io/')) ? n : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 500, description: `node ${victim.nodeName} to be Ready and untainted again` },
+    );
   });
 
   it('marks a node whose container engine died NotReady, schedules elsewhere, and Ready again once the engine is back', async () => {
     const victim = workers[1]!;
     process.kill(victim.machine.dockerdPid, 'SIGKILL');
     const killed = Date.now();
-    const node = await waitFor(async () => {
-      const n = await getNode(victim);
-      return ready(n) === 'False' || ready(n) === 'Unknown' ? n : undefined;
-    }, { timeoutMs: NOT_READY_WITHIN_MS, intervalMs: 500, description: `node ${victim.nodeName} to be NotReady after its dockerd died` });
+    const node = await waitFor(
+      async () => {
+        const n = await getNode(victim);
+        return ready(n) === 'False' || ready(n) === 'Unknown' ? n : undefined;
+      },
+      { timeoutMs: NOT_READY_WITHIN_MS, intervalMs: 500, description: `node ${victim.nodeName} to be NotReady after its dockerd died` },
+    );
     timings.push(`dockerd killed: NotReady after ${((Date.now() - killed) / 1000).toFixed(1)} s`);
     assert.match(node.status?.conditions?.find((c) => c.type === 'Ready')?.message ?? '', /container runtime is down|Kubelet stopped posting/);
-    await waitFor(async () => (await getNode(victim)).spec?.taints?.some((t) => t.key.startsWith('node.kubernetes.io/')),
-      { timeoutMs: 15_000, description: `node ${victim.nodeName} to be tainted` });
+    await waitFor(async () => (await getNode(victim)).spec?.taints?.some((t) => t.key.startsWith('node.kubernetes.io/')), {
+      timeoutMs: 15_000,
+      description: `node ${victim.nodeName} to be tainted`,
+    });
 
     for (let i = 0; i < 3; i++) await createPod(`no-engine-${i}`, {});
     const placed = await Promise.all([0, 1, 2].map((i) => boundNode(`no-engine-${i}`)));
     assert.ok(!placed.includes(victim.nodeName), `placed on ${placed.join(', ')}`);
 
     await cluster.restartDockerd(1);
-    await waitFor(async () => {
-      const n = await getNode(victim);
-      return ready(n) === 'True' && !n.spec?.taints?.some((t) => t.key.startsWith('node.kubernetes.io/')) ? n : undefined;
-    }, { timeoutMs: 40_000, intervalMs: 500, description: `node ${victim.nodeName} to be Ready again` });
+    await waitFor(
+      async () => {
+        const n = await getNode(victim);
+        return ready(n) === 'True' && !n.spec?.taints?.some((t) => t.key.startsWith('node.kubernetes.io/')) ? n : undefined;
+      },
+      { timeoutMs: 40_000, intervalMs: 500, description: `node ${victim.nodeName} to be Ready again` },
+    );
   });
 
   it('keeps pods running untouched while the master is killed, and carries on when it restarts', async () => {
-    const running = async () => (await Promise.all(workers.map((w) => w.machine.docker.listContainers({ filters: { label: [`minik8s.io/node=${w.nodeName}`] } })))).flat();
+    const running = async () =>
+      (await Promise.all(workers.map((w) => w.machine.docker.listContainers({ filters: { label: [`minik8s.io/node=${w.nodeName}`] } })))).flat();
     const containerIDs = async () => (await running()).map((c) => c.Id).sort();
     // Earlier tests restarted a worker and an engine: their pods' containers may still be being replaced or removed.
     // The snapshot is taken once what runs is exactly what the pods report.
-    await waitFor(async () => {
-      const pods = (await api<{ items: Pod[] }>('GET', `/api/v1/namespaces/${NS}/pods`)).items.filter((p) => p.spec.nodeName);
-      if (pods.some((p) => p.metadata.deletionTimestamp)) return false;
-      const live = pods.filter((p) => p.status?.phase === 'Running');
-      if (pods.some((p) => !['Running', 'Succeeded', 'Failed'].includes(p.status?.phase ?? ''))) return false;
-      const reported = new Set(live.flatMap((p) => (p.status?.containerStatuses ?? []).map((c) => c.state?.running ? c.containerID?.replace(/^docker:\/\//, '') : 'not running')));
-      const uids = new Set(live.map((p) => p.metadata.uid));
-      const now = await running();
-      const apps = now.filter((c) => c.Labels['minik8s.io/role'] === 'app').map((c) => c.Id);
-      return now.every((c) => uids.has(c.Labels['minik8s.io/pod-uid'])) && apps.length === reported.size && apps.every((id) => reported.has(id));
-    }, { timeoutMs: 60_000, intervalMs: 500, description: 'the containers on the nodes to be exactly those of the running pods' });
+    await waitFor(
+      async () => {
+        const pods = (await api<{ items: Pod[] }>('GET', `/api/v1/namespaces/${NS}/pods`)).items.filter((p) => p.spec.nodeName);
+        if (pods.some((p) => p.metadata.deletionTimestamp)) return false;
+        const live = pods.filter((p) => p.status?.phase === 'Running');
+        if (pods.some((p) => !['Running', 'Succeeded', 'Failed'].includes(p.status?.phase ?? ''))) return false;
+        const reported = new Set(
+          live.flatMap((p) => (p.status?.containerStatuses ?? []).map((c) => (c.state?.running ? c.containerID?.replace(/^docker:\/\//, '') : 'not running'))),
+        );
+        const uids = new Set(live.map((p) => p.metadata.uid));
+        const now = await running();
+        const apps = now.filter((c) => c.Labels['minik8s.io/role'] === 'app').map((c) => c.Id);
+        return now.every((c) => uids.has(c.Labels['minik8s.io/pod-uid'])) && apps.length === reported.size && apps.every((id) => reported.has(id));
+      },
+      { timeoutMs: 60_000, intervalMs: 500, description: 'the containers on the nodes to be exactly those of the running pods' },
+    );
     const before = await containerIDs();
     assert.ok(before.length > 0);
     process.kill(master().pid, 'SIGKILL');
     // Workers keep their pods while they cannot reach the master.
-    await waitFor(async () => { try { await fetch(`${master().url}/readyz`); return false; } catch { return true; } },
-      { timeoutMs: 10_000, description: 'the master to be gone' });
+    await waitFor(
+      async () => {
+        try {
+          await fetch(`${master().url}/readyz`);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      { timeoutMs: 10_000, description: 'the master to be gone' },
+    );
     assert.deepEqual(await containerIDs(), before);
 
     await cluster.restartMaster();
-    await Promise.all(workers.map((w) => waitFor(async () => ready(await getNode(w)) === 'True',
-      { timeoutMs: 30_000, description: `node ${w.nodeName} Ready after the master restarted` })));
+    await Promise.all(
+      workers.map((w) =>
+        waitFor(async () => ready(await getNode(w)) === 'True', { timeoutMs: 30_000, description: `node ${w.nodeName} Ready after the master restarted` }),
+      ),
+    );
     const pod = await getPod('spread-0');
     assert.equal(pod.status?.phase, 'Running');
     assert.deepEqual(await containerIDs(), before, 'no container was restarted or replaced');

@@ -15,7 +15,6 @@ const DEPLOY = '/apis/apps/v1/namespaces/default/deployments';
 const V1 = 'nothing/pulls:one';
 const V2 = 'nothing/pulls:two';
 
-
 describe('Deployment controller (real master, fake nodes)', () => {
   let master: MasterProcess;
   let worker: FakeWorker | undefined;
@@ -29,19 +28,31 @@ describe('Deployment controller (real master, fake nodes)', () => {
     });
     const text = await res.text();
     let parsed: unknown = text;
-    try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      /* not JSON */
+    }
     return { status: res.status, body: parsed as T };
   };
   // Asynchronous, so the pod watch keeps being read while a command waits.
-  const cli = (...args: string[]) => new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [BINARY, ...args], { env: master.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-    child.once('close', (status) => { clearTimeout(timer); resolve({ status, stdout, stderr }); });
-  });
+  const cli = (...args: string[]) =>
+    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [BINARY, ...args], { env: master.env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => {
+        stdout += d;
+      });
+      child.stderr.on('data', (d) => {
+        stderr += d;
+      });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+      child.once('close', (status) => {
+        clearTimeout(timer);
+        resolve({ status, stdout, stderr });
+      });
+    });
   const images = (pods: Pod[]) => pods.map((p) => p.spec.containers[0].image).sort();
   const ownedRs = async () => (await call<{ items: ReplicaSet[] }>('GET', `${RS}?labelSelector=app%3Dweb`)).body.items;
 
@@ -62,11 +73,17 @@ describe('Deployment controller (real master, fake nodes)', () => {
     tracker = pods;
     pods.start(master.url, master.token, 'app=web');
     const created = await call('POST', DEPLOY, {
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' },
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web' },
       spec: {
-        replicas: 3, selector: { matchLabels: { app: 'web' } },
+        replicas: 3,
+        selector: { matchLabels: { app: 'web' } },
         strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
-        template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: V1, resources: { requests: { cpu: '100m', memory: '64Mi' } } }] } },
+        template: {
+          metadata: { labels: { app: 'web' } },
+          spec: { containers: [{ name: 'app', image: V1, resources: { requests: { cpu: '100m', memory: '64Mi' } } }] },
+        },
       },
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));
@@ -79,16 +96,27 @@ describe('Deployment controller (real master, fake nodes)', () => {
     assert.equal(rs1.metadata.annotations!['deployment.kubernetes.io/revision'], '1');
     assert.equal(rs1.metadata.name, `web-${rs1.metadata.labels!['pod-template-hash']}`);
     assert.equal(rs1.spec.selector.matchLabels!['pod-template-hash'], rs1.metadata.labels!['pod-template-hash']);
-    assert.deepEqual(rs1.metadata.ownerReferences!.map((r) => [r.kind, r.name, r.controller, r.blockOwnerDeletion]), [['Deployment', 'web', true, true]]);
+    assert.deepEqual(
+      rs1.metadata.ownerReferences!.map((r) => [r.kind, r.name, r.controller, r.blockOwnerDeletion]),
+      [['Deployment', 'web', true, true]],
+    );
 
     // The rolling update.
     pods.arm();
-    const patched = await call('PATCH', `${DEPLOY}/web`, { spec: { template: { spec: { containers: [{ name: 'app', image: V2 }] } } } }, 'application/strategic-merge-patch+json');
+    const patched = await call(
+      'PATCH',
+      `${DEPLOY}/web`,
+      { spec: { template: { spec: { containers: [{ name: 'app', image: V2 }] } } } },
+      'application/strategic-merge-patch+json',
+    );
     assert.equal(patched.status, 200, JSON.stringify(patched.body));
     const second = await cli('rollout', 'status', 'deploy/web', '--timeout=60s');
     assert.equal(second.status, 0, second.stderr);
     assert.match(second.stdout, /deployment "web" successfully rolled out\n$/);
-    await waitFor(() => pods.alive().length === 3 && images(pods.ready()).join() === [V2, V2, V2].join(), { timeoutMs: 30_000, description: '3 Ready v2 pods' });
+    await waitFor(() => pods.alive().length === 3 && images(pods.ready()).join() === [V2, V2, V2].join(), {
+      timeoutMs: 30_000,
+      description: '3 Ready v2 pods',
+    });
     assert.ok(pods.minReady >= 3, `Ready pods dropped to ${pods.minReady}`);
     assert.ok(pods.maxAlive <= 4, `${pods.maxAlive} pods at once`);
 
@@ -101,7 +129,10 @@ describe('Deployment controller (real master, fake nodes)', () => {
     assert.equal(undo.status, 0, undo.stderr);
     assert.equal(undo.stdout, 'deployment.apps/web rolled back\n');
     assert.equal((await cli('rollout', 'status', 'deploy/web', '--timeout=60s')).status, 0);
-    await waitFor(() => pods.alive().length === 3 && images(pods.ready()).join() === [V1, V1, V1].join(), { timeoutMs: 30_000, description: '3 Ready v1 pods again' });
+    await waitFor(() => pods.alive().length === 3 && images(pods.ready()).join() === [V1, V1, V1].join(), {
+      timeoutMs: 30_000,
+      description: '3 Ready v1 pods again',
+    });
     const back = (await ownedRs()).find((rs) => rs.metadata.uid === rs1.metadata.uid);
     assert.equal(back!.metadata.annotations!['deployment.kubernetes.io/revision'], '3', 'the first ReplicaSet reused at revision 3');
     assert.match((await cli('rollout', 'history', 'deploy/web')).stdout, /^deployment\.apps\/web\nREVISION {2}CHANGE-CAUSE\n2 +<none>\n3 +<none>\n\n$/);
@@ -109,13 +140,30 @@ describe('Deployment controller (real master, fake nodes)', () => {
     // Paused: a new template is observed but not rolled out, until resumed.
     const pause = await cli('rollout', 'pause', 'deploy/web');
     assert.equal(pause.stdout, 'deployment.apps/web paused\n', pause.stderr);
-    assert.equal((await call('PATCH', `${DEPLOY}/web`, { spec: { template: { spec: { containers: [{ name: 'app', image: V2 }] } } } }, 'application/strategic-merge-patch+json')).status, 200);
-    const observed = await waitFor(async () => {
-      const d = (await call<Deployment>('GET', `${DEPLOY}/web`)).body;
-      return d.status?.observedGeneration === d.metadata.generation ? d : undefined;
-    }, { timeoutMs: 15_000, description: 'the paused change observed' });
+    assert.equal(
+      (
+        await call(
+          'PATCH',
+          `${DEPLOY}/web`,
+          { spec: { template: { spec: { containers: [{ name: 'app', image: V2 }] } } } },
+          'application/strategic-merge-patch+json',
+        )
+      ).status,
+      200,
+    );
+    const observed = await waitFor(
+      async () => {
+        const d = (await call<Deployment>('GET', `${DEPLOY}/web`)).body;
+        return d.status?.observedGeneration === d.metadata.generation ? d : undefined;
+      },
+      { timeoutMs: 15_000, description: 'the paused change observed' },
+    );
     assert.equal(observed.status!.conditions!.find((c) => c.type === 'Progressing')!.reason, 'DeploymentPaused');
-    assert.equal((await ownedRs()).find((rs) => rs.spec.replicas > 0 && rs.spec.template.spec.containers[0].image === V2), undefined, 'no rollout while paused');
+    assert.equal(
+      (await ownedRs()).find((rs) => rs.spec.replicas > 0 && rs.spec.template.spec.containers[0].image === V2),
+      undefined,
+      'no rollout while paused',
+    );
     assert.equal((await cli('rollout', 'resume', 'deploy/web')).stdout, 'deployment.apps/web resumed\n');
     assert.equal((await cli('rollout', 'status', 'deploy/web', '--timeout=60s')).status, 0);
 
@@ -150,19 +198,38 @@ describe('Deployment controller (real master, fake nodes)', () => {
     pods.start(master.url, master.token, 'app=batch');
     // After every event: never an old and a new pod (terminating ones included) at once.
     let mixed = 0;
-    pods.onEvent = () => { if (new Set([...pods.pods.values()].map((p) => p.spec.containers[0].image)).size > 1) mixed++; };
+    pods.onEvent = () => {
+      if (new Set([...pods.pods.values()].map((p) => p.spec.containers[0].image)).size > 1) mixed++;
+    };
     try {
       const body = (image: string) => ({
-        apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'batch' },
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'batch' },
         spec: {
-          replicas: 2, selector: { matchLabels: { app: 'batch' } }, strategy: { type: 'Recreate' },
-          template: { metadata: { labels: { app: 'batch' } }, spec: { containers: [{ name: 'app', image, resources: { requests: { cpu: '100m', memory: '64Mi' } } }] } },
+          replicas: 2,
+          selector: { matchLabels: { app: 'batch' } },
+          strategy: { type: 'Recreate' },
+          template: {
+            metadata: { labels: { app: 'batch' } },
+            spec: { containers: [{ name: 'app', image, resources: { requests: { cpu: '100m', memory: '64Mi' } } }] },
+          },
         },
       });
       assert.equal((await call('POST', DEPLOY, body(V1))).status, 201);
       assert.equal((await cli('rollout', 'status', 'deploy/batch', '--timeout=60s')).status, 0);
       await waitFor(() => pods.ready().length === 2, { timeoutMs: 30_000, description: '2 Ready v1 pods' });
-      assert.equal((await call('PATCH', `${DEPLOY}/batch`, { spec: { template: { spec: { containers: [{ name: 'app', image: V2 }] } } } }, 'application/strategic-merge-patch+json')).status, 200);
+      assert.equal(
+        (
+          await call(
+            'PATCH',
+            `${DEPLOY}/batch`,
+            { spec: { template: { spec: { containers: [{ name: 'app', image: V2 }] } } } },
+            'application/strategic-merge-patch+json',
+          )
+        ).status,
+        200,
+      );
       const done = await cli('rollout', 'status', 'deploy/batch', '--timeout=60s');
       assert.equal(done.status, 0, done.stderr);
       await waitFor(() => pods.pods.size === 2 && images(pods.ready()).join() === [V2, V2].join(), { timeoutMs: 30_000, description: '2 Ready v2 pods' });

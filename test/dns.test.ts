@@ -29,13 +29,17 @@ const WEB_IP = '10.96.78.20';
 
 type Decoded = ReturnType<typeof decode>;
 let nextId = 1;
-const query = (name: string, type: RecordType = 'A') => encode({ type: 'query', id: nextId++, flags: RECURSION_DESIRED, questions: [{ name, type, class: 'IN' }] });
+const query = (name: string, type: RecordType = 'A') =>
+  encode({ type: 'query', id: nextId++, flags: RECURSION_DESIRED, questions: [{ name, type, class: 'IN' }] });
 
 function udp(port: number, name: string, type: RecordType = 'A'): Promise<Decoded> {
   const socket = createSocket('udp4');
   return new Promise<Decoded>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no UDP answer for ${name}`)), 5000);
-    socket.on('message', (m) => { clearTimeout(timer); resolve(decode(m)); });
+    socket.on('message', (m) => {
+      clearTimeout(timer);
+      resolve(decode(m));
+    });
     socket.send(query(name, type), port, '127.0.0.1');
   }).finally(() => socket.close());
 }
@@ -44,11 +48,18 @@ function tcp(port: number, name: string, type: RecordType = 'A'): Promise<Decode
   return new Promise((resolve, reject) => {
     const socket = connect({ host: '127.0.0.1', port });
     const reader = new TcpFrameReader();
-    const timer = setTimeout(() => { socket.destroy(); reject(new Error(`no TCP answer for ${name}`)); }, 5000);
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no TCP answer for ${name}`));
+    }, 5000);
     socket.on('connect', () => socket.write(frame(query(name, type))));
     socket.on('data', (chunk) => {
       const [m] = reader.push(chunk);
-      if (m) { clearTimeout(timer); socket.destroy(); resolve(decode(m)); }
+      if (m) {
+        clearTimeout(timer);
+        socket.destroy();
+        resolve(decode(m));
+      }
     });
     socket.on('error', reject);
   });
@@ -62,18 +73,38 @@ async function startUpstream(): Promise<{ asked: string[]; close(): Promise<void
   const answer = (msg: Buffer) => {
     const q = decode(msg);
     asked.push(q.questions![0]!.name);
-    return encode({ type: 'response', id: q.id, flags: RECURSION_DESIRED, questions: q.questions, answers: [{ type: 'A', name: q.questions![0]!.name, ttl: 60, data: '192.0.2.1' }] });
+    return encode({
+      type: 'response',
+      id: q.id,
+      flags: RECURSION_DESIRED,
+      questions: q.questions,
+      answers: [{ type: 'A', name: q.questions![0]!.name, ttl: 60, data: '192.0.2.1' }],
+    });
   };
   const u: UdpSocket = createSocket('udp4');
   u.on('message', (m, r) => u.send(answer(m), r.port, r.address));
-  await new Promise<void>((resolve, reject) => { u.once('error', reject); u.bind(53, UPSTREAM, () => resolve()); });
+  await new Promise<void>((resolve, reject) => {
+    u.once('error', reject);
+    u.bind(53, UPSTREAM, () => resolve());
+  });
   const t: Server = createServer((s) => {
     const reader = new TcpFrameReader();
-    s.on('data', (c) => reader.push(c).forEach((m) => s.write(frame(answer(m)))));
+    s.on('data', (c) => {
+      for (const m of reader.push(c)) s.write(frame(answer(m)));
+    });
     s.on('error', () => s.destroy());
   });
-  await new Promise<void>((resolve, reject) => { t.once('error', reject); t.listen(53, UPSTREAM, () => resolve()); });
-  return { asked, close: async () => { await new Promise<void>((r) => u.close(() => r())); await new Promise<void>((r) => t.close(() => r())); } };
+  await new Promise<void>((resolve, reject) => {
+    t.once('error', reject);
+    t.listen(53, UPSTREAM, () => resolve());
+  });
+  return {
+    asked,
+    close: async () => {
+      await new Promise<void>((r) => u.close(() => r()));
+      await new Promise<void>((r) => t.close(() => r()));
+    },
+  };
 }
 
 describe('node-local DNS on a real master', () => {
@@ -92,9 +123,16 @@ describe('node-local DNS on a real master', () => {
     master = await startMaster({ registry: false });
     client = new ApiClient({ server: master.url, token: master.token });
     await client.create(namespaceKind, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-    await client.create(serviceKind, {
-      apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: NS }, spec: { clusterIP: WEB_IP, selector: { app: 'web' }, ports: [{ port: 80 }] },
-    }, { namespace: NS });
+    await client.create(
+      serviceKind,
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'web', namespace: NS },
+        spec: { clusterIP: WEB_IP, selector: { app: 'web' }, ports: [{ port: 80 }] },
+      },
+      { namespace: NS },
+    );
     upstream = await startUpstream();
     writeFileSync(join(dir, 'resolv.conf'), `# test\nnameserver ${UPSTREAM}\n`);
     const informers = new InformerFactory({ client, log: (m) => logs.push(m) });
@@ -137,19 +175,31 @@ describe('node-local DNS on a real master', () => {
     assert.ok(!upstream.asked.some((n) => n.endsWith('cluster.local')), 'cluster names never go upstream');
   });
 
-  it('answers a DNS object\'s host with the ClusterIP of the gateway service the master makes for it', async () => {
-    await client.create(dnsKind, {
-      apiVersion: 'minik8s.io/v1', kind: 'DNS', metadata: { name: 'shop', namespace: NS },
-      spec: { host: `shop-${process.pid}.example.com`, paths: [{ path: '/web', serviceName: 'web', servicePort: 80 }] },
-    }, { namespace: NS });
-    const gateway = await waitFor(async () => {
-      const svc = await client.get(serviceKind, { namespace: 'kube-system', name: 'minik8s-gateway' }).catch(() => undefined) as Service | undefined;
-      return svc?.spec.clusterIP ? svc : undefined;
-    }, { description: 'the gateway service' });
+  it("answers a DNS object's host with the ClusterIP of the gateway service the master makes for it", async () => {
+    await client.create(
+      dnsKind,
+      {
+        apiVersion: 'minik8s.io/v1',
+        kind: 'DNS',
+        metadata: { name: 'shop', namespace: NS },
+        spec: { host: `shop-${process.pid}.example.com`, paths: [{ path: '/web', serviceName: 'web', servicePort: 80 }] },
+      },
+      { namespace: NS },
+    );
+    const gateway = await waitFor(
+      async () => {
+        const svc = (await client.get(serviceKind, { namespace: 'kube-system', name: 'minik8s-gateway' }).catch(() => undefined)) as Service | undefined;
+        return svc?.spec.clusterIP ? svc : undefined;
+      },
+      { description: 'the gateway service' },
+    );
     gatewayIP = gateway.spec.clusterIP!;
     await waitFor(async () => addresses(await udp(port, `shop-${process.pid}.example.com`))[0] === gatewayIP, { description: 'the DNS host to resolve' });
     assert.deepEqual(addresses(await tcp(port, `Shop-${process.pid}.Example.com.`)), [gatewayIP]);
-    const ready = await waitFor(async () => ((await client.get(dnsKind, { namespace: NS, name: 'shop' })) as Dns).status?.conditions?.find((c) => c.type === 'Ready'), { description: 'the DNS object\'s Ready condition' });
+    const ready = await waitFor(
+      async () => ((await client.get(dnsKind, { namespace: NS, name: 'shop' })) as Dns).status?.conditions?.find((c) => c.type === 'Ready'),
+      { description: "the DNS object's Ready condition" },
+    );
     assert.equal(ready.status, 'True', ready.message);
   });
 
@@ -157,9 +207,16 @@ describe('node-local DNS on a real master', () => {
     const name = `web.${NS}.svc.cluster.local`;
     await client.delete(serviceKind, { namespace: NS, name: 'web' });
     await waitFor(async () => rcodeOf(await udp(port, name)) === RCODE.NXDOMAIN, { description: 'the deleted service to be gone' });
-    await client.create(serviceKind, {
-      apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: NS }, spec: { clusterIP: '10.96.78.21', selector: { app: 'web' }, ports: [{ port: 80 }] },
-    }, { namespace: NS });
+    await client.create(
+      serviceKind,
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'web', namespace: NS },
+        spec: { clusterIP: '10.96.78.21', selector: { app: 'web' }, ports: [{ port: 80 }] },
+      },
+      { namespace: NS },
+    );
     await waitFor(async () => addresses(await udp(port, name))[0] === '10.96.78.21', { description: 'the new service' });
   });
 
@@ -171,37 +228,60 @@ describe('node-local DNS on a real master', () => {
   });
 });
 
-describe('pods on a worker resolve through their node\'s DNS', () => {
+describe("pods on a worker resolve through their node's DNS", () => {
   let master: MasterProcess;
   let worker: WorkerProcess;
   const cli = (...args: string[]) => spawnSync(process.execPath, [BINARY, ...args], { env: master.env, encoding: 'utf8', timeout: 60_000 });
 
-  before(async () => {
-    master = await startMaster({ seedImages: true });
-    // --proxy=none (set by the helper): pods then get the node's DNS address itself as their nameserver.
-    worker = await startWorker({ server: master.url, joinToken: master.joinToken });
-    const client = new ApiClient({ server: master.url, token: master.token });
-    try {
-      await client.create(namespaceKind, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-      await client.create(serviceKind, {
-        apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: NS }, spec: { clusterIP: WEB_IP, selector: { app: 'web' }, ports: [{ port: 80 }] },
-      }, { namespace: NS });
-      await client.create(podKind, {
-        apiVersion: 'v1', kind: 'Pod', metadata: { name: 'client', namespace: NS },
-        spec: { nodeName: worker.nodeName, terminationGracePeriodSeconds: 0, containers: [{ name: 'py', image: 'python:3.11', command: ['sleep', '3600'] }] },
-      }, { namespace: NS });
-      await waitFor(async () => ((await client.get(podKind, { namespace: NS, name: 'client' })) as Pod).status?.phase === 'Running', { timeoutMs: 90_000, description: 'the client pod to run' });
-    } finally {
-      client.close();
-    }
-  }, { timeout: 180_000 });
+  before(
+    async () => {
+      master = await startMaster({ seedImages: true });
+      // --proxy=none (set by the helper): pods then get the node's DNS address itself as their nameserver.
+      worker = await startWorker({ server: master.url, joinToken: master.joinToken });
+      const client = new ApiClient({ server: master.url, token: master.token });
+      try {
+        await client.create(namespaceKind, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+        await client.create(
+          serviceKind,
+          {
+            apiVersion: 'v1',
+            kind: 'Service',
+            metadata: { name: 'web', namespace: NS },
+            spec: { clusterIP: WEB_IP, selector: { app: 'web' }, ports: [{ port: 80 }] },
+          },
+          { namespace: NS },
+        );
+        await client.create(
+          podKind,
+          {
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name: 'client', namespace: NS },
+            spec: {
+              nodeName: worker.nodeName,
+              terminationGracePeriodSeconds: 0,
+              containers: [{ name: 'py', image: 'python:3.11', command: ['sleep', '3600'] }],
+            },
+          },
+          { namespace: NS },
+        );
+        await waitFor(async () => ((await client.get(podKind, { namespace: NS, name: 'client' })) as Pod).status?.phase === 'Running', {
+          timeoutMs: 90_000,
+          description: 'the client pod to run',
+        });
+      } finally {
+        client.close();
+      }
+    },
+    { timeout: 180_000 },
+  );
 
   after(async () => {
     await worker?.destroy();
     await master?.stop();
   });
 
-  it('gives pods the node\'s DNS with the namespace search path and ndots:5', () => {
+  it("gives pods the node's DNS with the namespace search path and ndots:5", () => {
     const r = cli('exec', '-n', NS, 'client', '--', 'cat', '/etc/resolv.conf');
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^nameserver 10\.\d+\.\d+\.1$/m);
@@ -213,34 +293,63 @@ describe('pods on a worker resolve through their node\'s DNS', () => {
     const names = ['web', `web.${NS}`, `web.${NS}.svc`, `web.${NS}.svc.cluster.local`];
     const r = cli('exec', '-n', NS, 'client', '--', 'python3', '-c', 'import socket, sys\nfor n in sys.argv[1:]: print(socket.gethostbyname(n))', ...names);
     assert.equal(r.status, 0, r.stderr);
-    assert.deepEqual(r.stdout.trim().split('\n'), names.map(() => WEB_IP));
-    const missing = cli('exec', '-n', NS, 'client', '--', 'python3', '-c', 'import socket\ntry: socket.gethostbyname("nope")\nexcept socket.gaierror as e: print("gaierror", e.errno)');
+    assert.deepEqual(
+      r.stdout.trim().split('\n'),
+      names.map(() => WEB_IP),
+    );
+    const missing = cli(
+      'exec',
+      '-n',
+      NS,
+      'client',
+      '--',
+      'python3',
+      '-c',
+      'import socket\ntry: socket.gethostbyname("nope")\nexcept socket.gaierror as e: print("gaierror", e.errno)',
+    );
     assert.match(missing.stdout, /gaierror/);
   });
 
   it('runs the gateway for a DNS object: nginx with the rendered configuration, its host resolving to the gateway service', async () => {
     const client = new ApiClient({ server: master.url, token: master.token });
     try {
-      await client.create(dnsKind, {
-        apiVersion: 'minik8s.io/v1', kind: 'DNS', metadata: { name: 'shop', namespace: NS },
-        spec: { host: 'shop.example', paths: [{ path: '/web', serviceName: 'web', servicePort: 80 }] },
-      }, { namespace: NS });
-      const pod = await waitFor(async () => {
-        const list = await client.list(podKind, { namespace: 'kube-system', labelSelector: 'app=minik8s-gateway' });
-        return (list.items as Pod[]).find((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
-      }, { timeoutMs: 90_000, description: 'a Ready gateway pod' });
-      const gateway = await client.get(serviceKind, { namespace: 'kube-system', name: 'minik8s-gateway' }) as Service;
+      await client.create(
+        dnsKind,
+        {
+          apiVersion: 'minik8s.io/v1',
+          kind: 'DNS',
+          metadata: { name: 'shop', namespace: NS },
+          spec: { host: 'shop.example', paths: [{ path: '/web', serviceName: 'web', servicePort: 80 }] },
+        },
+        { namespace: NS },
+      );
+      const pod = await waitFor(
+        async () => {
+          const list = await client.list(podKind, { namespace: 'kube-system', labelSelector: 'app=minik8s-gateway' });
+          return (list.items as Pod[]).find((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+        },
+        { timeoutMs: 90_000, description: 'a Ready gateway pod' },
+      );
+      const gateway = (await client.get(serviceKind, { namespace: 'kube-system', name: 'minik8s-gateway' })) as Service;
       // nginx serves the rendered configuration (the service address itself leads nowhere without a proxy on this worker: the netns e2e covers that).
       const conf = cli('exec', '-n', 'kube-system', pod.metadata.name!, '--', 'cat', '/etc/nginx/conf.d/default.conf');
       assert.match(conf.stdout, /server_name shop\.example;/);
       assert.match(conf.stdout, new RegExp(`location /web/ \\{\\n\\s+proxy_pass http://${WEB_IP.replaceAll('.', '\\.')}:80/;`));
-      const probe = 'import sys, urllib.request as u\nr = u.Request("http://" + sys.argv[1] + "/web/x", headers={"Host": "other.example"})\ntry: print(u.urlopen(r, timeout=10).status)\nexcept Exception as e: print(getattr(e, "code", e))';
+      const probe =
+        'import sys, urllib.request as u\nr = u.Request("http://" + sys.argv[1] + "/web/x", headers={"Host": "other.example"})\ntry: print(u.urlopen(r, timeout=10).status)\nexcept Exception as e: print(getattr(e, "code", e))';
       const r = cli('exec', '-n', NS, 'client', '--', 'python3', '-c', probe, pod.status!.podIP!);
       assert.equal(r.stdout.trim(), '404', `an unknown host gets nginx's 404: ${r.stdout}${r.stderr}`);
       const resolved = cli('exec', '-n', NS, 'client', '--', 'python3', '-c', 'import socket; print(socket.gethostbyname("shop.example"))');
       assert.equal(resolved.stdout.trim(), gateway.spec.clusterIP);
       await client.delete(dnsKind, { namespace: NS, name: 'shop' });
-      await waitFor(async () => (await client.get(serviceKind, { namespace: 'kube-system', name: 'minik8s-gateway' }).then(() => false, () => true)), { timeoutMs: 30_000, description: 'the gateway service to go with the last DNS object' });
+      await waitFor(
+        async () =>
+          await client.get(serviceKind, { namespace: 'kube-system', name: 'minik8s-gateway' }).then(
+            () => false,
+            () => true,
+          ),
+        { timeoutMs: 30_000, description: 'the gateway service to go with the last DNS object' },
+      );
     } finally {
       client.close();
     }

@@ -27,19 +27,41 @@ interface FakeWorker {
 /** Starts `minik8s --role=worker` with the flags given; resolves once `ready` appears in its output (or it exits). */
 async function startFakeWorker(master: MasterProcess, args: string[], ready: string | undefined): Promise<FakeWorker> {
   const dataDir = mkdtempSync(join(tmpdir(), 'minik8s-test-fake-worker-'));
-  const child = spawn(process.execPath, [
-    BINARY, '--role=worker', '--server', master.url, '--token', master.joinToken, '--node-ip', '127.0.0.1',
-    '--data-dir', dataDir, '--kubelet-port', String(await freePort()), ...args,
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [
+      BINARY,
+      '--role=worker',
+      '--server',
+      master.url,
+      '--token',
+      master.joinToken,
+      '--node-ip',
+      '127.0.0.1',
+      '--data-dir',
+      dataDir,
+      '--kubelet-port',
+      String(await freePort()),
+      ...args,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let output = '';
-  child.stdout!.on('data', (d) => { output += d; });
-  child.stderr!.on('data', (d) => { output += d; });
+  child.stdout!.on('data', (d) => {
+    output += d;
+  });
+  child.stderr!.on('data', (d) => {
+    output += d;
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   if (ready !== undefined) {
-    await waitFor(() => {
-      if (child.exitCode !== null) throw new Error(`worker exited early:\n${output}`);
-      return output.includes(ready);
-    }, { timeoutMs: 30_000, description: 'the fake nodes to register' }).catch((err) => {
+    await waitFor(
+      () => {
+        if (child.exitCode !== null) throw new Error(`worker exited early:\n${output}`);
+        return output.includes(ready);
+      },
+      { timeoutMs: 30_000, description: 'the fake nodes to register' },
+    ).catch((err) => {
       child.kill('SIGKILL');
       throw new Error(`${err instanceof Error ? err.message : err}\n${output}`);
     });
@@ -56,7 +78,9 @@ function childrenOf(pid: number): number[] {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       if (ppid === pid) children.push(Number(entry));
-    } catch { /* gone meanwhile */ }
+    } catch {
+      /* gone meanwhile */
+    }
   }
   return children;
 }
@@ -84,7 +108,11 @@ describe('fake nodes (--fake-nodes 5)', () => {
     });
     const text = await res.text();
     let parsed: unknown = text;
-    try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      /* not JSON */
+    }
     return { status: res.status, body: parsed as T };
   };
   const ns = '/api/v1/namespaces/default/pods';
@@ -104,11 +132,14 @@ describe('fake nodes (--fake-nodes 5)', () => {
   });
 
   it('registers five Ready nodes, each with its own /24, credential and the fake-node label', async () => {
-    const nodes: Node[] = await waitFor(async () => {
-      const list = (await call<{ items: Node[] }>('GET', '/api/v1/nodes')).body.items;
-      const ours = list.filter((n) => names.includes(n.metadata.name!));
-      return ours.length === 5 && ours.every((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) ? ours : undefined;
-    }, { timeoutMs: 20_000, description: 'five Ready fake nodes' });
+    const nodes: Node[] = await waitFor(
+      async () => {
+        const list = (await call<{ items: Node[] }>('GET', '/api/v1/nodes')).body.items;
+        const ours = list.filter((n) => names.includes(n.metadata.name!));
+        return ours.length === 5 && ours.every((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) ? ours : undefined;
+      },
+      { timeoutMs: 20_000, description: 'five Ready fake nodes' },
+    );
     assert.deepEqual(nodes.map((n) => n.metadata.name).sort(), [...names].sort());
     assert.equal(new Set(nodes.map((n) => n.spec.podCIDR)).size, 5, 'five different pod ranges');
     for (const node of nodes) {
@@ -122,23 +153,31 @@ describe('fake nodes (--fake-nodes 5)', () => {
     // Each node joined for itself: a credential of its own, kept like a real worker's.
     const kept = names.map((n) => JSON.parse(readFileSync(join(worker!.dataDir, 'fake-nodes', n, 'kubelet', 'node-credential.json'), 'utf8')));
     assert.equal(new Set(kept.map((c) => c.token)).size, 5);
-    assert.deepEqual(kept.map((c) => c.nodeName), names);
+    assert.deepEqual(
+      kept.map((c) => c.nodeName),
+      names,
+    );
   });
 
-  it('runs pods bound to a fake node to Running, with an address of that node\'s /24, and deletes them', async () => {
+  it("runs pods bound to a fake node to Running, with an address of that node's /24, and deletes them", async () => {
     const cidrs = new Map((await call<{ items: Node[] }>('GET', '/api/v1/nodes')).body.items.map((n) => [n.metadata.name, n.spec!.podCIDR]));
     const placed = [names[0], names[0], names[2], names[4]];
     for (const [i, nodeName] of placed.entries()) {
       const res = await call('POST', ns, {
-        apiVersion: 'v1', kind: 'Pod', metadata: { name: `fp-${i}` },
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: `fp-${i}` },
         spec: { nodeName, containers: [{ name: 'app', image: 'nothing/pulls:this', resources: { requests: { cpu: '100m', memory: '64Mi' } } }] },
       });
       assert.equal(res.status, 201, JSON.stringify(res.body));
     }
-    const pods: Pod[] = await waitFor(async () => {
-      const got = await Promise.all(placed.map((_, i) => call<Pod>('GET', `${ns}/fp-${i}`)));
-      return got.every((r) => r.body.status?.phase === 'Running' && r.body.status.podIP) ? got.map((r) => r.body) : undefined;
-    }, { timeoutMs: 20_000, description: 'the pods to run on the fake nodes' });
+    const pods: Pod[] = await waitFor(
+      async () => {
+        const got = await Promise.all(placed.map((_, i) => call<Pod>('GET', `${ns}/fp-${i}`)));
+        return got.every((r) => r.body.status?.phase === 'Running' && r.body.status.podIP) ? got.map((r) => r.body) : undefined;
+      },
+      { timeoutMs: 20_000, description: 'the pods to run on the fake nodes' },
+    );
     for (const pod of pods) {
       assert.ok(cidrContains(cidrs.get(pod.spec.nodeName)!, `${pod.status!.podIP}/32`), `${pod.status!.podIP} in ${cidrs.get(pod.spec.nodeName)}`);
       assert.equal(pod.status!.hostIP, '127.0.0.1');
@@ -149,14 +188,18 @@ describe('fake nodes (--fake-nodes 5)', () => {
 
     for (const [i] of placed.entries()) assert.equal((await call('DELETE', `${ns}/fp-${i}`)).status, 200);
     await waitFor(async () => (await Promise.all(placed.map((_, i) => call('GET', `${ns}/fp-${i}`)))).every((r) => r.status === 404), {
-      timeoutMs: 20_000, description: 'the deleted pods to be gone',
+      timeoutMs: 20_000,
+      description: 'the deleted pods to be gone',
     });
   });
 
   it('lets a deleted fake node go: its credential is revoked and the worker stops hosting it', async () => {
     const gone = names[3]!;
     assert.equal((await call('DELETE', `/api/v1/nodes/${gone}`)).status, 200);
-    await waitFor(() => worker!.output().includes(`node ${gone}'s credential was refused`), { timeoutMs: 20_000, description: 'the worker to drop the deleted node' });
+    await waitFor(() => worker!.output().includes(`node ${gone}'s credential was refused`), {
+      timeoutMs: 20_000,
+      description: 'the worker to drop the deleted node',
+    });
     assert.equal((await call('GET', `/api/v1/nodes/${gone}`)).status, 404, 'not registered again');
     const others = await call<Node>('GET', `/api/v1/nodes/${names[4]}`);
     assert.equal(others.body.status!.conditions!.find((c) => c.type === 'Ready')!.status, 'True', 'the other nodes carry on');
@@ -185,7 +228,10 @@ describe('fake nodes (--fake-nodes 5)', () => {
       const code = await failing.exited;
       clearTimeout(timer);
       assert.equal(code, 1, failing.output());
-      assert.match(failing.output(), /error: the master at .* refused to join node "fake-\d+-full-\d": no pod CIDR left for node .*: all 4 \/24 ranges of the cluster CIDR 10\.251\.0\.0\/22 are allocated.*\(5 fake nodes need a \/24 each: start the master with --cluster-cidr of \/21 or larger, e\.g\. 10\.128\.0\.0\/9\)/);
+      assert.match(
+        failing.output(),
+        /error: the master at .* refused to join node "fake-\d+-full-\d": no pod CIDR left for node .*: all 4 \/24 ranges of the cluster CIDR 10\.251\.0\.0\/22 are allocated.*\(5 fake nodes need a \/24 each: start the master with --cluster-cidr of \/21 or larger, e\.g\. 10\.128\.0\.0\/9\)/,
+      );
       assert.doesNotMatch(failing.output(), /\n\s+at /, 'no stack trace');
     } finally {
       if (failing && failing.child.exitCode === null) failing.child.kill('SIGKILL');

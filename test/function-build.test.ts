@@ -18,7 +18,10 @@ const VERSIONS = '/apis/minik8s.io/v1/namespaces/default/functionversions';
 const RS = '/apis/apps/v1/namespaces/default/replicasets';
 const docker = new Docker();
 
-const dockerAvailable = await docker.ping().then(() => true, () => false);
+const dockerAvailable = await docker.ping().then(
+  () => true,
+  () => false,
+);
 
 /** A pure-Python wheel of package NAME holding the module mk8stestpkg (VALUE = 42), as pip installs it. */
 function wheel(name: string): Buffer {
@@ -63,11 +66,12 @@ describe('functions: image factory and controller (real master, registry and Doc
   const dir = mkdtempSync(join(tmpdir(), 'minik8s-test-fn-'));
 
   /** The CLI, asynchronously: the index this test serves must keep answering while a command waits for a build. */
-  const cli = (...args: string[]) => new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, [BINARY, ...args], { env: master.env, encoding: 'utf8', timeout: 240_000 }, (err, stdout, stderr) => {
-      resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+  const cli = (...args: string[]) =>
+    new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, [BINARY, ...args], { env: master.env, encoding: 'utf8', timeout: 240_000 }, (err, stdout, stderr) => {
+        resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      });
     });
-  });
   const ok = async (...args: string[]) => {
     const r = await cli(...args);
     assert.equal(r.status, 0, `minik8s ${args.join(' ')} exited ${r.status}:\n${r.stdout}\n${r.stderr}`);
@@ -75,7 +79,7 @@ describe('functions: image factory and controller (real master, registry and Doc
   };
   const api = async (path: string) => {
     const res = await fetch(`${master.url}${path}`, { headers: { authorization: `Bearer ${master.token}` } });
-    return { status: res.status, body: await res.json() as any };
+    return { status: res.status, body: (await res.json()) as any };
   };
   const file = (name: string, text: string) => {
     const path = join(dir, name);
@@ -83,22 +87,28 @@ describe('functions: image factory and controller (real master, registry and Doc
     writeFileSync(path, text);
     return path;
   };
-  const handler = (version: string) => [
-    'import os',
-    'def handler(event, context):',
-    `    print("handled by ${version}", flush=True)`,
-    `    return {"version": "${version}", "event": event, "greeting": os.environ.get("GREETING", "")}`,
-    '',
-  ].join('\n');
+  const handler = (version: string) =>
+    [
+      'import os',
+      'def handler(event, context):',
+      `    print("handled by ${version}", flush=True)`,
+      `    return {"version": "${version}", "event": event, "greeting": os.environ.get("GREETING", "")}`,
+      '',
+    ].join('\n');
   const rs = async (name: string) => (await api(`${RS}/${name}`)).body;
-  const readyPodIP = (fn: string, version: number) => waitFor(async () => {
-    const pods = (await api(`/api/v1/namespaces/default/pods?labelSelector=minik8s.io/function=${fn},minik8s.io/function-version=${version}`)).body.items as any[];
-    const ready = pods.find((p) => !p.metadata.deletionTimestamp && p.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True'));
-    return ready?.status?.podIP as string | undefined;
-  }, { timeoutMs: 90_000, description: `a Ready pod of ${fn} version ${version}` });
+  const readyPodIP = (fn: string, version: number) =>
+    waitFor(
+      async () => {
+        const pods = (await api(`/api/v1/namespaces/default/pods?labelSelector=minik8s.io/function=${fn},minik8s.io/function-version=${version}`)).body
+          .items as any[];
+        const ready = pods.find((p) => !p.metadata.deletionTimestamp && p.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True'));
+        return ready?.status?.podIP as string | undefined;
+      },
+      { timeoutMs: 90_000, description: `a Ready pod of ${fn} version ${version}` },
+    );
   const invokePod = async (ip: string, body: unknown) => {
     const res = await fetch(`http://${ip}:8080/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    return { status: res.status, body: await res.json() as any };
+    return { status: res.status, body: (await res.json()) as any };
   };
 
   before(async () => {
@@ -118,7 +128,11 @@ describe('functions: image factory and controller (real master, registry and Doc
     if (registryPort !== undefined) {
       // Every layer the builds made carries the registry they were for, intermediate (cache) ones too: newest first, children before parents.
       const images = await docker.listImages({ all: true, filters: { label: [`minik8s.io/registry=127.0.0.1:${registryPort}`] } });
-      for (const image of images.sort((a, b) => b.Created - a.Created)) await docker.getImage(image.Id).remove({ force: true }).catch(() => {});
+      for (const image of images.sort((a, b) => b.Created - a.Created))
+        await docker
+          .getImage(image.Id)
+          .remove({ force: true })
+          .catch(() => {});
     }
   });
 
@@ -136,7 +150,7 @@ describe('functions: image factory and controller (real master, registry and Doc
     v1Image = fn.status.image;
     assert.ok(fn.status.conditions.some((c: any) => c.type === 'Built' && c.status === 'True' && c.reason === 'BuildSucceeded'));
     assert.ok(fn.status.conditions.some((c: any) => c.type === 'Ready' && c.status === 'True' && c.reason === 'ScaledToZero'));
-    const tags = await (await fetch(`http://127.0.0.1:${master.registryPort}/v2/functions/default-hello/tags/list`)).json() as any;
+    const tags = (await (await fetch(`http://127.0.0.1:${master.registryPort}/v2/functions/default-hello/tags/list`)).json()) as any;
     assert.deepEqual(tags.tags, ['v1']);
     const set = await rs('hello-v1');
     assert.equal(set.spec.replicas, 0);
@@ -147,31 +161,37 @@ describe('functions: image factory and controller (real master, registry and Doc
     assert.match(table, /hello\s+1\s+http:\S+\/function\/hello\s+0\/0\s/);
   });
 
-  it('runs the image when scaled by hand: the pod answers with the handler\'s result, and function logs shows its output', async () => {
+  it("runs the image when scaled by hand: the pod answers with the handler's result, and function logs shows its output", async () => {
     await ok('scale', 'rs', 'hello-v1', '--replicas', '1');
     const ip = await readyPodIP('hello', 1);
     const res = await invokePod(ip, { name: 'world' });
     assert.equal(res.status, 200);
     assert.deepEqual(res.body, { version: 'v1', event: { name: 'world' }, greeting: '' });
-    await waitFor(async () => /\[hello-v1-[a-z0-9]+\] handled by v1/.test((await cli('function', 'logs', 'hello')).stdout), { timeoutMs: 20_000, description: 'the handler\'s print in function logs' });
+    await waitFor(async () => /\[hello-v1-[a-z0-9]+\] handled by v1/.test((await cli('function', 'logs', 'hello')).stdout), {
+      timeoutMs: 20_000,
+      description: "the handler's print in function logs",
+    });
   });
 
   it('a soft update builds version 2; version 1 goes to 0 once version 2 has a Ready pod', async () => {
     const out = await ok('function', 'update', 'hello', '-f', file('v2/handler.py', handler('v2')), '--soft');
     assert.match(out, /function\/hello updated: version 2 serving/);
     const v2 = await rs('hello-v2');
-    assert.equal(v2.spec.replicas, 1, 'the new version starts with the old one\'s pods');
+    assert.equal(v2.spec.replicas, 1, "the new version starts with the old one's pods");
     const ip = await readyPodIP('hello', 2);
     assert.equal((await invokePod(ip, null)).body.version, 'v2');
     await waitFor(async () => (await rs('hello-v1')).spec.replicas === 0, { timeoutMs: 30_000, description: 'hello-v1 scaled to 0' });
     const events = (await api('/api/v1/namespaces/default/events')).body.items as any[];
-    assert.ok(events.some((e) => e.involvedObject.name === 'hello' && e.reason === 'ScaledOldVersion'), 'a ScaledOldVersion event');
+    assert.ok(
+      events.some((e) => e.involvedObject.name === 'hello' && e.reason === 'ScaledOldVersion'),
+      'a ScaledOldVersion event',
+    );
     const described = await ok('describe', 'function', 'hello');
     assert.match(described, /Versions:/);
     assert.match(described, /2 \*\s+Succeeded\s+functions\/default-hello:v2/);
   });
 
-  it('a hard update of the environment alone makes version 3 on version 2\'s image (no build) and stops version 2 at once', async () => {
+  it("a hard update of the environment alone makes version 3 on version 2's image (no build) and stops version 2 at once", async () => {
     const out = await ok('function', 'update', 'hello', '--env', 'GREETING=hi', '--hard');
     assert.match(out, /version 3 serving/);
     assert.match(out, /reused the image of version 2/);
@@ -182,7 +202,7 @@ describe('functions: image factory and controller (real master, registry and Doc
     assert.equal((await rs('hello-v2')).spec.replicas, 0);
   });
 
-  it('rollback --to 1 serves version 1\'s image again without building', async () => {
+  it("rollback --to 1 serves version 1's image again without building", async () => {
     const buildsBefore = ((await api('/api/v1/namespaces/default/events')).body.items as any[]).filter((e) => e.reason === 'BuildStarted').length;
     const out = await ok('function', 'rollback', 'hello', '--to', '1');
     assert.match(out, /rolled back: version 1 serving/);
@@ -196,7 +216,17 @@ describe('functions: image factory and controller (real master, registry and Doc
 
   it('installs requirements from the index given with --pip-index-url', async () => {
     const code = 'import mk8stestpkg\ndef handler(event, context):\n    return {"value": mk8stestpkg.VALUE}\n';
-    await ok('function', 'create', 'withdeps', '-f', file('deps/handler.py', code), '--requirements', file('deps/requirements.txt', 'minik8s-test-pkg==1.0\n'), '--idle-grace', '600');
+    await ok(
+      'function',
+      'create',
+      'withdeps',
+      '-f',
+      file('deps/handler.py', code),
+      '--requirements',
+      file('deps/requirements.txt', 'minik8s-test-pkg==1.0\n'),
+      '--idle-grace',
+      '600',
+    );
     await ok('scale', 'rs', 'withdeps-v1', '--replicas', '1');
     assert.deepEqual((await invokePod(await readyPodIP('withdeps', 1), null)).body, { value: 42 });
   });
@@ -204,7 +234,15 @@ describe('functions: image factory and controller (real master, registry and Doc
   it('fails with a clear message when no package index answers', async () => {
     await new Promise<void>((resolve) => index.server.close(() => resolve()));
     index.server.closeAllConnections();
-    const r = await cli('function', 'create', 'broken', '-f', file('broken/handler.py', handler('b')), '--requirements', file('broken/requirements.txt', 'minik8s-other-pkg==1.0\n'));
+    const r = await cli(
+      'function',
+      'create',
+      'broken',
+      '-f',
+      file('broken/handler.py', handler('b')),
+      '--requirements',
+      file('broken/requirements.txt', 'minik8s-other-pkg==1.0\n'),
+    );
     assert.equal(r.status, 1, r.stdout + r.stderr);
     assert.match(r.stderr, /version 1 could not be built: requirements could not be installed: no package index reachable \(set --pip-index-url/);
     assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
@@ -224,7 +262,10 @@ describe('functions: image factory and controller (real master, registry and Doc
 
   it('applies a manifest whose code path is relative to it, and a second apply changes nothing', async () => {
     file('app/code/handler.py', handler('applied'));
-    const manifest = file('app/fn.yaml', 'apiVersion: minik8s.io/v1\nkind: Function\nmetadata:\n  name: applied\nspec:\n  codePath: ./code\n  scaling: {idleGraceSeconds: 600}\n');
+    const manifest = file(
+      'app/fn.yaml',
+      'apiVersion: minik8s.io/v1\nkind: Function\nmetadata:\n  name: applied\nspec:\n  codePath: ./code\n  scaling: {idleGraceSeconds: 600}\n',
+    );
     assert.match(await ok('apply', '-f', manifest), /function\.minik8s\.io\/applied created|functions?\/applied created/);
     await waitFor(async () => (await api(`${FNS}/applied`)).body.status?.version === 1, { timeoutMs: 120_000, description: 'applied version 1' });
     assert.match(await ok('apply', '-f', manifest), /unchanged/);
@@ -236,7 +277,12 @@ describe('functions: image factory and controller (real master, registry and Doc
   it('delete removes the function with its versions, ReplicaSets and pods', async () => {
     await ok('function', 'delete', 'hello', 'withdeps', 'broken', 'applied');
     assert.equal((await api(FNS)).body.items.length, 0);
-    await waitFor(async () => (await api(VERSIONS)).body.items.length === 0 && (await api(RS)).body.items.length === 0
-      && (await api('/api/v1/namespaces/default/pods')).body.items.length === 0, { timeoutMs: 60_000, description: 'versions, ReplicaSets and pods gone' });
+    await waitFor(
+      async () =>
+        (await api(VERSIONS)).body.items.length === 0 &&
+        (await api(RS)).body.items.length === 0 &&
+        (await api('/api/v1/namespaces/default/pods')).body.items.length === 0,
+      { timeoutMs: 60_000, description: 'versions, ReplicaSets and pods gone' },
+    );
   });
 });

@@ -25,7 +25,11 @@ describe('garbage collection', () => {
     });
     const text = await res.text();
     let parsed: unknown = text;
-    try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      /* not JSON */
+    }
     return { status: res.status, body: parsed };
   };
   /** The object a successful call answers: every call here reads or writes a ReplicaSet or a pod. */
@@ -37,20 +41,42 @@ describe('garbage collection', () => {
   const podPath = (name = '') => `/api/v1/namespaces/${NS}/pods${name ? `/${name}` : ''}`;
 
   /** A ReplicaSet of 0 whose selector matches none of the hand-made pods, so a ReplicaSet controller neither adopts nor creates any. */
-  const makeRs = async (name: string) => ok(await call('POST', rsPath(), {
-    apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name },
-    spec: { replicas: 0, selector: { matchLabels: { app: `gc-${name}` } }, template: { metadata: { labels: { app: `gc-${name}` } }, spec: { containers: [{ name: 'c', image: 'busybox:1.35' }] } } },
-  }), 201);
+  const makeRs = async (name: string) =>
+    ok(
+      await call('POST', rsPath(), {
+        apiVersion: 'apps/v1',
+        kind: 'ReplicaSet',
+        metadata: { name },
+        spec: {
+          replicas: 0,
+          selector: { matchLabels: { app: `gc-${name}` } },
+          template: { metadata: { labels: { app: `gc-${name}` } }, spec: { containers: [{ name: 'c', image: 'busybox:1.35' }] } },
+        },
+      }),
+      201,
+    );
   /** A pod bound to no node (so deleting it removes it at once), owned by `owners`. */
-  const makePod = async (name: string, owners: KubeObject[], options: { block?: boolean; finalizers?: string[] } = {}) => ok(await call('POST', podPath(), {
-    apiVersion: 'v1', kind: 'Pod',
-    metadata: {
-      name, labels: { role: 'gc-hand-made' },
-      ownerReferences: owners.map((o) => ({ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: o.metadata.name, uid: o.metadata.uid, ...(options.block ? { blockOwnerDeletion: true } : {}) })),
-      ...(options.finalizers ? { finalizers: options.finalizers } : {}),
-    },
-    spec: { containers: [{ name: 'c', image: 'busybox:1.35' }] },
-  }), 201);
+  const makePod = async (name: string, owners: KubeObject[], options: { block?: boolean; finalizers?: string[] } = {}) =>
+    ok(
+      await call('POST', podPath(), {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name,
+          labels: { role: 'gc-hand-made' },
+          ownerReferences: owners.map((o) => ({
+            apiVersion: 'apps/v1',
+            kind: 'ReplicaSet',
+            name: o.metadata.name,
+            uid: o.metadata.uid,
+            ...(options.block ? { blockOwnerDeletion: true } : {}),
+          })),
+          ...(options.finalizers ? { finalizers: options.finalizers } : {}),
+        },
+        spec: { containers: [{ name: 'c', image: 'busybox:1.35' }] },
+      }),
+      201,
+    );
   const gone = async (path: string) => (await call('GET', path)).status === 404;
 
   before(async () => {
@@ -69,7 +95,10 @@ describe('garbage collection', () => {
     await makePod('bg-unowned', []);
     ok(await call('DELETE', rsPath('bg-a')));
     await waitFor(() => gone(podPath('bg-only-a')), { description: 'bg-only-a collected', timeoutMs: 20_000 });
-    await waitFor(async () => ok(await call('GET', podPath('bg-both'))).metadata.ownerReferences?.length === 1, { description: 'dangling reference dropped', timeoutMs: 20_000 });
+    await waitFor(async () => ok(await call('GET', podPath('bg-both'))).metadata.ownerReferences?.length === 1, {
+      description: 'dangling reference dropped',
+      timeoutMs: 20_000,
+    });
     const both = ok(await call('GET', podPath('bg-both')));
     assert.equal(both.metadata.ownerReferences![0].uid, b.metadata.uid);
     assert.equal(both.metadata.deletionTimestamp, undefined);
@@ -82,15 +111,25 @@ describe('garbage collection', () => {
     // Someone else's finalizer holds the dependent, so the owner's wait can be watched.
     await makePod('fg-held', [owner], { block: true, finalizers: ['test.minik8s.io/hold'] });
     await makePod('fg-free', [owner], { block: true });
-    const child = spawn(process.execPath, [BINARY, 'delete', 'rs', 'fg', '-n', NS, '--cascade=foreground'], { env: master.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BINARY, 'delete', 'rs', 'fg', '-n', NS, '--cascade=foreground'], {
+      env: master.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { err += d; });
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      err += d;
+    });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
       await waitFor(() => gone(podPath('fg-free')), { description: 'fg-free deleted', timeoutMs: 20_000 });
-      await waitFor(async () => Boolean(ok(await call('GET', podPath('fg-held'))).metadata.deletionTimestamp), { description: 'fg-held marked', timeoutMs: 20_000 });
+      await waitFor(async () => Boolean(ok(await call('GET', podPath('fg-held'))).metadata.deletionTimestamp), {
+        description: 'fg-held marked',
+        timeoutMs: 20_000,
+      });
       const marked = ok(await call('GET', rsPath('fg')));
       assert.ok(marked.metadata.deletionTimestamp);
       assert.deepEqual(marked.metadata.finalizers, ['foregroundDeletion']);
@@ -123,13 +162,21 @@ describe('garbage collection', () => {
   it('`minik8s delete rs NAME --cascade=orphan` removes the ReplicaSet and keeps its pods', async () => {
     const owner = await makeRs('cli-orph');
     await makePod('cli-orph-1', [owner]);
-    const res = spawnSync(process.execPath, [BINARY, 'delete', 'rs', 'cli-orph', '-n', NS, '--cascade=orphan'], { env: master.env, encoding: 'utf8', timeout: 60_000 });
+    const res = spawnSync(process.execPath, [BINARY, 'delete', 'rs', 'cli-orph', '-n', NS, '--cascade=orphan'], {
+      env: master.env,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     assert.equal(res.status, 0, res.stderr);
     assert.equal(res.stdout, 'replicaset.apps "cli-orph" deleted\n');
     assert.ok(await gone(rsPath('cli-orph')));
     const pod = ok(await call('GET', podPath('cli-orph-1')));
     assert.equal(pod.metadata.ownerReferences, undefined);
-    const bad = spawnSync(process.execPath, [BINARY, 'delete', 'rs', 'x', '-n', NS, '--cascade=sideways'], { env: master.env, encoding: 'utf8', timeout: 60_000 });
+    const bad = spawnSync(process.execPath, [BINARY, 'delete', 'rs', 'x', '-n', NS, '--cascade=sideways'], {
+      env: master.env,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     assert.notEqual(bad.status, 0);
     assert.match(bad.stderr, /invalid cascade value \(sideways\)/);
   });

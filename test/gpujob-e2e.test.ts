@@ -13,7 +13,10 @@ import { slurmSkipReason, startLoginNode, startSlurm, type RunningSlurm } from '
 
 const NS = `gpu-${process.pid}`;
 const ROOT = process.cwd();
-const skip = netnsSkipReason() ?? slurmSkipReason() ?? (existsSync('/usr/local/bin/nvcc') || existsSync('/usr/local/cuda/bin/nvcc') ? undefined : 'needs nvcc (CUDA) to build the CUDA example');
+const skip =
+  netnsSkipReason() ??
+  slurmSkipReason() ??
+  (existsSync('/usr/local/bin/nvcc') || existsSync('/usr/local/cuda/bin/nvcc') ? undefined : 'needs nvcc (CUDA) to build the CUDA example');
 const CUDA_ERROR = 'CUDA error: cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime version';
 
 describe('GPU jobs on a real Slurm, from apply to gpujob output', { skip }, () => {
@@ -26,7 +29,8 @@ describe('GPU jobs on a real Slurm, from apply to gpujob output', { skip }, () =
   /** The answer's JSON, as the caller says it is. */
   const api = async <T = unknown>(method: string, path: string, body?: unknown) => {
     const res = await fetch(`${master().url}${path}`, {
-      method, headers: { authorization: `Bearer ${master().token}`, 'content-type': 'application/json' },
+      method,
+      headers: { authorization: `Bearer ${master().token}`, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const json: unknown = await res.json();
@@ -40,56 +44,79 @@ describe('GPU jobs on a real Slurm, from apply to gpujob output', { skip }, () =
     return r.stdout;
   };
   const job = (name: string) => api<GpuJob>('GET', `/apis/minik8s.io/v1/namespaces/${NS}/gpujobs/${name}`);
-  const until = (name: string, what: string, test: (j: GpuJob) => boolean, timeoutMs = 300_000) => waitFor(async () => {
-    const j = await job(name);
-    return test(j) ? j : undefined;
-  }, { timeoutMs, intervalMs: 250, description: `gpujob ${name} ${what}` });
+  const until = (name: string, what: string, test: (j: GpuJob) => boolean, timeoutMs = 300_000) =>
+    waitFor(
+      async () => {
+        const j = await job(name);
+        return test(j) ? j : undefined;
+      },
+      { timeoutMs, intervalMs: 250, description: `gpujob ${name} ${what}` },
+    );
   const finished = (name: string) => until(name, 'to finish', (j) => j.status?.phase === 'Succeeded' || j.status?.phase === 'Failed');
   const output = (name: string) => {
     const dir = join(work, `out-${name}`);
     ok('gpujob', 'output', name, '-n', NS, '-o', dir);
     return { result: readFileSync(join(dir, 'result.out'), 'utf8'), error: readFileSync(join(dir, 'error.err'), 'utf8') };
   };
-  const podsOf = async (j: GpuJob) => (await api<{ items: unknown[] }>('GET', `/api/v1/namespaces/${NS}/pods?labelSelector=minik8s.io/gpujob-uid%3D${j.metadata.uid}`)).items;
+  const podsOf = async (j: GpuJob) =>
+    (await api<{ items: unknown[] }>('GET', `/api/v1/namespaces/${NS}/pods?labelSelector=minik8s.io/gpujob-uid%3D${j.metadata.uid}`)).items;
   /** A job directory of files beside its manifest, applied through the CLI as users do. */
   const writeJob = (name: string, files: Record<string, string>, spec: Record<string, unknown> = {}) => {
     const dir = join(work, name);
     mkdirSync(join(dir, 'program'), { recursive: true });
     for (const [file, text] of Object.entries(files)) writeFileSync(join(dir, 'program', file), text);
-    writeFileSync(join(dir, 'job.yaml'), JSON.stringify({ apiVersion: 'minik8s.io/v1', kind: 'GpuJob', metadata: { name }, spec: { cluster: 'hpc', program: { path: 'program' }, ...spec } }));
+    writeFileSync(
+      join(dir, 'job.yaml'),
+      JSON.stringify({ apiVersion: 'minik8s.io/v1', kind: 'GpuJob', metadata: { name }, spec: { cluster: 'hpc', program: { path: 'program' }, ...spec } }),
+    );
     return join(dir, 'job.yaml');
   };
   const lap = (started: number, what: string) => timings.push(`${what} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
-  before(async () => {
-    const started = Date.now();
-    work = mkdtempSync(join(tmpdir(), 'minik8s-gpujob-e2e-'));
-    // The submitter image (cached: seconds when it is up to date), before the cluster copies the registry store.
-    const built = spawnSync('bash', [join(ROOT, 'scripts', 'build-images.sh'), '--only', 'slurm-client'], { encoding: 'utf8', timeout: 15 * 60_000 });
-    assert.equal(built.status, 0, `build-images.sh --only slurm-client: ${built.stderr}${built.stdout}`);
-    lap(started, 'submitter image');
-    cluster = await createNetnsCluster({ machines: ['g1', 'g2'], log: (line) => timings.push(line) });
-    slurm = await startSlurm({ controllerAddress: cluster.hostIP, gpus: 1, cpus: 2 });
-    lap(started, `cluster and Slurm (controller ${cluster.hostIP}:${slurm.controllerPort}) up`);
-    await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-    const clusters = join(work, 'clusters.yaml');
-    writeFileSync(clusters, [
-      { name: 'hpc', conf: slurm.conf },
-      // A configuration naming a port nothing listens on: the cluster cannot be reached (until the test mends it).
-      { name: 'down', conf: join(slurm.root, 'down.conf') },
-    ].map(({ name, conf }) => JSON.stringify({
-      apiVersion: 'minik8s.io/v1', kind: 'SlurmCluster', metadata: { name },
-      spec: { mode: 'local', local: { slurmConf: conf, mungeSocketDir: slurm!.mungeSocketDir, workDir: slurm!.workDir }, pollIntervalSeconds: 0.5 },
-    })).join('\n---\n'));
-    ok('apply', '-n', NS, '-f', clusters);
-  }, { timeout: 25 * 60_000 });
+  before(
+    async () => {
+      const started = Date.now();
+      work = mkdtempSync(join(tmpdir(), 'minik8s-gpujob-e2e-'));
+      // The submitter image (cached: seconds when it is up to date), before the cluster copies the registry store.
+      const built = spawnSync('bash', [join(ROOT, 'scripts', 'build-images.sh'), '--only', 'slurm-client'], { encoding: 'utf8', timeout: 15 * 60_000 });
+      assert.equal(built.status, 0, `build-images.sh --only slurm-client: ${built.stderr}${built.stdout}`);
+      lap(started, 'submitter image');
+      cluster = await createNetnsCluster({ machines: ['g1', 'g2'], log: (line) => timings.push(line) });
+      slurm = await startSlurm({ controllerAddress: cluster.hostIP, gpus: 1, cpus: 2 });
+      lap(started, `cluster and Slurm (controller ${cluster.hostIP}:${slurm.controllerPort}) up`);
+      await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+      const clusters = join(work, 'clusters.yaml');
+      writeFileSync(
+        clusters,
+        [
+          { name: 'hpc', conf: slurm.conf },
+          // A configuration naming a port nothing listens on: the cluster cannot be reached (until the test mends it).
+          { name: 'down', conf: join(slurm.root, 'down.conf') },
+        ]
+          .map(({ name, conf }) =>
+            JSON.stringify({
+              apiVersion: 'minik8s.io/v1',
+              kind: 'SlurmCluster',
+              metadata: { name },
+              spec: { mode: 'local', local: { slurmConf: conf, mungeSocketDir: slurm!.mungeSocketDir, workDir: slurm!.workDir }, pollIntervalSeconds: 0.5 },
+            }),
+          )
+          .join('\n---\n'),
+      );
+      ok('apply', '-n', NS, '-f', clusters);
+    },
+    { timeout: 25 * 60_000 },
+  );
 
-  after(async () => {
-    await slurm?.stop().catch((err: Error) => console.log(`stopping Slurm: ${err.message}`));
-    await cluster?.destroy();
-    if (work) rmSync(work, { recursive: true, force: true });
-    console.log(`gpujob e2e timings:\n  ${timings.join('\n  ')}`);
-  }, { timeout: 300_000 });
+  after(
+    async () => {
+      await slurm?.stop().catch((err: Error) => console.log(`stopping Slurm: ${err.message}`));
+      await cluster?.destroy();
+      if (work) rmSync(work, { recursive: true, force: true });
+      console.log(`gpujob e2e timings:\n  ${timings.join('\n  ')}`);
+    },
+    { timeout: 300_000 },
+  );
 
   it('runs a Makefile C job: apply, Succeeded, the expected result.out, pods and job directory gone', async () => {
     const started = Date.now();
@@ -116,7 +143,11 @@ describe('GPU jobs on a real Slurm, from apply to gpujob output', { skip }, () =
 
     await waitFor(async () => (await podsOf(j)).length === 0, { timeoutMs: 60_000, intervalMs: 250, description: 'the submitter pod to be removed' });
     // The submitter removes it right after its last report.
-    await waitFor(() => !existsSync(j.status!.jobDirectory!), { timeoutMs: 30_000, intervalMs: 100, description: 'the job directory to be removed once the results are collected' });
+    await waitFor(() => !existsSync(j.status!.jobDirectory!), {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+      description: 'the job directory to be removed once the results are collected',
+    });
   });
 
   it('compiles the CUDA example with nvcc under Slurm; its run fails for want of a driver and the job is Failed with that error', async () => {
@@ -134,15 +165,22 @@ describe('GPU jobs on a real Slurm, from apply to gpujob output', { skip }, () =
     assert.equal(out.error.split('\n')[0], CUDA_ERROR);
   });
 
-  it('fails a job whose build fails, with the compiler\'s message', async () => {
+  it("fails a job whose build fails, with the compiler's message", async () => {
     const source = 'int main(void) {\n  int y = 1;\n  x = y;\n  return 0;\n}\n';
     ok('apply', '-n', NS, '-f', writeJob('broken', { 'broken.c': source, Makefile: 'broken: broken.c\n\tcc -o broken broken.c\n' }));
     const j = await finished('broken');
     assert.equal(j.status?.phase, 'Failed', JSON.stringify(j.status));
     // The compiler here, in the job's locale, says exactly this.
     writeFileSync(join(work, 'broken.c'), source);
-    const cc = spawnSync('cc', ['-c', '-o', join(work, 'broken.o'), join(work, 'broken.c')], { cwd: work, encoding: 'utf8', env: { ...process.env, LANG: 'C.UTF-8', LC_ALL: '' } });
-    const line = cc.stderr.split('\n').find((l) => / error: /.test(l))!.replace(`${work}/`, '');
+    const cc = spawnSync('cc', ['-c', '-o', join(work, 'broken.o'), join(work, 'broken.c')], {
+      cwd: work,
+      encoding: 'utf8',
+      env: { ...process.env, LANG: 'C.UTF-8', LC_ALL: '' },
+    });
+    const line = cc.stderr
+      .split('\n')
+      .find((l) => / error: /.test(l))!
+      .replace(`${work}/`, '');
     assert.equal(j.status?.message, `Slurm job ${j.status?.jobId} FAILED (exit code 2): ${line}`);
     assert.match(output('broken').error, /make: \*\*\* \[Makefile:2: broken\] Error 1/);
   });
@@ -153,7 +191,8 @@ describe('GPU jobs on a real Slurm, from apply to gpujob output', { skip }, () =
     const meet = join(slurm!.root, 'meet');
     mkdirSync(meet);
     const source = [
-      '#include <stdio.h>', '#include <unistd.h>',
+      '#include <stdio.h>',
+      '#include <unistd.h>',
       'int main(int argc, char **argv) {',
       '  char path[512], buf[16] = {0};',
       '  FILE *f = fopen("mine.txt", "w"); fprintf(f, "%s\\n", argv[2]); fclose(f);',
@@ -167,12 +206,20 @@ describe('GPU jobs on a real Slurm, from apply to gpujob output', { skip }, () =
       '  f = fopen("mine.txt", "r"); fgets(buf, sizeof buf, f);',
       '  printf("job %s read %s", argv[2], buf);',
       '  return 0;',
-      '}', '',
+      '}',
+      '',
     ].join('\n');
     const dir = join(work, 'pair');
     mkdirSync(dir);
-    for (const [tag, other] of [['a', 'b'], ['b', 'a']] as const) {
-      const manifest = writeJob(`pair-${tag}`, { 'main.c': source, Makefile: 'main: main.c\n\t@cc -o main main.c\n' }, { keepJobDirectory: true, script: `make\n./main ${meet} ${tag} ${other}` });
+    for (const [tag, other] of [
+      ['a', 'b'],
+      ['b', 'a'],
+    ] as const) {
+      const manifest = writeJob(
+        `pair-${tag}`,
+        { 'main.c': source, Makefile: 'main: main.c\n\t@cc -o main main.c\n' },
+        { keepJobDirectory: true, script: `make\n./main ${meet} ${tag} ${other}` },
+      );
       writeFileSync(join(dir, `${tag}.yaml`), readFileSync(manifest, 'utf8').replace('"path":"program"', `"path":"../pair-${tag}/program"`));
     }
     const started = Date.now();
@@ -184,7 +231,10 @@ describe('GPU jobs on a real Slurm, from apply to gpujob output', { skip }, () =
     assert.equal(output('pair-a').result, 'job a read a\n');
     assert.equal(output('pair-b').result, 'job b read b\n');
     assert.notEqual(a.status?.jobDirectory, b.status?.jobDirectory);
-    for (const [j, tag] of [[a, 'a'], [b, 'b']] as const) {
+    for (const [j, tag] of [
+      [a, 'a'],
+      [b, 'b'],
+    ] as const) {
       assert.equal(readFileSync(join(j.status!.jobDirectory!, 'mine.txt'), 'utf8'), `${tag}\n`);
       assert.deepEqual(readdirSync(j.status!.jobDirectory!).sort(), ['Makefile', 'error.err', 'job.sbatch', 'main', 'main.c', 'mine.txt', 'result.out']);
     }
@@ -201,17 +251,37 @@ describe('GPU jobs on a real Slurm, from apply to gpujob output', { skip }, () =
     assert.match(slurm!.job(id)?.JobState ?? 'gone', /^CANCELLED/);
     assert.equal(slurm!.command('squeue', ['-h', '-o', '%i']).split('\n').includes(id), false);
     // The submitter and the canceller were deleted with the job; they stop within their grace period.
-    await waitFor(async () => (await podsOf(running)).length === 0, { timeoutMs: 60_000, intervalMs: 250, description: 'the job\'s pods to be gone' });
+    await waitFor(async () => (await podsOf(running)).length === 0, { timeoutMs: 60_000, intervalMs: 250, description: "the job's pods to be gone" });
   });
 
   it('runs a job through a login node over SSH, with the key and host key from a Secret', async () => {
     const login = await startLoginNode(slurm!, cluster!.hostIP);
     try {
       const manifest = join(work, 'login.yaml');
-      writeFileSync(manifest, [
-        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'login-key' }, type: 'kubernetes.io/ssh-auth', stringData: { 'ssh-privatekey': login.privateKey, known_hosts: login.knownHosts } },
-        { apiVersion: 'minik8s.io/v1', kind: 'SlurmCluster', metadata: { name: 'login' }, spec: { mode: 'ssh', ssh: { host: login.address, port: login.port, user: login.user, secretName: 'login-key', workDir: join(slurm!.root, 'ssh-jobs') }, pollIntervalSeconds: 0.5 } },
-      ].map((o) => JSON.stringify(o)).join('\n---\n'));
+      writeFileSync(
+        manifest,
+        [
+          {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            metadata: { name: 'login-key' },
+            type: 'kubernetes.io/ssh-auth',
+            stringData: { 'ssh-privatekey': login.privateKey, known_hosts: login.knownHosts },
+          },
+          {
+            apiVersion: 'minik8s.io/v1',
+            kind: 'SlurmCluster',
+            metadata: { name: 'login' },
+            spec: {
+              mode: 'ssh',
+              ssh: { host: login.address, port: login.port, user: login.user, secretName: 'login-key', workDir: join(slurm!.root, 'ssh-jobs') },
+              pollIntervalSeconds: 0.5,
+            },
+          },
+        ]
+          .map((o) => JSON.stringify(o))
+          .join('\n---\n'),
+      );
       ok('apply', '-n', NS, '-f', manifest);
       const secret = ok('describe', 'secret', 'login-key', '-n', NS);
       assert.match(secret, /ssh-privatekey:\s+\d+ bytes/);
@@ -224,7 +294,11 @@ describe('GPU jobs on a real Slurm, from apply to gpujob output', { skip }, () =
       assert.equal(j.status?.phase, 'Succeeded', JSON.stringify(j.status));
       assert.equal(output('via-ssh').result, 'cc -O2 -Wall -o hello hello.c\nhello from a Slurm batch job\nsum of the squares of 1..100 = 338350\n');
       assert.ok(j.status?.jobDirectory?.startsWith(join(slurm!.root, 'ssh-jobs')), j.status?.jobDirectory);
-      await waitFor(() => !existsSync(j.status!.jobDirectory!), { timeoutMs: 30_000, intervalMs: 100, description: 'the job directory on the login node to be removed' });
+      await waitFor(() => !existsSync(j.status!.jobDirectory!), {
+        timeoutMs: 30_000,
+        intervalMs: 100,
+        description: 'the job directory on the login node to be removed',
+      });
     } finally {
       await login.stop();
     }

@@ -96,11 +96,12 @@ describe('HorizontalPodAutoscaler on two machines (real containers, cpu and memo
 
   const cli = (...args: string[]) => spawnSync(process.execPath, [BINARY, ...args], { env: cluster.master.env, encoding: 'utf8', timeout: 60_000 });
   const call = async (method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: any }> => {
-    const send = () => fetch(`${cluster.master.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${cluster.master.token}`, 'content-type': contentType },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    const send = () =>
+      fetch(`${cluster.master.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${cluster.master.token}`, 'content-type': contentType },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
     // After a spawnSync the server may have closed an idle kept-alive connection unnoticed: such a request was never sent.
     const res = await send().catch((err: Error & { cause?: { code?: string } }) => {
       if (err.cause?.code !== 'UND_ERR_SOCKET' && err.cause?.code !== 'ECONNRESET') throw err;
@@ -114,77 +115,119 @@ describe('HorizontalPodAutoscaler on two machines (real containers, cpu and memo
     return res.body;
   };
   const replicas = async (name: string) => (await api('GET', `/apis/apps/v1/namespaces/${NS}/deployments/${name}`)).spec.replicas as number;
-  const readyPods = async (app: string) => ((await api('GET', `/api/v1/namespaces/${NS}/pods?labelSelector=app%3D${app}`)).items as any[])
-    .filter((p) => !p.metadata.deletionTimestamp && p.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True'));
+  const readyPods = async (app: string) =>
+    ((await api('GET', `/api/v1/namespaces/${NS}/pods?labelSelector=app%3D${app}`)).items as any[]).filter(
+      (p) => !p.metadata.deletionTimestamp && p.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True'),
+    );
   /** A Deployment of the workload with its Service and HPA. */
   const workload = async (name: string, metric: unknown, maxReplicas: number) => {
     await api('POST', `/apis/apps/v1/namespaces/${NS}/deployments`, {
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name },
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name },
       spec: {
-        replicas: 1, selector: { matchLabels: { app: name } },
+        replicas: 1,
+        selector: { matchLabels: { app: name } },
         template: {
           metadata: { labels: { app: name } },
           spec: {
             terminationGracePeriodSeconds: 5,
-            containers: [{
-              name: 'app', image: 'python:3.11', command: ['python3', '-u', '-c', SERVER], ports: [{ name: 'http', containerPort: 8080 }],
-              resources: { requests: { cpu: '100m', memory: '64Mi' } },
-              readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 },
-            }],
+            containers: [
+              {
+                name: 'app',
+                image: 'python:3.11',
+                command: ['python3', '-u', '-c', SERVER],
+                ports: [{ name: 'http', containerPort: 8080 }],
+                resources: { requests: { cpu: '100m', memory: '64Mi' } },
+                readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 },
+              },
+            ],
           },
         },
       },
     });
-    await api('POST', `/api/v1/namespaces/${NS}/services`, { apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { selector: { app: name }, ports: [{ port: 80, targetPort: 'http' }] } });
+    await api('POST', `/api/v1/namespaces/${NS}/services`, {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name },
+      spec: { selector: { app: name }, ports: [{ port: 80, targetPort: 'http' }] },
+    });
     await api('POST', `/apis/autoscaling/v2/namespaces/${NS}/horizontalpodautoscalers`, {
-      apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name },
+      apiVersion: 'autoscaling/v2',
+      kind: 'HorizontalPodAutoscaler',
+      metadata: { name },
       spec: {
-        scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name }, minReplicas: 1, maxReplicas, metrics: [metric],
+        scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name },
+        minReplicas: 1,
+        maxReplicas,
+        metrics: [metric],
         // Kubernetes waits 5 minutes before scaling down; the test cannot.
         behavior: { scaleDown: { stabilizationWindowSeconds: 10 } },
       },
     });
   };
   /** Follows the Deployment's size until `done` holds, recording the largest seen. */
-  const follow = async (name: string, done: (n: number) => boolean, description: string, seen: { max: number }) => waitFor(async () => {
-    const n = await replicas(name);
-    seen.max = Math.max(seen.max, n);
-    return done(n) ? n : undefined;
-  }, { timeoutMs: 90_000, intervalMs: 500, description });
+  const follow = async (name: string, done: (n: number) => boolean, description: string, seen: { max: number }) =>
+    waitFor(
+      async () => {
+        const n = await replicas(name);
+        seen.max = Math.max(seen.max, n);
+        return done(n) ? n : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 500, description },
+    );
   const send = (line: string) => driver!.stdin!.write(`${line}\n`);
 
-  before(async () => {
-    scratch = mkdtempSync(join(tmpdir(), 'minik8s-hpa-e2e-'));
-    writeFileSync(join(scratch, 'driver.mjs'), DRIVER);
-    cluster = await createNetnsCluster({ machines: ['h1', 'h2'], masterArgs: ['--hpa-sync-period', '3'], log: (line) => timings.push(line) });
-    await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-    await workload('burn', { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 50 } } }, 4);
-    await workload('hog', { type: 'Resource', resource: { name: 'memory', target: { type: 'AverageValue', averageValue: '60Mi' } } }, 3);
-    const started = Date.now();
-    await waitFor(async () => (await readyPods('burn')).length === 1 && (await readyPods('hog')).length === 1, { timeoutMs: 150_000, intervalMs: 500, description: 'the first pods Ready' });
-    timings.push(`first pods Ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    // The driver runs on h1's host, behind that node's service proxy.
-    const ips = await Promise.all(['burn', 'hog'].map(async (s) => `http://${(await api('GET', `/api/v1/namespaces/${NS}/services/${s}`)).spec.clusterIP}`));
-    driver = spawn(findExecutable('nsenter')!, [`--net=/var/run/netns/${cluster.workers[0]!.machine.netns}`, '--', process.execPath, join(scratch, 'driver.mjs'), ips[0]!, ...ips], { stdio: ['pipe', 'pipe', 'pipe'] });
-    driver.stdout!.on('data', (d) => { driverOutput += d; });
-    driver.stderr!.on('data', (d) => { driverOutput += d; });
-    await waitFor(() => driverOutput.includes('driver ready'), { timeoutMs: 20_000, description: 'the driver to start' });
-  }, { timeout: 300_000 });
+  before(
+    async () => {
+      scratch = mkdtempSync(join(tmpdir(), 'minik8s-hpa-e2e-'));
+      writeFileSync(join(scratch, 'driver.mjs'), DRIVER);
+      cluster = await createNetnsCluster({ machines: ['h1', 'h2'], masterArgs: ['--hpa-sync-period', '3'], log: (line) => timings.push(line) });
+      await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+      await workload('burn', { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 50 } } }, 4);
+      await workload('hog', { type: 'Resource', resource: { name: 'memory', target: { type: 'AverageValue', averageValue: '60Mi' } } }, 3);
+      const started = Date.now();
+      await waitFor(async () => (await readyPods('burn')).length === 1 && (await readyPods('hog')).length === 1, {
+        timeoutMs: 150_000,
+        intervalMs: 500,
+        description: 'the first pods Ready',
+      });
+      timings.push(`first pods Ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      // The driver runs on h1's host, behind that node's service proxy.
+      const ips = await Promise.all(['burn', 'hog'].map(async (s) => `http://${(await api('GET', `/api/v1/namespaces/${NS}/services/${s}`)).spec.clusterIP}`));
+      driver = spawn(
+        findExecutable('nsenter')!,
+        [`--net=/var/run/netns/${cluster.workers[0]!.machine.netns}`, '--', process.execPath, join(scratch, 'driver.mjs'), ips[0]!, ...ips],
+        { stdio: ['pipe', 'pipe', 'pipe'] },
+      );
+      driver.stdout!.on('data', (d) => {
+        driverOutput += d;
+      });
+      driver.stderr!.on('data', (d) => {
+        driverOutput += d;
+      });
+      await waitFor(() => driverOutput.includes('driver ready'), { timeoutMs: 20_000, description: 'the driver to start' });
+    },
+    { timeout: 300_000 },
+  );
 
-  after(async () => {
-    if (driver && driver.exitCode === null) {
-      driver.kill('SIGKILL');
-      await new Promise((resolve) => driver!.once('exit', resolve));
-    }
-    if (scratch) rmSync(scratch, { recursive: true, force: true });
-    const started = Date.now();
-    try {
-      await cluster?.destroy();
-    } finally {
-      timings.push(`cleanup took ${((Date.now() - started) / 1000).toFixed(1)} s`);
-      console.log(`hpa-e2e timings:\n  ${timings.join('\n  ')}`);
-    }
-  }, { timeout: 120_000 });
+  after(
+    async () => {
+      if (driver && driver.exitCode === null) {
+        driver.kill('SIGKILL');
+        await new Promise((resolve) => driver!.once('exit', resolve));
+      }
+      if (scratch) rmSync(scratch, { recursive: true, force: true });
+      const started = Date.now();
+      try {
+        await cluster?.destroy();
+      } finally {
+        timings.push(`cleanup took ${((Date.now() - started) / 1000).toFixed(1)} s`);
+        console.log(`hpa-e2e timings:\n  ${timings.join('\n  ')}`);
+      }
+    },
+    { timeout: 120_000 },
+  );
 
   it('cpu: scales up within a minute of load through the Service, back to 1 after it stops, never above max', async () => {
     const seen = { max: 1 };
@@ -195,11 +238,22 @@ describe('HorizontalPodAutoscaler on two machines (real containers, cpu and memo
     timings.push(`cpu: scaled up ${upAfter.toFixed(1)} s after the load started`);
     assert.ok(upAfter <= 60, `scaled up only after ${upAfter.toFixed(1)} s`);
     // Under load until the new pods are Ready and the HPA has measured them, then stop.
-    await waitFor(async () => (await readyPods('burn')).length === (await replicas('burn')), { timeoutMs: 90_000, intervalMs: 500, description: 'the new pods Ready' });
-    const h = await waitFor(async () => {
-      const got = await api('GET', `/apis/autoscaling/v2/namespaces/${NS}/horizontalpodautoscalers/burn`);
-      return got.status?.currentReplicas >= 2 && got.status.currentReplicas === await replicas('burn') && got.status.currentMetrics?.[0]?.resource?.current?.averageUtilization !== undefined ? got : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 500, description: 'the HPA to measure the pods it added' });
+    await waitFor(async () => (await readyPods('burn')).length === (await replicas('burn')), {
+      timeoutMs: 90_000,
+      intervalMs: 500,
+      description: 'the new pods Ready',
+    });
+    const h = await waitFor(
+      async () => {
+        const got = await api('GET', `/apis/autoscaling/v2/namespaces/${NS}/horizontalpodautoscalers/burn`);
+        return got.status?.currentReplicas >= 2 &&
+          got.status.currentReplicas === (await replicas('burn')) &&
+          got.status.currentMetrics?.[0]?.resource?.current?.averageUtilization !== undefined
+          ? got
+          : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 500, description: 'the HPA to measure the pods it added' },
+    );
     timings.push(`cpu: under load ${JSON.stringify(h.status.currentMetrics[0].resource.current)} at ${h.status.currentReplicas} replicas`);
     const loadOff = Date.now();
     send('load-off');
@@ -208,15 +262,30 @@ describe('HorizontalPodAutoscaler on two machines (real containers, cpu and memo
     assert.ok(seen.max <= 4, `${seen.max} replicas, above maxReplicas 4`);
     const events = (await api('GET', `/api/v1/namespaces/${NS}/events`)).items as any[];
     const rescales = events.filter((e) => e.involvedObject.name === 'burn' && e.reason === 'SuccessfulRescale').map((e) => e.message as string);
-    assert.ok(rescales.some((m) => /^New size: [234]; reason: cpu resource utilization \(percentage of request\) above target$/.test(m)), rescales.join('; '));
-    assert.ok(rescales.some((m) => m === 'New size: 1; reason: All metrics below target'), rescales.join('; '));
+    assert.ok(
+      rescales.some((m) => /^New size: [234]; reason: cpu resource utilization \(percentage of request\) above target$/.test(m)),
+      rescales.join('; '),
+    );
+    assert.ok(
+      rescales.some((m) => m === 'New size: 1; reason: All metrics below target'),
+      rescales.join('; '),
+    );
   });
 
   it('memory: 150 MiB held in one pod scales up to max, freeing it scales back to 1', async () => {
     const [pod] = await readyPods('hog');
     const seen = { max: 1 };
     const inPod = (path: string) => {
-      const r = cli('exec', pod.metadata.name, '-n', NS, '--', 'python3', '-c', `import urllib.request; urllib.request.urlopen("http://127.0.0.1:8080${path}").read()`);
+      const r = cli(
+        'exec',
+        pod.metadata.name,
+        '-n',
+        NS,
+        '--',
+        'python3',
+        '-c',
+        `import urllib.request; urllib.request.urlopen("http://127.0.0.1:8080${path}").read()`,
+      );
       assert.equal(r.status, 0, r.stderr);
     };
     const filled = Date.now();
@@ -241,7 +310,10 @@ describe('HorizontalPodAutoscaler on two machines (real containers, cpu and memo
   it('both Services answered every probe throughout', async () => {
     send('end');
     await waitFor(() => driver!.exitCode !== null, { timeoutMs: 20_000, description: 'the driver to finish' });
-    const stats = JSON.parse(driverOutput.trim().split('\n').at(-1)!) as { load: { ok: number; failed: number }; probes: Record<string, { ok: number; failed: number; errors: string[] }> };
+    const stats = JSON.parse(driverOutput.trim().split('\n').at(-1)!) as {
+      load: { ok: number; failed: number };
+      probes: Record<string, { ok: number; failed: number; errors: string[] }>;
+    };
     timings.push(`driver: ${JSON.stringify(stats)}`);
     assert.ok(stats.load.ok > 100, `only ${stats.load.ok} load requests answered`);
     for (const [url, s] of Object.entries(stats.probes)) {

@@ -46,8 +46,12 @@ function runBinary(args: string[]): Promise<Result> {
     const child = spawn(process.execPath, [BINARY, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, MINIK8S_REGISTRY: '' } });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
     const timer = setTimeout(() => child.kill('SIGKILL'), IMPORT_TIMEOUT_MS);
     child.once('error', (err) => {
       clearTimeout(timer);
@@ -67,9 +71,15 @@ async function runInProcess(file: string, name: string, registry: string): Promi
   const ctx: CliContext = {
     namespace: 'default',
     namespaceExplicit: false,
-    client: () => { throw new Error('image import with --registry needs no API server'); },
-    out: (t) => { stdout += t; },
-    err: (t) => { stderr += t; },
+    client: () => {
+      throw new Error('image import with --registry needs no API server');
+    },
+    out: (t) => {
+      stdout += t;
+    },
+    err: (t) => {
+      stderr += t;
+    },
     stdin: process.stdin,
     now: () => new Date(),
   };
@@ -88,7 +98,7 @@ function imageImport(file: string, name: string, registry: string): Promise<Resu
 async function tagsOf(endpoint: string, repository: string): Promise<string[]> {
   const res = await fetch(`${endpoint}/v2/${repository}/tags/list`, { signal: AbortSignal.timeout(5_000) });
   const body = (await res.json()) as { tags?: string[] | null };
-  return res.ok ? body.tags ?? [] : [];
+  return res.ok ? (body.tags ?? []) : [];
 }
 
 const suffix = `${process.pid}-${Date.now()}`;
@@ -100,14 +110,21 @@ let controller: AbortController | undefined;
 let registry: ManagedRegistry | undefined;
 
 describe('minik8s image import', { skip }, () => {
-  before(async () => {
-    await ensureBaseImages();
-    dir = mkdtempSync(join(tmpdir(), 'minik8s-image-import-test-'));
-    controller = new AbortController();
-    registry = await startManagedRegistry({
-      dataDir: join(dir, 'data'), port: await freePort(), address: '127.0.0.1', signal: controller.signal, log: () => {},
-    });
-  }, { timeout: 15 * 60_000 });
+  before(
+    async () => {
+      await ensureBaseImages();
+      dir = mkdtempSync(join(tmpdir(), 'minik8s-image-import-test-'));
+      controller = new AbortController();
+      registry = await startManagedRegistry({
+        dataDir: join(dir, 'data'),
+        port: await freePort(),
+        address: '127.0.0.1',
+        signal: controller.signal,
+        log: () => {},
+      });
+    },
+    { timeout: 15 * 60_000 },
+  );
 
   after(async () => {
     for (const c of containers) await docker('rm', '-f', c).catch(() => '');
@@ -132,7 +149,10 @@ describe('minik8s image import', { skip }, () => {
     assert.equal(lines[lines.length - 1], `${target} is in the registry: use image: ${target}`);
 
     // The registry lists the tag once the push's manifest PUT is done: no wait should be needed, but allow a moment.
-    await waitFor(async () => (await tagsOf(registry!.endpoint, repository)).includes(tag), { timeoutMs: 10_000, description: `${repository}:${tag} in the registry's tag list` });
+    await waitFor(async () => (await tagsOf(registry!.endpoint, repository)).includes(tag), {
+      timeoutMs: 10_000,
+      description: `${repository}:${tag} in the registry's tag list`,
+    });
     assert.deepEqual(await tagsOf(registry!.endpoint, repository), [tag]);
 
     // Without the local copy, `docker run` has to pull it from the registry.
@@ -151,7 +171,12 @@ describe('minik8s image import', { skip }, () => {
     containers.push(container);
     await docker('export', '-o', file, container);
     await docker('rm', container);
-    await importAndRun(file, 'import-test/rootfs', 'v1', /^importing .*rootfs\.tar \(root filesystem tar, \d+ entries, [\d.]+ MB\) into the local Docker engine$/m);
+    await importAndRun(
+      file,
+      'import-test/rootfs',
+      'v1',
+      /^importing .*rootfs\.tar \(root filesystem tar, \d+ entries, [\d.]+ MB\) into the local Docker engine$/m,
+    );
   });
 
   it('loads a docker save tarball and runs it from the registry', { timeout: 5 * 60_000 }, async () => {
@@ -180,7 +205,10 @@ describe('minik8s image import', { skip }, () => {
     const port = await freePort();
     const result = await imageImport(file, 'import-test/tiny:v1', `127.0.0.1:${port}`);
     assert.notEqual(result.code, 0);
-    assert.equal(result.stderr, `error: cannot reach the image registry at http://127.0.0.1:${port}/v2/ (ECONNREFUSED): is the master running? pass --registry HOST:PORT\n`);
+    assert.equal(
+      result.stderr,
+      `error: cannot reach the image registry at http://127.0.0.1:${port}/v2/ (ECONNREFUSED): is the master running? pass --registry HOST:PORT\n`,
+    );
     await assert.rejects(docker('image', 'inspect', `127.0.0.1:${port}/import-test/tiny:v1`), 'nothing was imported into the engine');
   });
 });

@@ -69,11 +69,15 @@ interface Started {
 const running: Started[] = [];
 async function start(extra: { dataDir?: string; port?: number } = {}): Promise<Started> {
   const dataDir = extra.dataDir ?? tempDir();
-  const port = extra.port ?? await portPair();
+  const port = extra.port ?? (await portPair());
   const controller = new AbortController();
   const logs: string[] = [];
   const etcd = await startManagedEtcd({
-    dataDir, clientPort: port, signal: controller.signal, log: (m) => logs.push(m), restartDelayMs: 50,
+    dataDir,
+    clientPort: port,
+    signal: controller.signal,
+    log: (m) => logs.push(m),
+    restartDelayMs: 50,
   });
   const s = { etcd, controller, port, dataDir, logs };
   running.push(s);
@@ -104,24 +108,36 @@ describe('managed etcd', { skip: findExecutable('etcd') ? false : 'etcd is not i
     await stop(s);
     assert.equal(alive(pid), false, 'etcd exited');
     assert.equal(existsSync(layout.pidFile), false, 'pidfile removed on a clean stop');
-    assert.equal(s.logs.some((l) => l.includes('unexpectedly')), false, s.logs.join('\n'));
+    assert.equal(
+      s.logs.some((l) => l.includes('unexpectedly')),
+      false,
+      s.logs.join('\n'),
+    );
   });
 
   it('restarts etcd after it is killed and keeps the data', async () => {
     const s = await start();
     const put = await fetch(`http://127.0.0.1:${s.port}/v3/kv/put`, {
-      method: 'POST', body: JSON.stringify({ key: Buffer.from('k').toString('base64'), value: Buffer.from('v').toString('base64') }),
+      method: 'POST',
+      body: JSON.stringify({ key: Buffer.from('k').toString('base64'), value: Buffer.from('v').toString('base64') }),
     });
     assert.equal(put.status, 200);
     const first = s.etcd.pid()!;
     process.kill(first, 'SIGKILL');
-    await waitFor(async () => {
-      const pid = s.etcd.pid();
-      return pid !== undefined && pid !== first && s.etcd.restarts() === 1 && await healthy(s.port);
-    }, { timeoutMs: 20_000, description: 'etcd to be restarted' });
-    assert.ok(s.logs.some((l) => /killed by SIGKILL unexpectedly/.test(l)), s.logs.join('\n'));
+    await waitFor(
+      async () => {
+        const pid = s.etcd.pid();
+        return pid !== undefined && pid !== first && s.etcd.restarts() === 1 && (await healthy(s.port));
+      },
+      { timeoutMs: 20_000, description: 'etcd to be restarted' },
+    );
+    assert.ok(
+      s.logs.some((l) => /killed by SIGKILL unexpectedly/.test(l)),
+      s.logs.join('\n'),
+    );
     const range = await fetch(`http://127.0.0.1:${s.port}/v3/kv/range`, {
-      method: 'POST', body: JSON.stringify({ key: Buffer.from('k').toString('base64') }),
+      method: 'POST',
+      body: JSON.stringify({ key: Buffer.from('k').toString('base64') }),
     });
     const body = (await range.json()) as { kvs?: { value: string }[] };
     assert.equal(Buffer.from(body.kvs![0]!.value, 'base64').toString(), 'v');
@@ -146,7 +162,10 @@ describe('managed etcd', { skip: findExecutable('etcd') ? false : 'etcd is not i
       await exited;
       assert.notEqual(s.etcd.pid(), leftover.pid);
       assert.ok(await healthy(port));
-      assert.ok(s.logs.some((l) => l.includes(`leftover etcd (PID ${leftover.pid})`)), s.logs.join('\n'));
+      assert.ok(
+        s.logs.some((l) => l.includes(`leftover etcd (PID ${leftover.pid})`)),
+        s.logs.join('\n'),
+      );
       await stop(s);
     } finally {
       if (leftover.exitCode === null && leftover.signalCode === null) leftover.kill('SIGKILL');
@@ -187,13 +206,13 @@ describe('managed etcd', { skip: findExecutable('etcd') ? false : 'etcd is not i
 
   it('explains a missing etcd binary', async () => {
     const controller = new AbortController();
-    await assert.rejects(
-      startManagedEtcd({ dataDir: tempDir(), clientPort: await portPair(), binary: 'etcd-not-installed-here', signal: controller.signal }),
-      { name: 'StartupError', message: 'etcd not found on PATH: install it with "apt-get install -y etcd-server"' },
-    );
+    await assert.rejects(startManagedEtcd({ dataDir: tempDir(), clientPort: await portPair(), binary: 'etcd-not-installed-here', signal: controller.signal }), {
+      name: 'StartupError',
+      message: 'etcd not found on PATH: install it with "apt-get install -y etcd-server"',
+    });
   });
 
-  it('reports the last lines of etcd\'s log when it exits at start', async () => {
+  it("reports the last lines of etcd's log when it exits at start", async () => {
     const dataDir = tempDir();
     // A regular file where etcd wants its data directory: etcd refuses to start.
     writeFileSync(join(dataDir, 'etcd'), 'not a directory');

@@ -7,7 +7,13 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '../src/core/wait-for.js';
-import { registryAddresses, registryConfig, registryLayout, startManagedRegistry, type ManagedRegistry } from '../src/control-plane/registry/managed-registry.js';
+import {
+  registryAddresses,
+  registryConfig,
+  registryLayout,
+  startManagedRegistry,
+  type ManagedRegistry,
+} from '../src/control-plane/registry/managed-registry.js';
 import { StartupError } from '../src/core/lifecycle/startup-error.js';
 import { findExecutable } from '../src/control-plane/supervisor/supervised-process.js';
 import { freePort } from './helpers/master.js';
@@ -57,11 +63,16 @@ interface Started {
 const running: Started[] = [];
 async function start(extra: { dataDir?: string; port?: number; address?: string } = {}): Promise<Started> {
   const dataDir = extra.dataDir ?? tempDir();
-  const port = extra.port ?? await freePort();
+  const port = extra.port ?? (await freePort());
   const controller = new AbortController();
   const logs: string[] = [];
   const registry = await startManagedRegistry({
-    dataDir, port, address: extra.address ?? '127.0.0.1', signal: controller.signal, log: (m) => logs.push(m), restartDelayMs: 50,
+    dataDir,
+    port,
+    address: extra.address ?? '127.0.0.1',
+    signal: controller.signal,
+    log: (m) => logs.push(m),
+    restartDelayMs: 50,
   });
   const s = { registry, controller, port, dataDir, logs };
   running.push(s);
@@ -96,7 +107,11 @@ describe('managed registry', { skip: findExecutable('docker-registry') ? false :
     await stop(s);
     assert.equal(alive(pid), false, 'the registry exited');
     assert.equal(existsSync(layout.pidFile), false, 'pidfile removed on a clean stop');
-    assert.equal(s.logs.some((l) => l.includes('unexpectedly')), false, s.logs.join('\n'));
+    assert.equal(
+      s.logs.some((l) => l.includes('unexpectedly')),
+      false,
+      s.logs.join('\n'),
+    );
   });
 
   it('listens on every address by default and advertises loopback', async () => {
@@ -110,11 +125,17 @@ describe('managed registry', { skip: findExecutable('docker-registry') ? false :
     const s = await start();
     const first = s.registry.pid()!;
     process.kill(first, 'SIGKILL');
-    await waitFor(async () => {
-      const pid = s.registry.pid();
-      return pid !== undefined && pid !== first && s.registry.restarts() === 1 && await answers(s.port);
-    }, { timeoutMs: 20_000, description: 'the registry to be restarted' });
-    assert.ok(s.logs.some((l) => /killed by SIGKILL unexpectedly/.test(l)), s.logs.join('\n'));
+    await waitFor(
+      async () => {
+        const pid = s.registry.pid();
+        return pid !== undefined && pid !== first && s.registry.restarts() === 1 && (await answers(s.port));
+      },
+      { timeoutMs: 20_000, description: 'the registry to be restarted' },
+    );
+    assert.ok(
+      s.logs.some((l) => /killed by SIGKILL unexpectedly/.test(l)),
+      s.logs.join('\n'),
+    );
     assert.equal(Number(readFileSync(registryLayout(s.dataDir).pidFile, 'utf8')), s.registry.pid());
     const second = s.registry.pid()!;
     await stop(s);
@@ -138,7 +159,10 @@ describe('managed registry', { skip: findExecutable('docker-registry') ? false :
       await exited;
       assert.notEqual(s.registry.pid(), leftover.pid);
       assert.ok(await answers(port));
-      assert.ok(s.logs.some((l) => l.includes(`leftover registry (PID ${leftover.pid})`)), s.logs.join('\n'));
+      assert.ok(
+        s.logs.some((l) => l.includes(`leftover registry (PID ${leftover.pid})`)),
+        s.logs.join('\n'),
+      );
       await stop(s);
     } finally {
       if (leftover.exitCode === null && leftover.signalCode === null) leftover.kill('SIGKILL');
@@ -167,7 +191,7 @@ describe('managed registry', { skip: findExecutable('docker-registry') ? false :
     );
   });
 
-  it('reports the registry\'s own words when it exits at start', async () => {
+  it("reports the registry's own words when it exits at start", async () => {
     const dataDir = tempDir();
     // A stand-in binary that fails the way the registry does on a bad config.
     const controller = new AbortController();

@@ -60,8 +60,12 @@ function run(args: string[], home: string): Run {
   let stderr = '';
   const child = spawn(process.execPath, [BINARY, ...args], { env: { ...process.env, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
-  child.stdout!.on('data', (d) => { stdout += d; });
-  child.stderr!.on('data', (d) => { stderr += d; });
+  child.stdout!.on('data', (d) => {
+    stdout += d;
+  });
+  child.stderr!.on('data', (d) => {
+    stderr += d;
+  });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
@@ -78,10 +82,13 @@ async function runToExit(args: string[], home: string): Promise<{ code: number |
 }
 
 async function ready(url: string, r: Run): Promise<void> {
-  await waitFor(async () => {
-    if (r.child.exitCode !== null || r.child.signalCode !== null) throw new Error(`master exited: ${r.stderr()}`);
-    return (await fetch(`${url}/readyz`)).status === 200;
-  }, { timeoutMs: 30_000, description: `${url}/readyz` }).catch((err) => {
+  await waitFor(
+    async () => {
+      if (r.child.exitCode !== null || r.child.signalCode !== null) throw new Error(`master exited: ${r.stderr()}`);
+      return (await fetch(`${url}/readyz`)).status === 200;
+    },
+    { timeoutMs: 30_000, description: `${url}/readyz` },
+  ).catch((err) => {
     throw new Error(`${(err as Error).message}\nstdout: ${r.stdout()}\nstderr: ${r.stderr()}`);
   });
 }
@@ -101,7 +108,21 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
     const ePort = await etcdPort();
     const url = `http://127.0.0.1:${port}`;
     const registryPort = await freePort();
-    const args = ['--role=master', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port), '--etcd-port', String(ePort), '--registry-port', String(registryPort), '--cluster-cidr', '10.250.0.0/16'];
+    const args = [
+      '--role=master',
+      '--data-dir',
+      dataDir,
+      '--address',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--etcd-port',
+      String(ePort),
+      '--registry-port',
+      String(registryPort),
+      '--cluster-cidr',
+      '10.250.0.0/16',
+    ];
 
     const first = run(args, home);
     await ready(url, first);
@@ -110,10 +131,13 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
     const joinToken = readFileSync(join(dataDir, 'join-token'), 'utf8').trim();
     assert.match(joinToken, /^[a-z0-9]{6}\.[a-z0-9]{16}$/);
     assert.equal(statSync(join(dataDir, 'join-token')).mode & 0o777, 0o600);
-    assert.equal(first.stdout().trim(), [
-      `minik8s master ready: API ${url}, registry 127.0.0.1:${registryPort}, data ${dataDir}, admin token in ${join(dataDir, 'admin-token')}, join token in ${join(dataDir, 'join-token')}`,
-      `join a worker: minik8s --role=worker --server ${url} --token ${joinToken}`,
-    ].join('\n'));
+    assert.equal(
+      first.stdout().trim(),
+      [
+        `minik8s master ready: API ${url}, registry 127.0.0.1:${registryPort}, data ${dataDir}, admin token in ${join(dataDir, 'admin-token')}, join token in ${join(dataDir, 'join-token')}`,
+        `join a worker: minik8s --role=worker --server ${url} --token ${joinToken}`,
+      ].join('\n'),
+    );
     assert.equal(first.stdout().includes('etcdmain'), false, 'etcd output goes to its log, not stdout');
 
     assert.equal(statSync(dataDir).mode & 0o777, 0o700);
@@ -159,7 +183,18 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
     const dataDir = tempDir('minik8s-boot-');
     const home = tempDir('minik8s-boot-home-');
     const port = await freePort();
-    const args = ['--role=master', '--no-registry', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port), '--etcd-port', String(await etcdPort())];
+    const args = [
+      '--role=master',
+      '--no-registry',
+      '--data-dir',
+      dataDir,
+      '--address',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--etcd-port',
+      String(await etcdPort()),
+    ];
     const r = run(args, home);
     await ready(`http://127.0.0.1:${port}`, r);
     const etcdPid = Number(readFileSync(join(dataDir, 'etcd.pid'), 'utf8'));
@@ -172,7 +207,22 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
     const dataDir = tempDir('minik8s-boot-');
     const home = tempDir('minik8s-boot-home-');
     const port = await freePort();
-    const r = run(['master', '--no-write-config', '--no-registry', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port), '--etcd-port', String(await etcdPort())], home);
+    const r = run(
+      [
+        'master',
+        '--no-write-config',
+        '--no-registry',
+        '--data-dir',
+        dataDir,
+        '--address',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--etcd-port',
+        String(await etcdPort()),
+      ],
+      home,
+    );
     await ready(`http://127.0.0.1:${port}`, r);
     assert.equal(existsSync(join(home, '.minik8s', 'config')), false);
     r.child.kill('SIGTERM');
@@ -183,7 +233,10 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
     const base = tempDir('minik8s-boot-');
     writeFileSync(join(base, 'a-file'), 'x');
     const dataDir = join(base, 'a-file', 'data');
-    const r = await runToExit(['--role=master', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(await freePort()), '--etcd-port', String(await etcdPort())], tempDir('minik8s-boot-home-'));
+    const r = await runToExit(
+      ['--role=master', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(await freePort()), '--etcd-port', String(await etcdPort())],
+      tempDir('minik8s-boot-home-'),
+    );
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, new RegExp(`^error: cannot create data directory ${dataDir}: .*ENOTDIR`));
     noStack(r.stderr);
@@ -194,7 +247,10 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
     const port = await freePort();
     const blocker = await listen(port);
     try {
-      const r = await runToExit(['--role=master', '--no-registry', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port), '--etcd-port', String(await etcdPort())], tempDir('minik8s-boot-home-'));
+      const r = await runToExit(
+        ['--role=master', '--no-registry', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port), '--etcd-port', String(await etcdPort())],
+        tempDir('minik8s-boot-home-'),
+      );
       assert.equal(r.code, 1, r.stderr);
       assert.equal(r.stderr, `error: port ${port} is already in use (API server); stop what uses it or pass --port\n`);
       assert.equal(existsSync(join(dataDir, 'etcd.pid')), false, 'etcd was stopped and its pidfile removed');
@@ -207,7 +263,10 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
     const ePort = await etcdPort();
     const blocker = await listen(ePort);
     try {
-      const r = await runToExit(['--role=master', '--data-dir', tempDir('minik8s-boot-'), '--address', '127.0.0.1', '--port', String(await freePort()), '--etcd-port', String(ePort)], tempDir('minik8s-boot-home-'));
+      const r = await runToExit(
+        ['--role=master', '--data-dir', tempDir('minik8s-boot-'), '--address', '127.0.0.1', '--port', String(await freePort()), '--etcd-port', String(ePort)],
+        tempDir('minik8s-boot-home-'),
+      );
       assert.equal(r.code, 1, r.stderr);
       assert.equal(r.stderr, `error: port ${ePort} is already in use (etcd client port); stop what uses it or pass --etcd-port\n`);
     } finally {

@@ -24,12 +24,21 @@ describe('master end to end', () => {
   /** Every object of every kind the examples use, keyed by kind/namespace/name. */
   const snapshot = async (): Promise<Snapshot> => {
     const out: Snapshot = {};
-    const paths = ['/api/v1/namespaces', '/api/v1/pods', '/api/v1/services', '/apis/apps/v1/deployments', '/apis/apps/v1/replicasets', '/apis/autoscaling/v2/horizontalpodautoscalers'];
+    const paths = [
+      '/api/v1/namespaces',
+      '/api/v1/pods',
+      '/api/v1/services',
+      '/apis/apps/v1/deployments',
+      '/apis/apps/v1/replicasets',
+      '/apis/autoscaling/v2/horizontalpodautoscalers',
+    ];
     for (const path of paths) {
       const list = await api(path);
       for (const item of list.items) {
         out[`${item.kind ?? path}/${item.metadata.namespace ?? ''}/${item.metadata.name}`] = {
-          uid: item.metadata.uid, resourceVersion: item.metadata.resourceVersion, body: JSON.stringify(item),
+          uid: item.metadata.uid,
+          resourceVersion: item.metadata.resourceVersion,
+          body: JSON.stringify(item),
         };
       }
     }
@@ -80,17 +89,21 @@ describe('master end to end', () => {
     const list = await api('/api/v1/namespaces/default/pods');
     const controller = new AbortController();
     const res = await fetch(`${master.url}/api/v1/namespaces/default/pods?watch=1&resourceVersion=${list.metadata.resourceVersion}`, {
-      headers: { authorization: `Bearer ${master.token}` }, signal: controller.signal,
+      headers: { authorization: `Bearer ${master.token}` },
+      signal: controller.signal,
     });
     const reader = res.body!.getReader();
     const child = spawn(process.execPath, [BINARY, 'apply', '-f', '-'], { env: master.env, stdio: ['pipe', 'pipe', 'pipe'] });
     child.stdin.end('apiVersion: v1\nkind: Pod\nmetadata:\n  name: watched\nspec:\n  containers:\n  - name: c\n    image: busybox\n');
     let text = '';
-    await waitFor(async () => {
-      const { value, done } = await reader.read();
-      if (value) text += new TextDecoder().decode(value);
-      return done || /"name":"watched"/.test(text);
-    }, { timeoutMs: 15_000, description: 'the watched pod to arrive' });
+    await waitFor(
+      async () => {
+        const { value, done } = await reader.read();
+        if (value) text += new TextDecoder().decode(value);
+        return done || /"name":"watched"/.test(text);
+      },
+      { timeoutMs: 15_000, description: 'the watched pod to arrive' },
+    );
     controller.abort();
     const event = JSON.parse(text.split('\n').find((l) => l.includes('"watched"'))!);
     assert.equal(event.type, 'ADDED');
@@ -116,18 +129,22 @@ describe('master end to end', () => {
 
   it('deleting a namespace deletes what is in it', async () => {
     const ns = spawnSync(process.execPath, [BINARY, 'apply', '-f', '-'], {
-      env: master.env, encoding: 'utf8',
-      input: 'apiVersion: v1\nkind: Namespace\nmetadata: {name: scratch}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: tmp, namespace: scratch}\nspec: {containers: [{name: c, image: busybox}]}\n',
+      env: master.env,
+      encoding: 'utf8',
+      input:
+        'apiVersion: v1\nkind: Namespace\nmetadata: {name: scratch}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: tmp, namespace: scratch}\nspec: {containers: [{name: c, image: busybox}]}\n',
     });
     assert.equal(ns.status, 0, ns.stderr);
     const del = cli('delete', 'namespace', 'scratch');
     assert.equal(del.status, 0, del.stderr);
-    await waitFor(async () => {
-      const res = await fetch(`${master.url}/api/v1/namespaces/scratch`, { headers: { authorization: `Bearer ${master.token}` } });
-      return res.status === 404;
-    }, { timeoutMs: 15_000, description: 'namespace scratch to be removed' });
+    await waitFor(
+      async () => {
+        const res = await fetch(`${master.url}/api/v1/namespaces/scratch`, { headers: { authorization: `Bearer ${master.token}` } });
+        return res.status === 404;
+      },
+      { timeoutMs: 15_000, description: 'namespace scratch to be removed' },
+    );
     const pods = await api('/api/v1/namespaces/scratch/pods');
     assert.equal(pods.items.length, 0);
   });
 });
-

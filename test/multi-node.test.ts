@@ -34,7 +34,7 @@ describe('several machines on one: a master on the host, workers in network name
       headers: { authorization: `Bearer ${token}`, 'content-type': contentType },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    return { status: res.status, body: await res.json() as any };
+    return { status: res.status, body: (await res.json()) as any };
   };
   const api = async (method: string, path: string, body?: unknown) => {
     const res = await call(method, path, master().token, body);
@@ -44,49 +44,78 @@ describe('several machines on one: a master on the host, workers in network name
   const node = (w: NetnsWorker) => api('GET', `/api/v1/nodes/${w.nodeName}`);
   const podName = (w: NetnsWorker) => `hello-${w.machine.name}`;
   const running = (pod: Pod) => pod.status?.phase === 'Running' && (pod.status.containerStatuses ?? []).every((c) => c.state?.running);
-  const waitRunning = (w: NetnsWorker) => waitFor(async () => {
-    const pod = await api('GET', `/api/v1/namespaces/${NS}/pods/${podName(w)}`) as Pod;
-    return running(pod) ? pod : undefined;
-  }, { timeoutMs: 60_000, intervalMs: 200, description: `pod ${podName(w)} to run on ${w.nodeName}` });
+  const waitRunning = (w: NetnsWorker) =>
+    waitFor(
+      async () => {
+        const pod = (await api('GET', `/api/v1/namespaces/${NS}/pods/${podName(w)}`)) as Pod;
+        return running(pod) ? pod : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 200, description: `pod ${podName(w)} to run on ${w.nodeName}` },
+    );
 
   // The timeout is a backstop: every wait inside has its own deadline; only a first build of the base images (minutes) takes long.
-  before(async () => {
-    const started = Date.now();
-    cluster = await createNetnsCluster({ machines: ['w1', 'w2'], log: (line) => timings.push(line) });
-    [w1, w2] = cluster.workers as [NetnsWorker, NetnsWorker];
-    await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-    // One pod bound to each node (spec.nodeName): both pull and start side by side.
-    await Promise.all([w1, w2].map((w) => api('POST', `/api/v1/namespaces/${NS}/pods`, {
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: podName(w), namespace: NS },
-      spec: {
-        nodeName: w.nodeName,
-        containers: [{ name: 'app', image: 'busybox:1.35', command: ['sh', '-c', `echo hello from ${w.machine.name}; exec sleep 3600`] }],
-      },
-    })));
-    podsCreated = Date.now();
-    timings.push(`cluster and pods created in ${((podsCreated - started) / 1000).toFixed(1)} s`);
-  }, { timeout: 20 * 60_000 });
+  before(
+    async () => {
+      const started = Date.now();
+      cluster = await createNetnsCluster({ machines: ['w1', 'w2'], log: (line) => timings.push(line) });
+      [w1, w2] = cluster.workers as [NetnsWorker, NetnsWorker];
+      await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+      // One pod bound to each node (spec.nodeName): both pull and start side by side.
+      await Promise.all(
+        [w1, w2].map((w) =>
+          api('POST', `/api/v1/namespaces/${NS}/pods`, {
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name: podName(w), namespace: NS },
+            spec: {
+              nodeName: w.nodeName,
+              containers: [{ name: 'app', image: 'busybox:1.35', command: ['sh', '-c', `echo hello from ${w.machine.name}; exec sleep 3600`] }],
+            },
+          }),
+        ),
+      );
+      podsCreated = Date.now();
+      timings.push(`cluster and pods created in ${((podsCreated - started) / 1000).toFixed(1)} s`);
+    },
+    { timeout: 20 * 60_000 },
+  );
 
-  after(async () => {
-    for (const w of cluster?.workers ?? []) {
-      for (const m of w.output().matchAll(/docker: (pulled \S+ in \d+ ms)/g)) timings.push(`${w.machine.name} ${m[1]}`);
-    }
-    const started = Date.now();
-    try {
-      await cluster?.destroy();
-    } finally {
-      timings.push(`cleanup took ${((Date.now() - started) / 1000).toFixed(1)} s`);
-      console.log(`multi-node timings:\n  ${timings.join('\n  ')}`);
-    }
-  }, { timeout: 120_000 });
+  after(
+    async () => {
+      for (const w of cluster?.workers ?? []) {
+        for (const m of w.output().matchAll(/docker: (pulled \S+ in \d+ ms)/g)) timings.push(`${w.machine.name} ${m[1]}`);
+      }
+      const started = Date.now();
+      try {
+        await cluster?.destroy();
+      } finally {
+        timings.push(`cleanup took ${((Date.now() - started) / 1000).toFixed(1)} s`);
+        console.log(`multi-node timings:\n  ${timings.join('\n  ')}`);
+      }
+    },
+    { timeout: 120_000 },
+  );
 
   it('joins both nodes: Ready, each with its own InternalIP on the bridge and its own pod /24', async () => {
-    const nodes = await Promise.all([w1, w2].map((w) => waitFor(async () => {
-      const n = await node(w);
-      return n.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
-    }, { timeoutMs: 30_000, description: `node ${w.nodeName} to be Ready` })));
-    for (const [w, n] of [[w1, nodes[0]], [w2, nodes[1]]] as const) {
-      assert.deepEqual(n.status.addresses.find((a: any) => a.type === 'InternalIP'), { type: 'InternalIP', address: w.machine.ip });
+    const nodes = await Promise.all(
+      [w1, w2].map((w) =>
+        waitFor(
+          async () => {
+            const n = await node(w);
+            return n.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
+          },
+          { timeoutMs: 30_000, description: `node ${w.nodeName} to be Ready` },
+        ),
+      ),
+    );
+    for (const [w, n] of [
+      [w1, nodes[0]],
+      [w2, nodes[1]],
+    ] as const) {
+      assert.deepEqual(
+        n.status.addresses.find((a: any) => a.type === 'InternalIP'),
+        { type: 'InternalIP', address: w.machine.ip },
+      );
       assert.equal(n.status.daemonEndpoints.kubeletEndpoint.Port, w.kubeletPort);
       assert.match(n.spec.podCIDR, /\/24$/);
       assert.ok(cidrContains(master().clusterCIDR, n.spec.podCIDR), `${n.spec.podCIDR} in ${master().clusterCIDR}`);
@@ -98,7 +127,7 @@ describe('several machines on one: a master on the host, workers in network name
     for (const w of [w1, w2]) assert.match(listed, new RegExp(`${w.nodeName}\\s+Ready`));
   });
 
-  it('runs a pod on each node, with images pulled by that node\'s own engine from the master\'s registry over the bridge', async () => {
+  it("runs a pod on each node, with images pulled by that node's own engine from the master's registry over the bridge", async () => {
     await Promise.all([w1, w2].map(waitRunning));
     timings.push(`both pods running ${((Date.now() - podsCreated) / 1000).toFixed(1)} s after their creation`);
     for (const w of [w1, w2]) {
@@ -119,20 +148,30 @@ describe('several machines on one: a master on the host, workers in network name
     }
     const host = new Docker();
     const hostTags = (await host.listImages()).flatMap((i) => i.RepoTags ?? []);
-    assert.deepEqual(hostTags.filter((t) => t.startsWith(`${cluster!.hostIP}:`)), [], 'the host engine pulled nothing from the bridge registry');
+    assert.deepEqual(
+      hostTags.filter((t) => t.startsWith(`${cluster!.hostIP}:`)),
+      [],
+      'the host engine pulled nothing from the bridge registry',
+    );
     for (const w of [w1, w2]) {
       assert.deepEqual(await host.listContainers({ all: true, filters: { label: [`minik8s.io/node=${w.nodeName}`] } }), []);
     }
   });
 
-  it('serves logs and exec through the master from each node\'s kubelet at the node\'s address', async () => {
+  it("serves logs and exec through the master from each node's kubelet at the node's address", async () => {
     for (const w of [w1, w2]) {
       const pod = await waitRunning(w);
-      await waitFor(() => cli('logs', '-n', NS, podName(w)).stdout.includes(`hello from ${w.machine.name}`),
-        { timeoutMs: 15_000, intervalMs: 200, description: `the log of ${podName(w)}` });
+      await waitFor(() => cli('logs', '-n', NS, podName(w)).stdout.includes(`hello from ${w.machine.name}`), {
+        timeoutMs: 15_000,
+        intervalMs: 200,
+        description: `the log of ${podName(w)}`,
+      });
       assert.equal(ok('logs', '-n', NS, podName(w)), `hello from ${w.machine.name}\n`);
       // Exec runs in that very pod: it sees the pod's own address.
-      assert.match(ok('exec', '-n', NS, podName(w), '--', 'ip', '-4', '-o', 'addr', 'show', 'eth0'), new RegExp(`inet ${pod.status!.podIP!.replace(/\./g, '\\.')}/24`));
+      assert.match(
+        ok('exec', '-n', NS, podName(w), '--', 'ip', '-4', '-o', 'addr', 'show', 'eth0'),
+        new RegExp(`inet ${pod.status!.podIP!.replace(/\./g, '\\.')}/24`),
+      );
       const r = cli('exec', '-n', NS, podName(w), '--', 'sh', '-c', `echo out on ${w.machine.name}; exit 7`);
       assert.equal(r.status, 7, r.stderr);
       assert.equal(r.stdout, `out on ${w.machine.name}\n`);
@@ -141,13 +180,16 @@ describe('several machines on one: a master on the host, workers in network name
 
   it('shows both nodes in top nodes', async () => {
     const row = (w: NetnsWorker) => new RegExp(`${w.nodeName}\\s+\\d+m\\s+\\d+%\\s+\\d+Mi\\s+\\d+%`);
-    await waitFor(() => {
-      const t = cli('top', 'nodes');
-      return t.status === 0 && row(w1).test(t.stdout) && row(w2).test(t.stdout);
-    }, { timeoutMs: 30_000, intervalMs: 500, description: 'top nodes to show both nodes with metrics' });
+    await waitFor(
+      () => {
+        const t = cli('top', 'nodes');
+        return t.status === 0 && row(w1).test(t.stdout) && row(w2).test(t.stdout);
+      },
+      { timeoutMs: 30_000, intervalMs: 500, description: 'top nodes to show both nodes with metrics' },
+    );
   });
 
-  it('keeps each node to itself: worker 1\'s credential may patch its own Node, not worker 2\'s (403)', async () => {
+  it("keeps each node to itself: worker 1's credential may patch its own Node, not worker 2's (403)", async () => {
     const credential = w1.credential();
     assert.equal(credential.nodeName, w1.nodeName);
     const own = await call('PATCH', `/api/v1/nodes/${w1.nodeName}`, credential.token, { metadata: { labels: { 'e2e.minik8s.io/machine': 'w1' } } }, MERGE);

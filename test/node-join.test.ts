@@ -38,10 +38,15 @@ describe('node join', () => {
     });
     const text = await res.text();
     let parsed: unknown = text;
-    try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      /* not JSON */
+    }
     return { status: res.status, body: parsed as T };
   };
-  const joinAs = <T = Status>(nodeName: unknown, token = master.joinToken) => call<T>('POST', JOIN, token, { apiVersion: 'minik8s.io/v1', kind: 'JoinRequest', nodeName });
+  const joinAs = <T = Status>(nodeName: unknown, token = master.joinToken) =>
+    call<T>('POST', JOIN, token, { apiVersion: 'minik8s.io/v1', kind: 'JoinRequest', nodeName });
   const joined = async (nodeName: string, token = master.joinToken): Promise<Joined> => {
     const res = await joinAs<Joined>(nodeName, token);
     assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -81,7 +86,10 @@ describe('node join', () => {
     const b = await joined('n2');
     assert.match(a.token, /^[0-9a-f]{64}$/);
     assert.equal(a.registryPort, master.registryPort);
-    for (const [name, answer] of [['n1', a], ['n2', b]] as const) {
+    for (const [name, answer] of [
+      ['n1', a],
+      ['n2', b],
+    ] as const) {
       assert.match(answer.podCIDR, /\/24$/);
       assert.ok(cidrContains(master.clusterCIDR, answer.podCIDR), `${answer.podCIDR} in ${master.clusterCIDR}`);
       const node = await admin<Node>('GET', `/api/v1/nodes/${name}`);
@@ -94,17 +102,31 @@ describe('node join', () => {
 
   it('gives concurrent joins distinct ranges', async () => {
     const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => joined(`burst-${i}`)));
-    const all = [...answers.map((x) => x.podCIDR), (await admin<Node>('GET', '/api/v1/nodes/n1')).body.spec.podCIDR, (await admin<Node>('GET', '/api/v1/nodes/n2')).body.spec.podCIDR];
+    const all = [
+      ...answers.map((x) => x.podCIDR),
+      (await admin<Node>('GET', '/api/v1/nodes/n1')).body.spec.podCIDR,
+      (await admin<Node>('GET', '/api/v1/nodes/n2')).body.spec.podCIDR,
+    ];
     assert.equal(new Set(all).size, all.length, all.join(' '));
   });
 
   it('refuses malformed joins with a 4xx Status and writes nothing', async () => {
     const cases: [unknown, number, string?][] = [
-      ['', 400], ['{', 400], ['[1]', 400], ['null', 400], ['"n1"', 400],
+      ['', 400],
+      ['{', 400],
+      ['[1]', 400],
+      ['null', 400],
+      ['"n1"', 400],
       [{ apiVersion: 'minik8s.io/v1', kind: 'JoinRequest' }, 422],
-      [{ nodeName: '' }, 422], [{ nodeName: 'UPPER' }, 422], [{ nodeName: 'a'.repeat(254) }, 422], [{ nodeName: ['n1'] }, 422],
-      [{ nodeName: '../etc' }, 422], [{ nodeName: 'n 1' }, 422],
-      [{ nodeName: 'n9', spec: {} }, 400], [{ apiVersion: 'v1', nodeName: 'n9' }, 400], [{ kind: 'Node', nodeName: 'n9' }, 400],
+      [{ nodeName: '' }, 422],
+      [{ nodeName: 'UPPER' }, 422],
+      [{ nodeName: 'a'.repeat(254) }, 422],
+      [{ nodeName: ['n1'] }, 422],
+      [{ nodeName: '../etc' }, 422],
+      [{ nodeName: 'n 1' }, 422],
+      [{ nodeName: 'n9', spec: {} }, 400],
+      [{ apiVersion: 'v1', nodeName: 'n9' }, 400],
+      [{ kind: 'Node', nodeName: 'n9' }, 400],
       [{ nodeName: 'n9' }, 415, 'text/plain'],
       [{ metadata: { name: 'n9' } }, 400],
     ];
@@ -136,10 +158,19 @@ describe('node join', () => {
     assert.equal(own.body.status.conditions![0].type, 'Ready');
     const other = await call<Status>('PATCH', '/api/v1/nodes/n2/status', n1, status, MERGE);
     assert.equal(other.status, 403);
-    assert.match(other.body.message, /^nodes "n2" is forbidden: User "system:node:n1" cannot patch resource "nodes\/status" in API group "" at the cluster scope/);
+    assert.match(
+      other.body.message,
+      /^nodes "n2" is forbidden: User "system:node:n1" cannot patch resource "nodes\/status" in API group "" at the cluster scope/,
+    );
     assert.equal((await call('DELETE', '/api/v1/nodes/n1', n1)).status, 403);
     // Labels and taints are the node's to set; its pod range is the master's.
-    const labelled = await call<Node>('PATCH', '/api/v1/nodes/n1', n1, { metadata: { labels: { disk: 'ssd' } }, spec: { taints: [{ key: 'k', effect: 'NoSchedule' }] } }, MERGE);
+    const labelled = await call<Node>(
+      'PATCH',
+      '/api/v1/nodes/n1',
+      n1,
+      { metadata: { labels: { disk: 'ssd' } }, spec: { taints: [{ key: 'k', effect: 'NoSchedule' }] } },
+      MERGE,
+    );
     assert.equal(labelled.status, 200, JSON.stringify(labelled.body));
     const cidr = labelled.body.spec.podCIDR;
     const same = await call('PATCH', '/api/v1/nodes/n1', n1, { spec: { podCIDR: cidr } }, MERGE);
@@ -149,7 +180,12 @@ describe('node join', () => {
     assert.match(grab.body.message, /may not change its pod CIDR/);
     assert.equal((await admin<Node>('GET', '/api/v1/nodes/n1')).body.spec.podCIDR, cidr);
 
-    const pod = (name: string, nodeName: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { nodeName, containers: [{ name: 'c', image: 'busybox:1.35' }] } });
+    const pod = (name: string, nodeName: string) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name },
+      spec: { nodeName, containers: [{ name: 'c', image: 'busybox:1.35' }] },
+    });
     const create = await call<Status>('POST', '/api/v1/namespaces/default/pods', n1, pod('by-node', 'n1'));
     assert.equal(create.status, 403);
     assert.match(create.body.message, /^pods is forbidden: User "system:node:n1" cannot create resource "pods"/);
@@ -158,14 +194,27 @@ describe('node join', () => {
     const running = { status: { phase: 'Running' } };
     const theirs = await call<Status>('PATCH', '/api/v1/namespaces/default/pods/on-n2/status', n1, running, MERGE);
     assert.equal(theirs.status, 403);
-    assert.match(theirs.body.message, /^pods "on-n2" is forbidden: User "system:node:n1" cannot patch resource "pods\/status" in API group "" in the namespace "default"/);
+    assert.match(
+      theirs.body.message,
+      /^pods "on-n2" is forbidden: User "system:node:n1" cannot patch resource "pods\/status" in API group "" in the namespace "default"/,
+    );
     const mine = await call<Pod>('PATCH', '/api/v1/namespaces/default/pods/on-n1/status', n1, running, MERGE);
     assert.equal(mine.status, 200, JSON.stringify(mine.body));
     assert.equal(mine.body.status.phase, 'Running');
     assert.equal((await call('PATCH', '/api/v1/namespaces/default/pods/on-n1', n1, { metadata: { labels: { a: 'b' } } }, MERGE)).status, 403, 'no spec writes');
     assert.equal((await call('DELETE', '/api/v1/namespaces/default/pods/on-n2', n1)).status, 403);
     assert.equal((await call('GET', '/api/v1/namespaces/default/pods/on-n2', n1)).status, 200, 'nodes read everything');
-    assert.equal((await call('POST', '/api/v1/namespaces/default/services', n1, { apiVersion: 'v1', kind: 'Service', metadata: { name: 's' }, spec: { ports: [{ port: 80 }] } })).status, 403);
+    assert.equal(
+      (
+        await call('POST', '/api/v1/namespaces/default/services', n1, {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: 's' },
+          spec: { ports: [{ port: 80 }] },
+        })
+      ).status,
+      403,
+    );
   });
 
   it('answers token reviews for node credentials', async () => {
@@ -174,7 +223,9 @@ describe('node join', () => {
     const res = await call<{ status: unknown }>('POST', '/apis/authentication.k8s.io/v1/tokenreviews', n1, review(n1));
     assert.equal(res.status, 201);
     assert.deepEqual(res.body.status, { authenticated: true, user: { username: 'system:node:n1', groups: ['system:nodes'] } });
-    assert.deepEqual((await admin<{ status: unknown }>('POST', '/apis/authentication.k8s.io/v1/tokenreviews', review('f'.repeat(64)))).body.status, { authenticated: false });
+    assert.deepEqual((await admin<{ status: unknown }>('POST', '/apis/authentication.k8s.io/v1/tokenreviews', review('f'.repeat(64)))).body.status, {
+      authenticated: false,
+    });
   });
 
   it('keeps pod CIDRs and credentials across a master crash', async () => {
@@ -187,7 +238,8 @@ describe('node join', () => {
     assert.equal((await call('PATCH', '/api/v1/nodes/survivor/status', before.token, { status: { phase: 'Running' } }, MERGE)).status, 200);
     const fresh = await joined('after-restart');
     const taken = (await admin<{ items: Node[] }>('GET', '/api/v1/nodes')).body.items
-      .filter((n) => n.metadata.name !== 'after-restart').map((n) => n.spec.podCIDR);
+      .filter((n) => n.metadata.name !== 'after-restart')
+      .map((n) => n.spec.podCIDR);
     assert.ok(!taken.includes(fresh.podCIDR), `${fresh.podCIDR} was not given before`);
   });
 
@@ -195,7 +247,10 @@ describe('node join', () => {
     const gone = await joined('doomed');
     const r = cli(['delete', 'node', 'doomed']);
     assert.equal(r.status, 0, r.stderr);
-    await waitFor(async () => (await call('GET', '/api/v1/nodes', gone.token)).status === 401, { timeoutMs: 10_000, description: 'the deleted node\'s credential to be revoked' });
+    await waitFor(async () => (await call('GET', '/api/v1/nodes', gone.token)).status === 401, {
+      timeoutMs: 10_000,
+      description: "the deleted node's credential to be revoked",
+    });
     const next = await joined('heir');
     assert.equal(next.podCIDR, gone.podCIDR, 'the freed range is the lowest free one');
 

@@ -58,7 +58,8 @@ describe('the VXLAN overlay between simulated machines', { skip }, () => {
   /** The answer's JSON, as the caller says it is. */
   const api = async <T = unknown>(method: string, path: string, body?: unknown) => {
     const res = await fetch(`${master().url}${path}`, {
-      method, headers: { authorization: `Bearer ${master().token}`, 'content-type': 'application/json' },
+      method,
+      headers: { authorization: `Bearer ${master().token}`, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const json: unknown = await res.json();
@@ -85,13 +86,21 @@ describe('the VXLAN overlay between simulated machines', { skip }, () => {
     return r.stdout.trim().split('\n');
   };
   const fetchFromHost = (w: NetnsWorker, urls: string[]) =>
-    onHost(w, process.execPath, ['--input-type=module', '-e', JS_FETCH, ...urls]).trim().split('\n');
+    onHost(w, process.execPath, ['--input-type=module', '-e', JS_FETCH, ...urls])
+      .trim()
+      .split('\n');
 
   /** Routes, neighbours and FDB entries on a machine's VXLAN device, as sorted lines. */
   const entries = (w: NetnsWorker) => ({
-    routes: ipJson(w, 'ip', ['-4', 'route', 'show', 'dev', DEV]).map((r) => `${r.dst} via ${r.gateway} ${(r.flags ?? []).join(',')}`).sort(),
-    neighbours: ipJson(w, 'ip', ['-4', 'neigh', 'show', 'dev', DEV]).map((n) => `${n.dst} ${n.lladdr} ${(n.state ?? []).join(',')}`).sort(),
-    fdb: ipJson(w, 'bridge', ['fdb', 'show', 'dev', DEV]).map((f) => `${f.mac} ${f.dst}`).sort(),
+    routes: ipJson(w, 'ip', ['-4', 'route', 'show', 'dev', DEV])
+      .map((r) => `${r.dst} via ${r.gateway} ${(r.flags ?? []).join(',')}`)
+      .sort(),
+    neighbours: ipJson(w, 'ip', ['-4', 'neigh', 'show', 'dev', DEV])
+      .map((n) => `${n.dst} ${n.lladdr} ${(n.state ?? []).join(',')}`)
+      .sort(),
+    fdb: ipJson(w, 'bridge', ['fdb', 'show', 'dev', DEV])
+      .map((f) => `${f.mac} ${f.dst}`)
+      .sort(),
   });
   /** What a machine's device should hold for these peers. */
   const expected = async (peers: NetnsWorker[]) => {
@@ -102,44 +111,72 @@ describe('the VXLAN overlay between simulated machines', { skip }, () => {
       fdb: nodes.map((n) => `${n.metadata.annotations![VTEP_MAC_ANNOTATION]} ${n.metadata.annotations![PUBLIC_IP_ANNOTATION]}`).sort(),
     };
   };
-  const waitEntries = (w: NetnsWorker, peers: NetnsWorker[], what: string) => waitFor(async () => {
-    assert.deepEqual(entries(w), await expected(peers));
-    return true;
-  }, { timeoutMs: 30_000, intervalMs: 200, description: `${w.machine.name}'s ${DEV} to hold ${what}` });
-
-  before(async () => {
-    const started = Date.now();
-    cluster = await createNetnsCluster({ machines: ['w1', 'w2', 'w3'], log: (line) => timings.push(line) });
-    workers = cluster.workers;
-    await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-    await Promise.all(workers.map((w) => api('POST', `/api/v1/namespaces/${NS}/pods`, {
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: podName(w), namespace: NS, labels: { app: 'overlay-e2e' } },
-      spec: {
-        nodeName: w.nodeName,
-        containers: [{
-          name: 'web', image: 'python:3.11', command: ['python3', '-c', SERVER], ports: [{ containerPort: PORT }],
-          readinessProbe: { tcpSocket: { port: PORT }, periodSeconds: 1 },
-        }],
+  const waitEntries = (w: NetnsWorker, peers: NetnsWorker[], what: string) =>
+    waitFor(
+      async () => {
+        assert.deepEqual(entries(w), await expected(peers));
+        return true;
       },
-    })));
-    await Promise.all(workers.map((w) => waitFor(async () => {
-      const p = await pod(w);
-      return p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? p : undefined;
-    }, { timeoutMs: 180_000, intervalMs: 250, description: `pod ${podName(w)} to be ready on ${w.nodeName}` })));
-    timings.push(`cluster up and pods ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  }, { timeout: 20 * 60_000 });
+      { timeoutMs: 30_000, intervalMs: 200, description: `${w.machine.name}'s ${DEV} to hold ${what}` },
+    );
 
-  after(async () => {
-    if (restarted && restarted.exitCode === null && restarted.signalCode === null) {
-      const gone = new Promise((resolve) => restarted!.once('exit', resolve));
-      restarted.kill('SIGTERM');
-      const timer = setTimeout(() => restarted!.kill('SIGKILL'), 15_000);
-      await gone;
-      clearTimeout(timer);
-    }
-    await cluster?.destroy();
-    console.log(`overlay timings:\n  ${timings.join('\n  ')}`);
-  }, { timeout: 180_000 });
+  before(
+    async () => {
+      const started = Date.now();
+      cluster = await createNetnsCluster({ machines: ['w1', 'w2', 'w3'], log: (line) => timings.push(line) });
+      workers = cluster.workers;
+      await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+      await Promise.all(
+        workers.map((w) =>
+          api('POST', `/api/v1/namespaces/${NS}/pods`, {
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name: podName(w), namespace: NS, labels: { app: 'overlay-e2e' } },
+            spec: {
+              nodeName: w.nodeName,
+              containers: [
+                {
+                  name: 'web',
+                  image: 'python:3.11',
+                  command: ['python3', '-c', SERVER],
+                  ports: [{ containerPort: PORT }],
+                  readinessProbe: { tcpSocket: { port: PORT }, periodSeconds: 1 },
+                },
+              ],
+            },
+          }),
+        ),
+      );
+      await Promise.all(
+        workers.map((w) =>
+          waitFor(
+            async () => {
+              const p = await pod(w);
+              return p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? p : undefined;
+            },
+            { timeoutMs: 180_000, intervalMs: 250, description: `pod ${podName(w)} to be ready on ${w.nodeName}` },
+          ),
+        ),
+      );
+      timings.push(`cluster up and pods ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    },
+    { timeout: 20 * 60_000 },
+  );
+
+  after(
+    async () => {
+      if (restarted && restarted.exitCode === null && restarted.signalCode === null) {
+        const gone = new Promise((resolve) => restarted!.once('exit', resolve));
+        restarted.kill('SIGTERM');
+        const timer = setTimeout(() => restarted!.kill('SIGKILL'), 15_000);
+        await gone;
+        clearTimeout(timer);
+      }
+      await cluster?.destroy();
+      console.log(`overlay timings:\n  ${timings.join('\n  ')}`);
+    },
+    { timeout: 180_000 },
+  );
 
   it('gives each worker a VXLAN device (VNI 1, port 8472, its VTEP address) and publishes its MAC and address on its Node', async () => {
     for (const w of workers) {
@@ -154,7 +191,10 @@ describe('the VXLAN overlay between simulated machines', { skip }, () => {
       assert.equal(n.metadata.annotations?.[VTEP_MAC_ANNOTATION], link.address);
       assert.equal(n.metadata.annotations?.[PUBLIC_IP_ANNOTATION], w.machine.ip);
       const [addr] = ipJson(w, 'ip', ['-4', 'addr', 'show', 'dev', DEV]);
-      assert.deepEqual(addr.addr_info.map((a: any) => `${a.local}/${a.prefixlen}`), [`${vtepAddress(n.spec!.podCIDR!)}/32`]);
+      assert.deepEqual(
+        addr.addr_info.map((a: any) => `${a.local}/${a.prefixlen}`),
+        [`${vtepAddress(n.spec!.podCIDR!)}/32`],
+      );
       // Pods' traffic keeps their addresses: Docker does not masquerade the pod network, our chain does it for what leaves the cluster.
       const net = await w.machine.docker.getNetwork('minik8s0').inspect();
       assert.equal(net.Options?.['com.docker.network.bridge.enable_ip_masquerade'], 'false');
@@ -165,10 +205,15 @@ describe('the VXLAN overlay between simulated machines', { skip }, () => {
   });
 
   it('keeps on every worker a route, a permanent neighbour and an FDB entry for each other node, and nothing else', async () => {
-    for (const w of workers) await waitEntries(w, workers.filter((o) => o !== w), 'both peers');
+    for (const w of workers)
+      await waitEntries(
+        w,
+        workers.filter((o) => o !== w),
+        'both peers',
+      );
   });
 
-  it('lets a pod on one node fetch HTTP from pods on the others by pod IP, the server seeing the client pod\'s own address', async () => {
+  it("lets a pod on one node fetch HTTP from pods on the others by pod IP, the server seeing the client pod's own address", async () => {
     const ips = await Promise.all(workers.map(podIP));
     for (const [i, w] of workers.entries()) {
       const others = ips.filter((_, j) => j !== i);
@@ -176,17 +221,21 @@ describe('the VXLAN overlay between simulated machines', { skip }, () => {
     }
   });
 
-  it('lets every node\'s host reach every pod: remote ones through its VTEP address, its own over the bridge', async () => {
+  it("lets every node's host reach every pod: remote ones through its VTEP address, its own over the bridge", async () => {
     const ips = await Promise.all(workers.map(podIP));
     for (const w of workers) {
       const vtep = vtepAddress((await node(w)).spec!.podCIDR!);
       const own = await podIP(w);
       const seen = fetchFromHost(w, ips.map(url));
-      assert.deepEqual(seen, ips.map((ip) => (ip === own ? ip.replace(/\.\d+$/, '.1') : vtep)), `from ${w.machine.name}'s host to ${ips.join(', ')}`);
+      assert.deepEqual(
+        seen,
+        ips.map((ip) => (ip === own ? ip.replace(/\.\d+$/, '.1') : vtep)),
+        `from ${w.machine.name}'s host to ${ips.join(', ')}`,
+      );
     }
   });
 
-  it('masquerades pods\' traffic that leaves the cluster: a pod reaches the master on the bridge', () => {
+  it("masquerades pods' traffic that leaves the cluster: a pod reaches the master on the bridge", () => {
     const r = cli('exec', '-n', NS, podName(workers[0]!), '--', 'python3', '-c', PY_FETCH, `${master().url}/healthz`);
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stdout.trim(), 'ok');
@@ -200,16 +249,41 @@ describe('the VXLAN overlay between simulated machines', { skip }, () => {
     const logFile = join(w2.machine.dir, 'worker-restarted.log');
     const fd = openSync(logFile, 'a');
     try {
-      restarted = spawn(findExecutable('nsenter')!, [
-        `--net=/var/run/netns/${w2.machine.netns}`, '--', process.execPath, BINARY, '--role=worker', '--server', master().url, '--token', master().joinToken, '--name', w2.nodeName,
-        '--node-ip', w2.machine.ip, '--data-dir', w2.dataDir, '--kubelet-port', String(w2.kubeletPort), '--bridge', 'minik8s0',
-        '--docker-host', w2.machine.dockerHost,
-      ], { stdio: ['ignore', fd, fd] });
+      restarted = spawn(
+        findExecutable('nsenter')!,
+        [
+          `--net=/var/run/netns/${w2.machine.netns}`,
+          '--',
+          process.execPath,
+          BINARY,
+          '--role=worker',
+          '--server',
+          master().url,
+          '--token',
+          master().joinToken,
+          '--name',
+          w2.nodeName,
+          '--node-ip',
+          w2.machine.ip,
+          '--data-dir',
+          w2.dataDir,
+          '--kubelet-port',
+          String(w2.kubeletPort),
+          '--bridge',
+          'minik8s0',
+          '--docker-host',
+          w2.machine.dockerHost,
+        ],
+        { stdio: ['ignore', fd, fd] },
+      );
     } finally {
       closeSync(fd);
     }
     const log = () => readFileSync(logFile, 'utf8');
-    await waitFor(() => log().includes('syncing pods') || restarted!.exitCode !== null, { timeoutMs: 30_000, description: 'the restarted worker to start its kubelet' });
+    await waitFor(() => log().includes('syncing pods') || restarted!.exitCode !== null, {
+      timeoutMs: 30_000,
+      description: 'the restarted worker to start its kubelet',
+    });
     assert.equal(restarted.exitCode, null, `the restarted worker exited: ${log()}`);
     assert.match(log(), new RegExp(`overlay: vxlan ${DEV.replace('.', '\\.')} .*: adopted as it was`));
     const [now] = ipJson(w2, 'ip', ['-d', 'link', 'show', 'dev', DEV]);
@@ -221,7 +295,7 @@ describe('the VXLAN overlay between simulated machines', { skip }, () => {
     await waitEntries(w2, [workers[0]!, workers[2]!], 'both peers after the restart');
   });
 
-  it('removes a deleted Node\'s route, neighbour and FDB entry from the others, and only those', async () => {
+  it("removes a deleted Node's route, neighbour and FDB entry from the others, and only those", async () => {
     const [w1, w2, w3] = workers as [NetnsWorker, NetnsWorker, NetnsWorker];
     const started = Date.now();
     await api('DELETE', `/api/v1/nodes/${w3.nodeName}`);

@@ -46,10 +46,13 @@ describe('pods end to end on Docker', () => {
     }
   };
   const waitPod = (name: string, what: string, check: (pod: Pod) => boolean, timeoutMs = 60_000) =>
-    waitFor(async () => {
-      const pod = await getPod(name);
-      return pod && check(pod) ? pod : undefined;
-    }, { timeoutMs, intervalMs: 200, description: `pod ${name} ${what}` });
+    waitFor(
+      async () => {
+        const pod = await getPod(name);
+        return pod && check(pod) ? pod : undefined;
+      },
+      { timeoutMs, intervalMs: 200, description: `pod ${name} ${what}` },
+    );
   const status = (pod: Pod, container: string) => pod.status?.containerStatuses?.find((c) => c.name === container);
   const running = (pod: Pod) => pod.status?.phase === 'Running' && (pod.status.containerStatuses ?? []).every((c) => c.state?.running);
   const condition = (pod: Pod, type: string) => pod.status?.conditions?.find((c) => c.type === type)?.status;
@@ -62,30 +65,39 @@ describe('pods end to end on Docker', () => {
     edit(pod);
     return api<Pod>('POST', `/api/v1/namespaces/${NS}/pods`, pod);
   };
-  const createPod = (name: string, spec: Partial<Pod['spec']>) => api('POST', `/api/v1/namespaces/${NS}/pods`, {
-    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS }, spec: { nodeName: worker.nodeName, ...spec },
-  });
+  const createPod = (name: string, spec: Partial<Pod['spec']>) =>
+    api('POST', `/api/v1/namespaces/${NS}/pods`, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: NS },
+      spec: { nodeName: worker.nodeName, ...spec },
+    });
 
-  before(async () => {
-    master = await startMaster({ seedImages: true });
-    worker = await startWorker({ server: master.url, joinToken: master.joinToken });
-    await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-    hostPort = await freePort();
-    // Every pod is created up front, so their waits overlap instead of adding up.
-    await Promise.all([
-      createExample('pod-localhost.yaml'),
-      createExample('pod-emptydir.yaml'),
-      createExample('pod-shared-pid.yaml'),
-      createExample('pod-memory-limit.yaml'),
-      createExample('pod-oom.yaml'),
-      createExample('pod-command-args.yaml'),
-      createExample('pod-crash.yaml'),
-      createExample('pod-liveness.yaml'),
-      createExample('pod-readiness.yaml'),
-      createExample('pod-hostport.yaml', (pod) => { pod.spec.containers[0]!.ports![0]!.hostPort = hostPort; }),
-      createPod('no-such-image', { containers: [{ name: 'app', image: 'no-such-image:9.9' }] }),
-    ]);
-  }, { timeout: 120_000 });
+  before(
+    async () => {
+      master = await startMaster({ seedImages: true });
+      worker = await startWorker({ server: master.url, joinToken: master.joinToken });
+      await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+      hostPort = await freePort();
+      // Every pod is created up front, so their waits overlap instead of adding up.
+      await Promise.all([
+        createExample('pod-localhost.yaml'),
+        createExample('pod-emptydir.yaml'),
+        createExample('pod-shared-pid.yaml'),
+        createExample('pod-memory-limit.yaml'),
+        createExample('pod-oom.yaml'),
+        createExample('pod-command-args.yaml'),
+        createExample('pod-crash.yaml'),
+        createExample('pod-liveness.yaml'),
+        createExample('pod-readiness.yaml'),
+        createExample('pod-hostport.yaml', (pod) => {
+          pod.spec.containers[0]!.ports![0]!.hostPort = hostPort;
+        }),
+        createPod('no-such-image', { containers: [{ name: 'app', image: 'no-such-image:9.9' }] }),
+      ]);
+    },
+    { timeout: 120_000 },
+  );
 
   after(async () => {
     taken?.close();
@@ -94,10 +106,13 @@ describe('pods end to end on Docker', () => {
   });
 
   it('joins the node: Ready, with capacity, addresses and a pod CIDR', async () => {
-    const node = await waitFor(async () => {
-      const n = await api<Node>('GET', `/api/v1/nodes/${worker.nodeName}`);
-      return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
-    }, { timeoutMs: 30_000, description: 'the node to be Ready' });
+    const node = await waitFor(
+      async () => {
+        const n = await api<Node>('GET', `/api/v1/nodes/${worker.nodeName}`);
+        return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
+      },
+      { timeoutMs: 30_000, description: 'the node to be Ready' },
+    );
     assert.match(node.spec.podCIDR!, /^10\.\d+\.\d+\.0\/24$/);
     assert.ok(Number(node.status.capacity!.cpu) >= 1);
     assert.match(node.status.allocatable!.memory as string, /^\d+Ki$/);
@@ -107,7 +122,7 @@ describe('pods end to end on Docker', () => {
     assert.match(ok('get', 'nodes'), new RegExp(`${worker.nodeName}\\s+Ready`));
   });
 
-  it('runs two containers that talk over localhost, with the pod IP in the node\'s pod CIDR', async () => {
+  it("runs two containers that talk over localhost, with the pod IP in the node's pod CIDR", async () => {
     const pod = await waitPod('localhost-talk', 'to run', running);
     const node = await api<Node>('GET', `/api/v1/nodes/${worker.nodeName}`);
     const prefix = node.spec.podCIDR!.split('.').slice(0, 3).join('.');
@@ -115,16 +130,24 @@ describe('pods end to end on Docker', () => {
     assert.equal(pod.status?.hostIP, '127.0.0.1');
     assert.ok(pod.status?.startTime);
     for (const type of ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready']) assert.equal(condition(pod, type), 'True', type);
-    await waitFor(() => cli('logs', '-n', NS, 'localhost-talk', '-c', 'client').stdout.includes('hello over localhost'),
-      { timeoutMs: 30_000, intervalMs: 500, description: 'the client to fetch the server\'s page over localhost' });
+    await waitFor(() => cli('logs', '-n', NS, 'localhost-talk', '-c', 'client').stdout.includes('hello over localhost'), {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+      description: "the client to fetch the server's page over localhost",
+    });
     // --tail keeps the last lines; -f streams new ones as the client prints them (every 2 s).
-    await waitFor(() => cli('logs', '-n', NS, 'localhost-talk', '-c', 'client').stdout.split('\n').filter(Boolean).length >= 2,
-      { timeoutMs: 30_000, intervalMs: 500, description: 'two lines of the client\'s log' });
+    await waitFor(() => cli('logs', '-n', NS, 'localhost-talk', '-c', 'client').stdout.split('\n').filter(Boolean).length >= 2, {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+      description: "two lines of the client's log",
+    });
     assert.equal(ok('logs', '-n', NS, 'localhost-talk', '-c', 'client', '--tail', '1'), 'hello over localhost\n');
     const follow = spawn(process.execPath, [BINARY, 'logs', '-f', '--tail', '0', '-n', NS, 'localhost-talk', '-c', 'client'], { env: master.env });
     try {
       let streamed = '';
-      follow.stdout.on('data', (d) => { streamed += d; });
+      follow.stdout.on('data', (d) => {
+        streamed += d;
+      });
       await waitFor(() => streamed.includes('hello over localhost'), { timeoutMs: 15_000, description: 'logs -f to stream a new line' });
     } finally {
       follow.kill('SIGKILL');
@@ -133,14 +156,17 @@ describe('pods end to end on Docker', () => {
 
   it('shares an emptyDir: one container writes, the other reads', async () => {
     await waitPod('shared-volume', 'to run', running);
-    await waitFor(() => cli('logs', '-n', NS, 'shared-volume', '-c', 'reader').stdout.includes('written by the writer'),
-      { timeoutMs: 30_000, intervalMs: 500, description: 'the reader to print the writer\'s note' });
+    await waitFor(() => cli('logs', '-n', NS, 'shared-volume', '-c', 'reader').stdout.includes('written by the writer'), {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+      description: "the reader to print the writer's note",
+    });
     // The reader's mount is read-only.
     const r = cli('exec', '-n', NS, 'shared-volume', '-c', 'reader', '--', 'sh', '-c', 'echo x > /shared/other');
     assert.notEqual(r.status, 0);
   });
 
-  it('shares the PID namespace: each container sees the other\'s processes', async () => {
+  it("shares the PID namespace: each container sees the other's processes", async () => {
     await waitPod('shared-pid', 'to run', running);
     const ps = ok('exec', '-n', NS, 'shared-pid', '-c', 'watcher', '--', 'ps');
     assert.match(ps, /sleep 3600\b/);
@@ -156,10 +182,15 @@ describe('pods end to end on Docker', () => {
   });
 
   it('shows an OOM kill as OOMKilled and restarts under OnFailure', async () => {
-    const pod = await waitPod('memory-hog', 'to be OOM-killed', (p) => {
-      const s = status(p, 'hog');
-      return s?.lastState?.terminated?.reason === 'OOMKilled' || s?.state?.terminated?.reason === 'OOMKilled';
-    }, 90_000);
+    const pod = await waitPod(
+      'memory-hog',
+      'to be OOM-killed',
+      (p) => {
+        const s = status(p, 'hog');
+        return s?.lastState?.terminated?.reason === 'OOMKilled' || s?.state?.terminated?.reason === 'OOMKilled';
+      },
+      90_000,
+    );
     assert.equal(status(pod, 'hog')?.lastState?.terminated?.exitCode ?? status(pod, 'hog')?.state?.terminated?.exitCode, 137);
     assert.match(ok('describe', 'pod', '-n', NS, 'memory-hog'), /OOMKilled/);
   });
@@ -171,10 +202,15 @@ describe('pods end to end on Docker', () => {
   });
 
   it('restarts a crashing container with a growing restartCount and shows CrashLoopBackOff', async () => {
-    const pod = await waitPod('crasher', 'to back off after restarts', (p) => {
-      const s = status(p, 'crash');
-      return (s?.restartCount ?? 0) >= 2 && s?.state?.waiting?.reason === 'CrashLoopBackOff';
-    }, 90_000);
+    const pod = await waitPod(
+      'crasher',
+      'to back off after restarts',
+      (p) => {
+        const s = status(p, 'crash');
+        return (s?.restartCount ?? 0) >= 2 && s?.state?.waiting?.reason === 'CrashLoopBackOff';
+      },
+      90_000,
+    );
     assert.equal(status(pod, 'crash')?.lastState?.terminated?.exitCode, 3);
     assert.match(ok('get', 'pods', '-n', NS, 'crasher'), /crasher\s+0\/1\s+CrashLoopBackOff\s+[2-9]/);
     const events = ok('describe', 'pod', '-n', NS, 'crasher');
@@ -204,7 +240,10 @@ describe('pods end to end on Docker', () => {
 
   it('maps a hostPort on the node', async () => {
     await waitPod('hostport', 'to run', running);
-    const body = await waitFor(async () => (await fetch(`http://127.0.0.1:${hostPort}/`)).text(), { timeoutMs: 15_000, description: 'the host port to answer' });
+    const body = await waitFor(async () => (await fetch(`http://127.0.0.1:${hostPort}/`)).text(), {
+      timeoutMs: 15_000,
+      description: 'the host port to answer',
+    });
     assert.equal(body.trim(), 'hello from the host port');
   });
 
@@ -218,11 +257,18 @@ describe('pods end to end on Docker', () => {
   it('explains a host port that is already taken', async () => {
     const port = await freePort();
     taken = createServer().listen(port, '0.0.0.0');
-    await createPod('port-taken', { containers: [{ name: 'web', image: 'busybox:1.35', command: ['sleep', '3600'], ports: [{ containerPort: 80, hostPort: port, protocol: 'TCP' }] }] });
-    const pod = await waitPod('port-taken', 'to fail on its host port', (p) => {
-      const w = status(p, 'web')?.state?.waiting;
-      return w !== undefined && /already|in use|allocated/i.test(w.message ?? '');
-    }, 60_000);
+    await createPod('port-taken', {
+      containers: [{ name: 'web', image: 'busybox:1.35', command: ['sleep', '3600'], ports: [{ containerPort: 80, hostPort: port, protocol: 'TCP' }] }],
+    });
+    const pod = await waitPod(
+      'port-taken',
+      'to fail on its host port',
+      (p) => {
+        const w = status(p, 'web')?.state?.waiting;
+        return w !== undefined && /already|in use|allocated/i.test(w.message ?? '');
+      },
+      60_000,
+    );
     assert.ok(status(pod, 'web')?.state?.waiting?.reason);
     // The kubelet goes on serving other pods.
     await createPod('after-port-taken', { containers: [{ name: 'app', image: 'busybox:1.35', command: ['sleep', '3600'] }] });
@@ -234,10 +280,13 @@ describe('pods end to end on Docker', () => {
     const r = cli('exec', '-n', NS, 'limited', '--', 'sh', '-c', 'echo out; exit 7');
     assert.equal(r.status, 7);
     assert.equal(r.stdout, 'out\n');
-    const top = await waitFor(() => {
-      const t = cli('top', 'pods', '-n', NS);
-      return t.status === 0 && /limited\s+\d+m\s+\d+Mi/.test(t.stdout) ? t.stdout : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 1000, description: 'top pods to show the pod' });
+    const top = await waitFor(
+      () => {
+        const t = cli('top', 'pods', '-n', NS);
+        return t.status === 0 && /limited\s+\d+m\s+\d+Mi/.test(t.stdout) ? t.stdout : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 1000, description: 'top pods to show the pod' },
+    );
     assert.match(top, /NAME\s+CPU\(cores\)\s+MEMORY\(bytes\)/);
     assert.match(ok('top', 'nodes'), new RegExp(`${worker.nodeName}\\s+\\d+m\\s+\\d+%\\s+\\d+Mi\\s+\\d+%`));
   });
@@ -251,19 +300,26 @@ describe('pods end to end on Docker', () => {
     // Deleted while its kubelet is down: nobody stops its containers until the kubelet is back.
     ok('delete', 'pod', '-n', NS, 'orphan', '--grace-period=0', '--force');
     const ofOrphan = async () => (await nodeContainers(worker.nodeName)).filter((c) => c.Labels['minik8s.io/pod-name'] === 'orphan');
-    assert.ok((await ofOrphan()).length >= 2, 'the orphan\'s sandbox and app container are still there');
+    assert.ok((await ofOrphan()).length >= 2, "the orphan's sandbox and app container are still there");
     const before = (await nodeContainers(worker.nodeName))
-      .filter((c) => c.State === 'running' && c.Labels['minik8s.io/pod-name'] !== 'orphan').map((c) => c.Id).sort();
+      .filter((c) => c.State === 'running' && c.Labels['minik8s.io/pod-name'] !== 'orphan')
+      .map((c) => c.Id)
+      .sort();
     await worker.restart();
-    await waitFor(async () => (await ofOrphan()).length === 0, { timeoutMs: 30_000, description: 'the restarted kubelet to remove the deleted pod\'s containers' });
+    await waitFor(async () => (await ofOrphan()).length === 0, {
+      timeoutMs: 30_000,
+      description: "the restarted kubelet to remove the deleted pod's containers",
+    });
     // A pod created after the restart runs only once the new kubelet syncs: by then it has looked at every pod it found.
     await createPod('after-restart', { containers: [{ name: 'app', image: 'busybox:1.35', command: ['sleep', '3600'] }] });
     await waitPod('after-restart', 'to run', running);
     const after = (await nodeContainers(worker.nodeName)).filter((c) => c.State === 'running').map((c) => c.Id);
     for (const id of before) assert.ok(after.includes(id), `container ${id.slice(0, 12)} was replaced after the kubelet restart`);
     const podAfter = await waitPod('shared-pid', 'to run', running);
-    assert.deepEqual(podAfter.status?.containerStatuses?.map((c) => [c.containerID, c.restartCount]),
-      podBefore.status?.containerStatuses?.map((c) => [c.containerID, c.restartCount]));
+    assert.deepEqual(
+      podAfter.status?.containerStatuses?.map((c) => [c.containerID, c.restartCount]),
+      podBefore.status?.containerStatuses?.map((c) => [c.containerID, c.restartCount]),
+    );
   });
 
   it('deletes gracefully: SIGTERM first, the pod goes once its containers have stopped', async () => {
@@ -271,7 +327,7 @@ describe('pods end to end on Docker', () => {
     const pod = await waitPod('graceful', 'to run', running);
     const appID = status(pod, 'app')!.containerID!.replace(/^docker:\/\//, '');
     // The app's exit code tells TERM (its trap exits 0) from KILL (137).
-    const events = await docker.getEvents({ filters: { container: [appID], event: ['die'] } }) as NodeJS.ReadableStream & { destroy(): void };
+    const events = (await docker.getEvents({ filters: { container: [appID], event: ['die'] } })) as NodeJS.ReadableStream & { destroy(): void };
     const died = new Promise<string>((resolve) => {
       let text = '';
       events.on('data', (chunk: Buffer) => {
@@ -293,6 +349,9 @@ describe('pods end to end on Docker', () => {
     }
     // The trap exits at once on TERM: far sooner than the 10 s grace period.
     assert.ok(Date.now() - started < 9000, `graceful delete took ${Date.now() - started} ms`);
-    await waitFor(async () => (await nodeContainers(worker.nodeName)).every((c) => c.Id !== appID), { timeoutMs: 15_000, description: 'the container to be removed' });
+    await waitFor(async () => (await nodeContainers(worker.nodeName)).every((c) => c.Id !== appID), {
+      timeoutMs: 15_000,
+      description: 'the container to be removed',
+    });
   });
 });

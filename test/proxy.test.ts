@@ -55,14 +55,19 @@ describe('the service proxy on simulated machines', { skip }, () => {
   let workers: NetnsWorker[] = [];
   const timings: string[] = [];
   /** Pod name -> node index: two on the first machine, one on the second. */
-  const pods: [string, number][] = [['web-a', 0], ['web-b', 1], ['web-c', 0]];
+  const pods: [string, number][] = [
+    ['web-a', 0],
+    ['web-b', 1],
+    ['web-c', 0],
+  ];
   const ips: Record<string, string> = {};
 
   const master = () => cluster!.master;
   /** The answer's JSON, as the caller says it is. */
   const api = async <T = unknown>(method: string, path: string, body?: unknown) => {
     const res = await fetch(`${master().url}${path}`, {
-      method, headers: { authorization: `Bearer ${master().token}`, 'content-type': 'application/json' },
+      method,
+      headers: { authorization: `Bearer ${master().token}`, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const json: unknown = await res.json();
@@ -71,7 +76,10 @@ describe('the service proxy on simulated machines', { skip }, () => {
   };
   const cli = (...args: string[]) => spawnSync(process.execPath, [BINARY, ...args], { env: master().env, encoding: 'utf8', timeout: 120_000 });
   const onHost = (w: NetnsWorker, command: string, args: string[]) => {
-    const r = spawnSync(findExecutable('nsenter')!, [`--net=/var/run/netns/${w.machine.netns}`, '--', command, ...args], { encoding: 'utf8', timeout: 120_000 });
+    const r = spawnSync(findExecutable('nsenter')!, [`--net=/var/run/netns/${w.machine.netns}`, '--', command, ...args], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     if (r.status !== 0) throw new Error(`${command} ${args.join(' ')} in ${w.machine.netns} exited ${r.status}: ${r.stderr}`);
     return r.stdout;
   };
@@ -80,7 +88,10 @@ describe('the service proxy on simulated machines', { skip }, () => {
     assert.equal(r.status, 0, r.stderr);
     return r.stdout.trim().split('\n');
   };
-  const fromHost = (w: NetnsWorker, url: string, n: number) => onHost(w, process.execPath, ['--input-type=module', '-e', JS_LOOP, url, String(n)]).trim().split('\n');
+  const fromHost = (w: NetnsWorker, url: string, n: number) =>
+    onHost(w, process.execPath, ['--input-type=module', '-e', JS_LOOP, url, String(n)])
+      .trim()
+      .split('\n');
   const natRules = (w: NetnsWorker) => onHost(w, findExecutable('iptables-save')!, ['-t', 'nat']);
   const setEndpoints = async (names: string[]) => {
     const current = await api<Endpoints>('GET', `/api/v1/namespaces/${NS}/endpoints/web`).catch((err: Error) => {
@@ -88,55 +99,97 @@ describe('the service proxy on simulated machines', { skip }, () => {
       throw err;
     });
     const body = {
-      apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'web', namespace: NS, ...(current ? { resourceVersion: current.metadata.resourceVersion } : {}) },
-      subsets: [{ addresses: names.map((n) => ({ ip: ips[n]!, nodeName: workers[pods.find(([p]) => p === n)![1]]!.nodeName })), ports: [{ name: 'http', port: PORT, protocol: 'TCP' }] }],
+      apiVersion: 'v1',
+      kind: 'Endpoints',
+      metadata: { name: 'web', namespace: NS, ...(current ? { resourceVersion: current.metadata.resourceVersion } : {}) },
+      subsets: [
+        {
+          addresses: names.map((n) => ({ ip: ips[n]!, nodeName: workers[pods.find(([p]) => p === n)![1]]!.nodeName })),
+          ports: [{ name: 'http', port: PORT, protocol: 'TCP' }],
+        },
+      ],
     };
     await (current ? api('PUT', `/api/v1/namespaces/${NS}/endpoints/web`, body) : api('POST', `/api/v1/namespaces/${NS}/endpoints`, body));
   };
 
-  before(async () => {
-    const started = Date.now();
-    cluster = await createNetnsCluster({ machines: ['p1', 'p2'], log: (line) => timings.push(line) });
-    workers = cluster.workers;
-    await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-    await Promise.all(pods.map(([name, i]) => api('POST', `/api/v1/namespaces/${NS}/pods`, {
-      apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS },
-      spec: {
-        nodeName: workers[i]!.nodeName, terminationGracePeriodSeconds: 1,
-        containers: [{
-          name: 'web', image: 'python:3.11', command: ['python3', '-c', SERVER, name], ports: [{ name: 'http', containerPort: PORT }],
-          readinessProbe: { tcpSocket: { port: PORT }, periodSeconds: 1 },
-        }],
-      },
-    })));
-    await Promise.all(pods.map(([name]) => waitFor(async () => {
-      const p = await api<Pod>('GET', `/api/v1/namespaces/${NS}/pods/${name}`);
-      if (!p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return undefined;
-      ips[name] = p.status.podIP!;
-      return true;
-    }, { timeoutMs: 180_000, intervalMs: 250, description: `pod ${name} to be ready` })));
-    // No selector: the test owns these Endpoints (an endpoints reconciler leaves selector-less services alone).
-    await api('POST', `/api/v1/namespaces/${NS}/services`, {
-      apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: NS },
-      spec: { type: 'NodePort', clusterIP: WEB_IP, ports: [{ name: 'http', port: 80, targetPort: PORT, protocol: 'TCP', nodePort: NODE_PORT }] },
-    });
-    await api('POST', `/api/v1/namespaces/${NS}/services`, {
-      apiVersion: 'v1', kind: 'Service', metadata: { name: 'empty', namespace: NS },
-      spec: { clusterIP: EMPTY_IP, ports: [{ name: 'http', port: 80, targetPort: PORT, protocol: 'TCP' }] },
-    });
-    await setEndpoints(pods.map(([n]) => n));
-    await Promise.all(workers.map((w) => waitFor(() => pods.every(([n]) => natRules(w).includes(`--to-destination ${ips[n]}:${PORT}`)), {
-      timeoutMs: 20_000, intervalMs: 200, description: `${w.machine.name}'s rules to hold the three endpoints`,
-    })));
-    timings.push(`cluster up, pods ready and rules in place in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  }, { timeout: 20 * 60_000 });
+  before(
+    async () => {
+      const started = Date.now();
+      cluster = await createNetnsCluster({ machines: ['p1', 'p2'], log: (line) => timings.push(line) });
+      workers = cluster.workers;
+      await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+      await Promise.all(
+        pods.map(([name, i]) =>
+          api('POST', `/api/v1/namespaces/${NS}/pods`, {
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name, namespace: NS },
+            spec: {
+              nodeName: workers[i]!.nodeName,
+              terminationGracePeriodSeconds: 1,
+              containers: [
+                {
+                  name: 'web',
+                  image: 'python:3.11',
+                  command: ['python3', '-c', SERVER, name],
+                  ports: [{ name: 'http', containerPort: PORT }],
+                  readinessProbe: { tcpSocket: { port: PORT }, periodSeconds: 1 },
+                },
+              ],
+            },
+          }),
+        ),
+      );
+      await Promise.all(
+        pods.map(([name]) =>
+          waitFor(
+            async () => {
+              const p = await api<Pod>('GET', `/api/v1/namespaces/${NS}/pods/${name}`);
+              if (!p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return undefined;
+              ips[name] = p.status.podIP!;
+              return true;
+            },
+            { timeoutMs: 180_000, intervalMs: 250, description: `pod ${name} to be ready` },
+          ),
+        ),
+      );
+      // No selector: the test owns these Endpoints (an endpoints reconciler leaves selector-less services alone).
+      await api('POST', `/api/v1/namespaces/${NS}/services`, {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'web', namespace: NS },
+        spec: { type: 'NodePort', clusterIP: WEB_IP, ports: [{ name: 'http', port: 80, targetPort: PORT, protocol: 'TCP', nodePort: NODE_PORT }] },
+      });
+      await api('POST', `/api/v1/namespaces/${NS}/services`, {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'empty', namespace: NS },
+        spec: { clusterIP: EMPTY_IP, ports: [{ name: 'http', port: 80, targetPort: PORT, protocol: 'TCP' }] },
+      });
+      await setEndpoints(pods.map(([n]) => n));
+      await Promise.all(
+        workers.map((w) =>
+          waitFor(() => pods.every(([n]) => natRules(w).includes(`--to-destination ${ips[n]}:${PORT}`)), {
+            timeoutMs: 20_000,
+            intervalMs: 200,
+            description: `${w.machine.name}'s rules to hold the three endpoints`,
+          }),
+        ),
+      );
+      timings.push(`cluster up, pods ready and rules in place in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    },
+    { timeout: 20 * 60_000 },
+  );
 
-  after(async () => {
-    await cluster?.destroy();
-    console.log(`proxy timings:\n  ${timings.join('\n  ')}`);
-  }, { timeout: 180_000 });
+  after(
+    async () => {
+      await cluster?.destroy();
+      console.log(`proxy timings:\n  ${timings.join('\n  ')}`);
+    },
+    { timeout: 180_000 },
+  );
 
-  it('jumps into its chains first from the nat and filter built-in chains, and leaves the overlay\'s in place', () => {
+  it("jumps into its chains first from the nat and filter built-in chains, and leaves the overlay's in place", () => {
     for (const w of workers) {
       const nat = natRules(w);
       for (const chain of ['PREROUTING', 'OUTPUT']) assert.match(nat, new RegExp(`-A ${chain} .*-j MINIK8S-SERVICES`));
@@ -156,14 +209,14 @@ describe('the service proxy on simulated machines', { skip }, () => {
     }
   });
 
-  it('balances a ClusterIP from each node\'s host', () => {
+  it("balances a ClusterIP from each node's host", () => {
     for (const w of workers) {
       const counts = tally(fromHost(w, `http://${WEB_IP}/`, 60));
       assert.deepEqual(Object.keys(counts).sort(), ['web-a', 'web-b', 'web-c'], `from ${w.machine.name}: ${JSON.stringify(counts)}`);
     }
   });
 
-  it('answers the NodePort on every node\'s address, from another machine and from the node itself', () => {
+  it("answers the NodePort on every node's address, from another machine and from the node itself", () => {
     for (const target of workers) {
       const url = `http://${target.machine.ip}:${NODE_PORT}/`;
       for (const from of workers) {
@@ -185,9 +238,15 @@ describe('the service proxy on simulated machines', { skip }, () => {
   it('takes a removed endpoint out of the rotation on every node', async () => {
     await setEndpoints(['web-a', 'web-b']);
     const started = Date.now();
-    await Promise.all(workers.map((w) => waitFor(() => !natRules(w).includes(`${ips['web-c']}:${PORT}`), {
-      timeoutMs: 10_000, intervalMs: 100, description: `${w.machine.name}'s rules to drop web-c`,
-    })));
+    await Promise.all(
+      workers.map((w) =>
+        waitFor(() => !natRules(w).includes(`${ips['web-c']}:${PORT}`), {
+          timeoutMs: 10_000,
+          intervalMs: 100,
+          description: `${w.machine.name}'s rules to drop web-c`,
+        }),
+      ),
+    );
     timings.push(`endpoint removal applied on both nodes in ${Date.now() - started} ms`);
     for (const client of ['web-a', 'web-b']) {
       const counts = tally(fromPod(client, `http://${WEB_IP}/`, 40));

@@ -25,7 +25,11 @@ describe('ReplicaSet controller (real master, fake nodes)', () => {
     });
     const text = await res.text();
     let parsed: unknown = text;
-    try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      /* not JSON */
+    }
     return { status: res.status, body: parsed as T };
   };
   const cli = (...args: string[]) => spawnSync(process.execPath, [BINARY, ...args], { env: master.env, encoding: 'utf8', timeout: 60_000 });
@@ -36,19 +40,33 @@ describe('ReplicaSet controller (real master, fake nodes)', () => {
     return t;
   };
   const replicaSet = (name: string, replicas: number) => ({
-    apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name },
+    apiVersion: 'apps/v1',
+    kind: 'ReplicaSet',
+    metadata: { name },
     spec: {
-      replicas, selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'app', image: 'nothing/pulls:this', resources: { requests: { cpu: '100m', memory: '64Mi' } } }] } },
+      replicas,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: { containers: [{ name: 'app', image: 'nothing/pulls:this', resources: { requests: { cpu: '100m', memory: '64Mi' } } }] },
+      },
     },
   });
   const waitReady = (t: PodTracker, n: number, description: string) =>
     waitFor(() => t.alive().length === n && t.ready().length === n, { timeoutMs: 30_000, description });
   const waitStatus = (name: string, n: number) =>
-    waitFor(async () => {
-      const rs = (await call<ReplicaSet>('GET', `${RS}/${name}`)).body;
-      return rs.status?.replicas === n && rs.status.readyReplicas === n && rs.status.availableReplicas === n && rs.status.observedGeneration === rs.metadata.generation ? rs : undefined;
-    }, { timeoutMs: 30_000, description: `status of ${name} to show ${n} ready` });
+    waitFor(
+      async () => {
+        const rs = (await call<ReplicaSet>('GET', `${RS}/${name}`)).body;
+        return rs.status?.replicas === n &&
+          rs.status.readyReplicas === n &&
+          rs.status.availableReplicas === n &&
+          rs.status.observedGeneration === rs.metadata.generation
+          ? rs
+          : undefined;
+      },
+      { timeoutMs: 30_000, description: `status of ${name} to show ${n} ready` },
+    );
 
   before(async () => {
     master = await startMaster({ registry: false });
@@ -71,7 +89,9 @@ describe('ReplicaSet controller (real master, fake nodes)', () => {
     assert.equal(pods.created.size, 3);
     for (const p of pods.alive()) {
       assert.match(p.metadata.name!, /^web-/);
-      assert.deepEqual(p.metadata.ownerReferences, [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: rs.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+      assert.deepEqual(p.metadata.ownerReferences, [
+        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: rs.metadata.uid, controller: true, blockOwnerDeletion: true },
+      ]);
       assert.ok(p.spec.nodeName, 'scheduled');
     }
 
@@ -112,21 +132,30 @@ describe('ReplicaSet controller (real master, fake nodes)', () => {
   it('adopts a matching orphan instead of creating a pod, and releases a pod whose labels change', async () => {
     const pods = track('app=web2');
     const released = track('app=debug');
-    const orphan = await call('POST', PODS, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web2-orphan', labels: { app: 'web2' } }, spec: replicaSet('web2', 0).spec.template.spec });
+    const orphan = await call('POST', PODS, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web2-orphan', labels: { app: 'web2' } },
+      spec: replicaSet('web2', 0).spec.template.spec,
+    });
     assert.equal(orphan.status, 201, JSON.stringify(orphan.body));
     await waitFor(() => pods.ready().length === 1, { timeoutMs: 30_000, description: 'the orphan running' });
 
     assert.equal((await call('POST', RS, replicaSet('web2', 2))).status, 201);
     await waitReady(pods, 2, '2 Ready web2 pods');
     const rs = await waitStatus('web2', 2);
-    await waitFor(() => pods.pods.get('web2-orphan')?.metadata.ownerReferences?.[0]?.uid === rs.metadata.uid, { timeoutMs: 10_000, description: 'the orphan adopted' });
+    await waitFor(() => pods.pods.get('web2-orphan')?.metadata.ownerReferences?.[0]?.uid === rs.metadata.uid, {
+      timeoutMs: 10_000,
+      description: 'the orphan adopted',
+    });
     assert.equal(pods.created.size, 2, 'one pod made, the orphan adopted');
     assert.equal(pods.max, 2);
 
     const stray = pods.alive().find((p) => p.metadata.name !== 'web2-orphan')!.metadata.name!;
     assert.equal((await call('PATCH', `${PODS}/${stray}`, { metadata: { labels: { app: 'debug' } } }, 'application/merge-patch+json')).status, 200);
     await waitFor(() => released.pods.get(stray) && !(released.pods.get(stray)!.metadata.ownerReferences ?? []).some((r) => r.controller), {
-      timeoutMs: 10_000, description: 'the relabelled pod released',
+      timeoutMs: 10_000,
+      description: 'the relabelled pod released',
     });
     await waitReady(pods, 2, 'a replacement for the released pod');
     assert.equal(pods.created.size, 3);

@@ -22,7 +22,11 @@ interface NodeSpec {
   taints?: { key: string; value?: string; effect: string }[];
 }
 
-const ANTI_WEB = { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'web' } }, topologyKey: 'kubernetes.io/hostname' }] } };
+const ANTI_WEB = {
+  podAntiAffinity: {
+    requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'web' } }, topologyKey: 'kubernetes.io/hostname' }],
+  },
+};
 
 describe('scheduler', () => {
   let master: MasterProcess;
@@ -35,7 +39,11 @@ describe('scheduler', () => {
     });
     const text = await res.text();
     let parsed: unknown = text;
-    try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      /* not JSON */
+    }
     return { status: res.status, body: parsed as T };
   };
   const ok = (a: Answer, status = 200) => {
@@ -45,26 +53,59 @@ describe('scheduler', () => {
 
   /** A Node as a kubelet would register it: labels and taints, then a Ready status with allocatable. */
   const makeNode = async (n: NodeSpec) => {
-    ok(await call('POST', '/api/v1/nodes', {
-      apiVersion: 'v1', kind: 'Node', metadata: { name: n.name, labels: { 'kubernetes.io/hostname': n.name, ...n.labels } }, spec: { taints: n.taints ?? [] },
-    }), 201);
+    ok(
+      await call('POST', '/api/v1/nodes', {
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: { name: n.name, labels: { 'kubernetes.io/hostname': n.name, ...n.labels } },
+        spec: { taints: n.taints ?? [] },
+      }),
+      201,
+    );
     const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     const resources = { cpu: n.cpu ?? '4', memory: n.memory ?? '8Gi', pods: '110' };
-    ok(await call('PATCH', `/api/v1/nodes/${n.name}/status`, {
-      status: { capacity: resources, allocatable: resources, conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', lastHeartbeatTime: now, lastTransitionTime: now }] },
-    }, 'application/merge-patch+json'));
+    ok(
+      await call(
+        'PATCH',
+        `/api/v1/nodes/${n.name}/status`,
+        {
+          status: {
+            capacity: resources,
+            allocatable: resources,
+            conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', lastHeartbeatTime: now, lastTransitionTime: now }],
+          },
+        },
+        'application/merge-patch+json',
+      ),
+    );
   };
   const makeNamespace = async (name: string) => ok(await call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }), 201);
-  const makePod = async (ns: string, name: string, spec: Record<string, unknown> = {}, labels: Record<string, string> = {}, requests: Record<string, string> = { cpu: '100m', memory: '128Mi' }) =>
-    ok(await call('POST', `/api/v1/namespaces/${ns}/pods`, {
-      apiVersion: 'v1', kind: 'Pod', metadata: { name, labels },
-      spec: { containers: [{ name: 'c', image: 'busybox:1.35', resources: { requests } }], ...spec },
-    }), 201) as Pod;
+  const makePod = async (
+    ns: string,
+    name: string,
+    spec: Record<string, unknown> = {},
+    labels: Record<string, string> = {},
+    requests: Record<string, string> = { cpu: '100m', memory: '128Mi' },
+  ) =>
+    ok(
+      await call('POST', `/api/v1/namespaces/${ns}/pods`, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, labels },
+        spec: { containers: [{ name: 'c', image: 'busybox:1.35', resources: { requests } }], ...spec },
+      }),
+      201,
+    ) as Pod;
   const getPod = async (ns: string, name: string) => ok(await call('GET', `/api/v1/namespaces/${ns}/pods/${name}`)) as Pod;
-  const boundNode = (ns: string, name: string) => waitFor(async () => (await getPod(ns, name)).spec.nodeName, { timeoutMs: 20_000, description: `pod ${ns}/${name} to be bound` });
+  const boundNode = (ns: string, name: string) =>
+    waitFor(async () => (await getPod(ns, name)).spec.nodeName, { timeoutMs: 20_000, description: `pod ${ns}/${name} to be bound` });
   const events = async (ns: string, pod: string) =>
     (ok(await call('GET', `/api/v1/namespaces/${ns}/events?fieldSelector=involvedObject.name=${pod}`)) as { items: Event[] }).items;
-  const failedScheduling = (ns: string, pod: string) => waitFor(async () => (await events(ns, pod)).find((e) => e.reason === 'FailedScheduling'), { timeoutMs: 20_000, description: `a FailedScheduling event for ${ns}/${pod}` });
+  const failedScheduling = (ns: string, pod: string) =>
+    waitFor(async () => (await events(ns, pod)).find((e) => e.reason === 'FailedScheduling'), {
+      timeoutMs: 20_000,
+      description: `a FailedScheduling event for ${ns}/${pod}`,
+    });
   const cli = (args: string[]) => spawnSync(process.execPath, [BINARY, ...args], { env: master.env, encoding: 'utf8', timeout: 60_000 });
 
   before(async () => {
@@ -83,7 +124,10 @@ describe('scheduler', () => {
     assert.deepEqual(counts, { n1: 2, n2: 2, n3: 2 }, placed.join(','));
     const pod = await getPod('spread', 'p0');
     assert.equal(pod.status?.conditions?.find((c) => c.type === 'PodScheduled')?.status, 'True');
-    const scheduled = await waitFor(async () => (await events('spread', 'p0')).find((e) => e.reason === 'Scheduled'), { timeoutMs: 10_000, description: 'a Scheduled event' });
+    const scheduled = await waitFor(async () => (await events('spread', 'p0')).find((e) => e.reason === 'Scheduled'), {
+      timeoutMs: 10_000,
+      description: 'a Scheduled event',
+    });
     assert.equal(scheduled.message, `Successfully assigned spread/p0 to ${pod.spec.nodeName}`);
     assert.equal(scheduled.source?.component, 'default-scheduler');
   });
@@ -91,10 +135,13 @@ describe('scheduler', () => {
   it('never puts two pods of an anti-affinity group on one node; the one too many waits with its reason', async () => {
     await makeNamespace('anti');
     for (const name of ['web-a', 'web-b', 'web-c', 'web-d']) await makePod('anti', name, { affinity: ANTI_WEB }, { app: 'web' });
-    const fourth = await waitFor(async () => {
-      const nodes = await Promise.all(['web-a', 'web-b', 'web-c', 'web-d'].map(async (n) => (await getPod('anti', n)).spec.nodeName));
-      return nodes.filter(Boolean).length === 3 ? nodes : undefined;
-    }, { timeoutMs: 20_000, description: 'three of the four web pods bound' });
+    const fourth = await waitFor(
+      async () => {
+        const nodes = await Promise.all(['web-a', 'web-b', 'web-c', 'web-d'].map(async (n) => (await getPod('anti', n)).spec.nodeName));
+        return nodes.filter(Boolean).length === 3 ? nodes : undefined;
+      },
+      { timeoutMs: 20_000, description: 'three of the four web pods bound' },
+    );
     assert.equal(new Set(fourth.filter(Boolean)).size, 3, `one per node: ${fourth.join(',')}`);
     const pending = ['web-a', 'web-b', 'web-c', 'web-d'][fourth.findIndex((n) => !n)]!;
     const event = await failedScheduling('anti', pending);
@@ -106,7 +153,10 @@ describe('scheduler', () => {
     await makeNamespace('select');
     await makeNode({ name: 'gpu1', labels: { accel: 'gpu' }, taints: [{ key: 'gpu', value: 'yes', effect: 'NoSchedule' }] });
     await makePod('select', 'wants-gpu', { nodeSelector: { accel: 'gpu' } });
-    await makePod('select', 'tolerates-gpu', { nodeSelector: { accel: 'gpu' }, tolerations: [{ key: 'gpu', operator: 'Equal', value: 'yes', effect: 'NoSchedule' }] });
+    await makePod('select', 'tolerates-gpu', {
+      nodeSelector: { accel: 'gpu' },
+      tolerations: [{ key: 'gpu', operator: 'Equal', value: 'yes', effect: 'NoSchedule' }],
+    });
     await makePod('select', 'main-only', { nodeSelector: { pool: 'main' } });
     assert.equal(await boundNode('select', 'tolerates-gpu'), 'gpu1');
     assert.match(await boundNode('select', 'main-only'), /^n[123]$/);
@@ -126,12 +176,18 @@ describe('scheduler', () => {
     const event = await failedScheduling('big', 'huge');
     const message = '0/4 nodes are available: 3 Insufficient memory, 1 node(s) had untolerated taint {gpu: yes}.';
     assert.equal(event.message, message);
-    const pod = await waitFor(async () => {
-      const p = await getPod('big', 'huge');
-      return p.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False') ? p : undefined;
-    }, { timeoutMs: 10_000, description: 'PodScheduled=False on the pod' });
+    const pod = await waitFor(
+      async () => {
+        const p = await getPod('big', 'huge');
+        return p.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False') ? p : undefined;
+      },
+      { timeoutMs: 10_000, description: 'PodScheduled=False on the pod' },
+    );
     assert.equal(pod.status?.phase, 'Pending');
-    assert.deepEqual(pod.status?.conditions?.filter((c) => c.type === 'PodScheduled').map((c) => [c.status, c.reason, c.message]), [['False', 'Unschedulable', message]]);
+    assert.deepEqual(
+      pod.status?.conditions?.filter((c) => c.type === 'PodScheduled').map((c) => [c.status, c.reason, c.message]),
+      [['False', 'Unschedulable', message]],
+    );
     assert.equal(pod.spec.nodeName, undefined);
 
     const described = cli(['describe', 'pod', 'huge', '-n', 'big']);
@@ -141,7 +197,10 @@ describe('scheduler', () => {
 
     await makeNode({ name: 'big1', memory: '128Gi' });
     assert.equal(await boundNode('big', 'huge'), 'big1');
-    const scheduled = await waitFor(async () => (await events('big', 'huge')).find((e) => e.reason === 'Scheduled'), { timeoutMs: 10_000, description: 'a Scheduled event' });
+    const scheduled = await waitFor(async () => (await events('big', 'huge')).find((e) => e.reason === 'Scheduled'), {
+      timeoutMs: 10_000,
+      description: 'a Scheduled event',
+    });
     assert.equal(scheduled.message, 'Successfully assigned big/huge to big1');
     const failures = (await events('big', 'huge')).filter((e) => e.reason === 'FailedScheduling');
     assert.equal(failures.length, 1, 'retries bump one event rather than adding more');

@@ -23,16 +23,17 @@ const EXAMPLE = new URL('../../examples/workflow-choice.yaml', import.meta.url).
 const skip = netnsSkipReason();
 
 /** The handler of version N: says its version, sleeps when asked (so calls overlap and the function scales), raises on "boom". */
-const handler = (version: number) => [
-  'import time',
-  'def handler(event, context):',
-  '    if event == "boom":',
-  '        raise ValueError("cannot take boom")',
-  '    if isinstance(event, dict) and event.get("sleep"):',
-  '        time.sleep(event["sleep"])',
-  `    return {"version": ${version}, "echo": event}`,
-  '',
-].join('\n');
+const handler = (version: number) =>
+  [
+    'import time',
+    'def handler(event, context):',
+    '    if event == "boom":',
+    '        raise ValueError("cannot take boom")',
+    '    if isinstance(event, dict) and event.get("sleep"):',
+    '        time.sleep(event["sleep"])',
+    `    return {"version": ${version}, "echo": event}`,
+    '',
+  ].join('\n');
 
 interface LoadResult {
   ok: number;
@@ -54,7 +55,12 @@ async function load(o: { url: string; clients: number; maxMs: number; stop?: Abo
   const client = async (i: number) => {
     while (Date.now() < deadline && !o.stop?.aborted) {
       try {
-        const res = await fetch(o.url, { method: 'POST', body: JSON.stringify(o.body), headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(90_000) });
+        const res = await fetch(o.url, {
+          method: 'POST',
+          body: JSON.stringify(o.body),
+          headers: { 'content-type': 'application/json' },
+          signal: AbortSignal.timeout(90_000),
+        });
         const text = await res.text();
         if (res.status !== 200) {
           result.failures.push(`${res.status}: ${text.slice(0, 200)}`);
@@ -82,42 +88,52 @@ describe('serverless on the simulated cluster (three machines)', { skip }, () =>
   /** The answer's JSON, as the caller says it is. */
   const api = async <T = unknown>(method: string, path: string, body?: unknown) => {
     const res = await fetch(`${master().url}${path}`, {
-      method, headers: { authorization: `Bearer ${master().token}`, 'content-type': 'application/json' },
+      method,
+      headers: { authorization: `Bearer ${master().token}`, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const json: unknown = await res.json();
     if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${(json as { message?: string } | null)?.message}`);
     return json as T;
   };
-  const cli = (...args: string[]) => new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, [BINARY, '-n', NS, ...args], { env: master().env, encoding: 'utf8', timeout: 400_000 }, (err, stdout, stderr) => {
-      resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+  const cli = (...args: string[]) =>
+    new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, [BINARY, '-n', NS, ...args], { env: master().env, encoding: 'utf8', timeout: 400_000 }, (err, stdout, stderr) => {
+        resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      });
     });
-  });
   const ok = async (...args: string[]) => {
     const r = await cli(...args);
     assert.equal(r.status, 0, `minik8s ${args.join(' ')} exited ${r.status}:\n${r.stdout}\n${r.stderr}`);
     return r;
   };
   /** The function's pods (not yet deleting), with their version, node and readiness. */
-  const pods = async () => (await api<{ items: Pod[] }>('GET', `/api/v1/namespaces/${NS}/pods?labelSelector=minik8s.io/function=${FN}`)).items
-    .map((p) => ({
+  const pods = async () =>
+    (await api<{ items: Pod[] }>('GET', `/api/v1/namespaces/${NS}/pods?labelSelector=minik8s.io/function=${FN}`)).items.map((p) => ({
       name: p.metadata.name as string,
       version: Number(p.metadata.labels!['minik8s.io/function-version']),
       node: p.spec.nodeName as string | undefined,
       ready: Boolean(p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')),
     }));
   const invoke = async (body: unknown, name = FN) => {
-    const res = await fetch(fnUrl(name), { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(120_000) });
+    const res = await fetch(fnUrl(name), {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+      signal: AbortSignal.timeout(120_000),
+    });
     return { status: res.status, headers: res.headers, text: await res.text() };
   };
 
   before(async () => {
     cluster = await createNetnsCluster({ machines: ['a', 'b', 'c'] });
-    await waitFor(async () => {
-      const nodes = (await api<{ items: Node[] }>('GET', '/api/v1/nodes')).items;
-      return nodes.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length === 3;
-    }, { timeoutMs: 120_000, intervalMs: 500, description: 'three nodes Ready' });
+    await waitFor(
+      async () => {
+        const nodes = (await api<{ items: Node[] }>('GET', '/api/v1/nodes')).items;
+        return nodes.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length === 3;
+      },
+      { timeoutMs: 120_000, intervalMs: 500, description: 'three nodes Ready' },
+    );
     await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   });
 
@@ -128,14 +144,18 @@ describe('serverless on the simulated cluster (three machines)', { skip }, () =>
     const docker = new Docker();
     for (const image of await docker.listImages().catch(() => [])) {
       const refs = [...(image.RepoTags ?? []), ...(image.RepoDigests ?? [])];
-      if (refs.some((r) => r.includes(`/functions/${NS}-`))) await docker.getImage(image.Id).remove({ force: true }).catch(() => {});
+      if (refs.some((r) => r.includes(`/functions/${NS}-`)))
+        await docker
+          .getImage(image.Id)
+          .remove({ force: true })
+          .catch(() => {});
     }
   });
 
   it('creates a function with the CLI; the first call cold-starts it and answers', { timeout: 400_000 }, async () => {
     writeFileSync(join(dir, 'v1.py'), handler(1));
     await ok('function', 'create', FN, '-f', join(dir, 'v1.py'), '--handler', 'v1.handler', '--target', '5', '--max-scale', '6', '--idle-grace', '10');
-    assert.deepEqual((await pods()), []);
+    assert.deepEqual(await pods(), []);
     const first = await invoke({ n: 1 });
     assert.equal(first.status, 200, first.text);
     assert.deepEqual(JSON.parse(first.text), { version: 1, echo: { n: 1 } });
@@ -181,18 +201,24 @@ describe('serverless on the simulated cluster (three machines)', { skip }, () =>
     stopWatching.abort();
     await watching;
     const seconds = (Date.now() - started) / 1000;
-    process.stderr.write(`# load: ${result.ok} calls in ${seconds.toFixed(1)} s (${(result.ok / seconds).toFixed(0)}/s), ${result.failures.length} failed; Ready pods ${seenPods.size} on ${seenNodes.size} nodes\n`);
+    process.stderr.write(
+      `# load: ${result.ok} calls in ${seconds.toFixed(1)} s (${(result.ok / seconds).toFixed(0)}/s), ${result.failures.length} failed; Ready pods ${seenPods.size} on ${seenNodes.size} nodes\n`,
+    );
     assert.deepEqual(result.failures, []);
     assert.ok(result.ok > 100, `only ${result.ok} calls answered`);
     assert.ok(seenPods.size > 1, `only ${seenPods.size} pod(s) served`);
     assert.ok(seenNodes.size > 1, `pods only on ${[...seenNodes].join(', ')}`);
-    const events = (await api<{ items: Event[] }>('GET', `/api/v1/namespaces/${NS}/events`)).items.filter((e) => e.involvedObject.name === FN).map((e) => e.reason);
+    const events = (await api<{ items: Event[] }>('GET', `/api/v1/namespaces/${NS}/events`)).items
+      .filter((e) => e.involvedObject.name === FN)
+      .map((e) => e.reason);
     assert.ok(events.includes('ScaledUp'), events.join(','));
   });
 
   it('after the load and the idle grace it is back at zero pods', { timeout: 200_000 }, async () => {
-    await waitFor(async () => (await api<ReplicaSet>('GET', `/apis/apps/v1/namespaces/${NS}/replicasets/${FN}-v1`)).spec.replicas === 0 && (await pods()).length === 0,
-      { timeoutMs: 180_000, intervalMs: 1000, description: `${FN} at zero pods` });
+    await waitFor(
+      async () => (await api<ReplicaSet>('GET', `/apis/apps/v1/namespaces/${NS}/replicasets/${FN}-v1`)).spec.replicas === 0 && (await pods()).length === 0,
+      { timeoutMs: 180_000, intervalMs: 1000, description: `${FN} at zero pods` },
+    );
   });
 
   it('a soft update under load: no call fails, answers switch to v2, the old pods go', { timeout: 500_000 }, async () => {
@@ -201,12 +227,19 @@ describe('serverless on the simulated cluster (three machines)', { skip }, () =>
     const running = load({ url: fnUrl(), clients: 10, maxMs: 420_000, stop: stop.signal, body: { sleep: 0.05 } });
     try {
       // The load cold-starts v1 first: the update then replaces pods that serve.
-      await waitFor(async () => (await pods()).some((p) => p.version === 1 && p.ready), { timeoutMs: 120_000, intervalMs: 500, description: 'a Ready v1 pod under load' });
+      await waitFor(async () => (await pods()).some((p) => p.version === 1 && p.ready), {
+        timeoutMs: 120_000,
+        intervalMs: 500,
+        description: 'a Ready v1 pod under load',
+      });
       await ok('function', 'update', FN, '-f', join(dir, 'v1.py'), '--soft');
-      await waitFor(async () => {
-        const now = await pods();
-        return now.length > 0 && now.every((p) => p.version === 2);
-      }, { timeoutMs: 180_000, intervalMs: 500, description: 'only v2 pods' });
+      await waitFor(
+        async () => {
+          const now = await pods();
+          return now.length > 0 && now.every((p) => p.version === 2);
+        },
+        { timeoutMs: 180_000, intervalMs: 500, description: 'only v2 pods' },
+      );
       // A few more seconds of calls on v2 alone.
       await new Promise((resolve) => setTimeout(resolve, 3000));
     } finally {
@@ -221,11 +254,17 @@ describe('serverless on the simulated cluster (three machines)', { skip }, () =>
   });
 
   it('a hard update deletes the old pods at once; the next call cold-starts the new version', { timeout: 500_000 }, async () => {
-    assert.ok((await pods()).some((p) => p.version === 2), 'v2 pods before the hard update');
+    assert.ok(
+      (await pods()).some((p) => p.version === 2),
+      'v2 pods before the hard update',
+    );
     writeFileSync(join(dir, 'v1.py'), handler(3));
     await ok('function', 'update', FN, '-f', join(dir, 'v1.py'), '--hard');
-    await waitFor(async () => (await api<ReplicaSet>('GET', `/apis/apps/v1/namespaces/${NS}/replicasets/${FN}-v2`)).spec.replicas === 0,
-      { timeoutMs: 10_000, intervalMs: 200, description: `${FN}-v2 scaled to 0` });
+    await waitFor(async () => (await api<ReplicaSet>('GET', `/apis/apps/v1/namespaces/${NS}/replicasets/${FN}-v2`)).spec.replicas === 0, {
+      timeoutMs: 10_000,
+      intervalMs: 200,
+      description: `${FN}-v2 scaled to 0`,
+    });
     // Deleted at once (their grace covers calls in flight; there are none).
     await waitFor(async () => (await pods()).every((p) => p.version !== 2), { timeoutMs: 60_000, intervalMs: 500, description: 'the v2 pods gone' });
     const next = await invoke({ n: 3 });
@@ -238,12 +277,17 @@ describe('serverless on the simulated cluster (three machines)', { skip }, () =>
   it('a workflow with a Choice takes different branches for two inputs', { timeout: 500_000 }, async () => {
     await ok('apply', '-f', EXAMPLE);
     for (const fn of ['add', 'add-five']) {
-      await waitFor(async () => (await api<FunctionObject>('GET', `/apis/minik8s.io/v1/namespaces/${NS}/functions/${fn}`)).status?.build?.phase === 'Succeeded',
-        { timeoutMs: 400_000, intervalMs: 1000, description: `function ${fn} built` });
+      await waitFor(
+        async () => (await api<FunctionObject>('GET', `/apis/minik8s.io/v1/namespaces/${NS}/functions/${fn}`)).status?.build?.phase === 'Succeeded',
+        { timeoutMs: 400_000, intervalMs: 1000, description: `function ${fn} built` },
+      );
     }
     const run = async (input: unknown) => {
       const res = await fetch(`${master().activatorUrl}/namespaces/${NS}/workflow/add-and-judge`, {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(input), signal: AbortSignal.timeout(180_000),
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(input),
+        signal: AbortSignal.timeout(180_000),
       });
       const text = await res.text();
       assert.equal(res.status, 200, text);
@@ -252,6 +296,9 @@ describe('serverless on the simulated cluster (three machines)', { skip }, () =>
     assert.deepEqual(await run({ x: 6, y: 7 }), { x: 18, message: 'x is 18' });
     assert.deepEqual(await run({ x: 1, y: 2 }), { x: 8, message: 'x is not 18' });
     const executions = (JSON.parse((await ok('workflow', 'executions', 'add-and-judge', '-o', 'json')).stdout) as { items: WorkflowExecutionSummary[] }).items;
-    assert.deepEqual(executions.map((e) => e.status), ['SUCCEEDED', 'SUCCEEDED']);
+    assert.deepEqual(
+      executions.map((e) => e.status),
+      ['SUCCEEDED', 'SUCCEEDED'],
+    );
   });
 });

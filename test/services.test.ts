@@ -29,7 +29,11 @@ describe('services', () => {
     });
     const text = await res.text();
     let parsed: unknown = text;
-    try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      /* not JSON */
+    }
     return { status: res.status, body: parsed };
   };
   const ok = (a: Answer, status = 200) => {
@@ -50,21 +54,32 @@ describe('services', () => {
   const services = async () => (ok(await call('GET', '/api/v1/services')) as { items: Service[] }).items;
   const endpoints = async (ns: string, name: string) => {
     const a = await call('GET', `/api/v1/namespaces/${ns}/endpoints/${name}`);
-    return a.status === 200 ? a.body as Endpoints : undefined;
+    return a.status === 200 ? (a.body as Endpoints) : undefined;
   };
   /** `ip:port` of the ready addresses, and of the not-ready ones, sorted. */
   const listed = async (ns: string, name: string) => {
     const ep = await endpoints(ns, name);
-    const pairs = (key: 'addresses' | 'notReadyAddresses') => (ep?.subsets ?? []).flatMap((s) => (s[key] ?? []).flatMap((a) => (s.ports ?? []).map((p) => `${a.ip}:${p.port}`))).sort().join(',');
+    const pairs = (key: 'addresses' | 'notReadyAddresses') =>
+      (ep?.subsets ?? [])
+        .flatMap((s) => (s[key] ?? []).flatMap((a) => (s.ports ?? []).map((p) => `${a.ip}:${p.port}`)))
+        .sort()
+        .join(',');
     return { ready: pairs('addresses'), notReady: pairs('notReadyAddresses'), exists: ep !== undefined };
   };
   /** Waits for the endpoints to read as wanted, within the issue's deadline from `since`. */
   const endpointsBecome = async (ns: string, name: string, want: { ready: string; notReady?: string }, what: string) => {
     const since = Date.now();
-    await waitFor(async () => {
-      const now = await listed(ns, name);
-      return now.exists && now.ready === want.ready && (want.notReady === undefined || now.notReady === want.notReady);
-    }, { timeoutMs: ENDPOINTS_DEADLINE_MS, intervalMs: 10, description: `endpoints ${ns}/${name} to be ${JSON.stringify(want)} (${what}); last: ${JSON.stringify(await listed(ns, name))}` });
+    await waitFor(
+      async () => {
+        const now = await listed(ns, name);
+        return now.exists && now.ready === want.ready && (want.notReady === undefined || now.notReady === want.notReady);
+      },
+      {
+        timeoutMs: ENDPOINTS_DEADLINE_MS,
+        intervalMs: 10,
+        description: `endpoints ${ns}/${name} to be ${JSON.stringify(want)} (${what}); last: ${JSON.stringify(await listed(ns, name))}`,
+      },
+    );
     return Date.now() - since;
   };
 
@@ -72,22 +87,45 @@ describe('services', () => {
     ok(await call('POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name } } }), 201);
     const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     const resources = { cpu: '4', memory: '8Gi', pods: '110' };
-    ok(await call('PATCH', `/api/v1/nodes/${name}/status`, {
-      status: { capacity: resources, allocatable: resources, conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', lastHeartbeatTime: now, lastTransitionTime: now }] },
-    }, MERGE));
+    ok(
+      await call(
+        'PATCH',
+        `/api/v1/nodes/${name}/status`,
+        {
+          status: {
+            capacity: resources,
+            allocatable: resources,
+            conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', lastHeartbeatTime: now, lastTransitionTime: now }],
+          },
+        },
+        MERGE,
+      ),
+    );
   };
   const makeNamespace = async (name: string) => ok(await call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }), 201);
   /** A pod bound to a node, with a named container port. */
   const makePod = async (ns: string, name: string, node: string, labels: Record<string, string>, ports = [{ name: 'http', containerPort: 8080 }]) =>
-    ok(await call('POST', `/api/v1/namespaces/${ns}/pods`, {
-      apiVersion: 'v1', kind: 'Pod', metadata: { name, labels },
-      spec: { nodeName: node, containers: [{ name: 'c', image: 'busybox:1.35', ports }] },
-    }), 201);
+    ok(
+      await call('POST', `/api/v1/namespaces/${ns}/pods`, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, labels },
+        spec: { nodeName: node, containers: [{ name: 'c', image: 'busybox:1.35', ports }] },
+      }),
+      201,
+    );
   /** What a kubelet reports: Running with an IP, Ready or not. */
   const setStatus = async (ns: string, name: string, ip: string, ready: boolean) =>
-    ok(await call('PATCH', `/api/v1/namespaces/${ns}/pods/${name}/status`, {
-      status: { phase: 'Running', podIP: ip, podIPs: [{ ip }], conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
-    }, MERGE));
+    ok(
+      await call(
+        'PATCH',
+        `/api/v1/namespaces/${ns}/pods/${name}/status`,
+        {
+          status: { phase: 'Running', podIP: ip, podIPs: [{ ip }], conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
+        },
+        MERGE,
+      ),
+    );
 
   before(async () => {
     master = await startMaster({ registry: false });
@@ -101,20 +139,33 @@ describe('services', () => {
     const dns = ok(await call('GET', '/api/v1/namespaces/kube-system/services/kube-dns')) as Service;
     assert.equal(dns.spec.clusterIP, '10.96.0.10');
     assert.equal(dns.metadata.labels?.['k8s-app'], 'kube-dns');
-    assert.deepEqual(dns.spec.ports.map((p) => `${p.name} ${p.port}/${p.protocol}`), ['dns 53/UDP', 'dns-tcp 53/TCP']);
+    assert.deepEqual(
+      dns.spec.ports.map((p) => `${p.name} ${p.port}/${p.protocol}`),
+      ['dns 53/UDP', 'dns-tcp 53/TCP'],
+    );
     assert.equal(dns.spec.selector, undefined);
     assert.equal(await endpoints('kube-system', 'kube-dns'), undefined);
     // The allocator holds the address: nobody else may ask for it.
     await makeNamespace('dns-check');
-    assert.deepEqual(invalid(await call('POST', '/api/v1/namespaces/dns-check/services', { metadata: { name: 'x' }, spec: { clusterIP: '10.96.0.10', ports: [{ port: 53 }] } })),
-      ['spec.clusterIP: Invalid value: "10.96.0.10": provided IP is reserved for the kube-system/kube-dns service']);
+    assert.deepEqual(
+      invalid(
+        await call('POST', '/api/v1/namespaces/dns-check/services', { metadata: { name: 'x' }, spec: { clusterIP: '10.96.0.10', ports: [{ port: 53 }] } }),
+      ),
+      ['spec.clusterIP: Invalid value: "10.96.0.10": provided IP is reserved for the kube-system/kube-dns service'],
+    );
   });
 
   it('gives 50 services 50 addresses (and node ports), keeps them across a master restart and never gives them again', async () => {
     await makeNamespace('many');
-    const made = await Promise.all(Array.from({ length: 50 }, (_, i) => createService('many', `s${i}`, {
-      type: i % 2 ? 'NodePort' : 'ClusterIP', selector: { app: `s${i}` }, ports: [{ port: 80 }],
-    })));
+    const made = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        createService('many', `s${i}`, {
+          type: i % 2 ? 'NodePort' : 'ClusterIP',
+          selector: { app: `s${i}` },
+          ports: [{ port: 80 }],
+        }),
+      ),
+    );
     const ips = made.map((s) => s.spec.clusterIP!);
     assert.equal(new Set([...ips, '10.96.0.10']).size, 51, 'unique, and none is the DNS address');
     for (const ip of ips) assert.match(ip, /^10\.96\.\d+\.\d+$/);
@@ -135,15 +186,23 @@ describe('services', () => {
     }
   });
 
-  it('frees a deleted service\'s address and node port for the next one that asks', async () => {
+  it("frees a deleted service's address and node port for the next one that asks", async () => {
     await makeNamespace('free');
     const a = await createService('free', 'a', { type: 'NodePort', ports: [{ port: 80 }] });
     const ip = a.spec.clusterIP!;
     const port = a.spec.ports[0]!.nodePort!;
-    assert.deepEqual(invalid(await call('POST', '/api/v1/namespaces/free/services', { metadata: { name: 'b' }, spec: { clusterIP: ip, type: 'NodePort', ports: [{ port: 80, nodePort: port }] } })), [
-      `spec.clusterIP: Invalid value: "${ip}": provided IP is already allocated`,
-      `spec.ports[0].nodePort: Invalid value: ${port}: provided port is already allocated`,
-    ]);
+    assert.deepEqual(
+      invalid(
+        await call('POST', '/api/v1/namespaces/free/services', {
+          metadata: { name: 'b' },
+          spec: { clusterIP: ip, type: 'NodePort', ports: [{ port: 80, nodePort: port }] },
+        }),
+      ),
+      [
+        `spec.clusterIP: Invalid value: "${ip}": provided IP is already allocated`,
+        `spec.ports[0].nodePort: Invalid value: ${port}: provided port is already allocated`,
+      ],
+    );
     ok(await call('DELETE', '/api/v1/namespaces/free/services/a'));
     const b = await createService('free', 'b', { clusterIP: ip, type: 'NodePort', ports: [{ port: 80, nodePort: port }] });
     assert.equal(b.spec.clusterIP, ip);
@@ -160,18 +219,27 @@ describe('services', () => {
     const IP = Array.from({ length: 50 }, (_, i) => `10.96.200.${200 + i}`).find((ip) => !usedIPs.has(ip))!;
     const s = await createService('bad', 'web', { type: 'NodePort', ports: [{ name: 'http', port: 80, nodePort: P1 }] });
     const post = (name: string, spec: Record<string, unknown>) => call('POST', '/api/v1/namespaces/bad/services', { metadata: { name }, spec });
-    assert.deepEqual(invalid(await post('out', { clusterIP: '10.0.0.5', ports: [{ port: 80 }] })),
-      ['spec.clusterIP: Invalid value: "10.0.0.5": provided IP is not in the valid range. The range of valid IPs is 10.96.0.0/16']);
-    assert.deepEqual(invalid(await post('range', { type: 'NodePort', ports: [{ port: 80, nodePort: 40000 }] })),
-      ['spec.ports[0].nodePort: Invalid value: 40000: provided port is not in the valid range. The range of valid ports is 30000-32767']);
-    assert.deepEqual(invalid(await post('taken', { type: 'NodePort', ports: [{ port: 80, nodePort: P1 }] })),
-      [`spec.ports[0].nodePort: Invalid value: ${P1}: provided port is already allocated`]);
-    assert.deepEqual(invalid(await call('PATCH', '/api/v1/namespaces/bad/services/web', { spec: { clusterIP: IP } }, MERGE)),
-      [`spec.clusterIP: Invalid value: "${IP}": field is immutable`]);
-    assert.deepEqual(invalid(await call('PATCH', '/api/v1/namespaces/bad/services/web', { spec: { ports: [{ name: 'http', port: 80, nodePort: P2 }] } }, MERGE)),
-      [`spec.ports[0].nodePort: Invalid value: ${P2}: field is immutable`]);
+    assert.deepEqual(invalid(await post('out', { clusterIP: '10.0.0.5', ports: [{ port: 80 }] })), [
+      'spec.clusterIP: Invalid value: "10.0.0.5": provided IP is not in the valid range. The range of valid IPs is 10.96.0.0/16',
+    ]);
+    assert.deepEqual(invalid(await post('range', { type: 'NodePort', ports: [{ port: 80, nodePort: 40000 }] })), [
+      'spec.ports[0].nodePort: Invalid value: 40000: provided port is not in the valid range. The range of valid ports is 30000-32767',
+    ]);
+    assert.deepEqual(invalid(await post('taken', { type: 'NodePort', ports: [{ port: 80, nodePort: P1 }] })), [
+      `spec.ports[0].nodePort: Invalid value: ${P1}: provided port is already allocated`,
+    ]);
+    assert.deepEqual(invalid(await call('PATCH', '/api/v1/namespaces/bad/services/web', { spec: { clusterIP: IP } }, MERGE)), [
+      `spec.clusterIP: Invalid value: "${IP}": field is immutable`,
+    ]);
+    assert.deepEqual(
+      invalid(await call('PATCH', '/api/v1/namespaces/bad/services/web', { spec: { ports: [{ name: 'http', port: 80, nodePort: P2 }] } }, MERGE)),
+      [`spec.ports[0].nodePort: Invalid value: ${P2}: field is immutable`],
+    );
     // Nothing of the refused ones exists, and the one that does is as it was.
-    assert.deepEqual((await services()).filter((x) => x.metadata.namespace === 'bad').map((x) => x.metadata.name), ['web']);
+    assert.deepEqual(
+      (await services()).filter((x) => x.metadata.namespace === 'bad').map((x) => x.metadata.name),
+      ['web'],
+    );
     const now = ok(await call('GET', '/api/v1/namespaces/bad/services/web')) as Service;
     assert.equal(now.metadata.resourceVersion, s.metadata.resourceVersion);
     // The two refused requests for free values did not take them either.
@@ -211,17 +279,25 @@ describe('services', () => {
     // A pod that does not declare the port name is left out, with a warning on the service.
     await makePod('ep', 'c', 'n1', { app: 'web' }, [{ name: 'other', containerPort: 7070 }]);
     await setStatus('ep', 'c', '10.244.1.9', true);
-    await waitFor(async () => {
-      const events = ok(await call('GET', '/api/v1/namespaces/ep/events?fieldSelector=involvedObject.name=web')) as { items: { reason: string; message: string }[] };
-      return events.items.find((e) => e.reason === 'FailedToResolvePort' && e.message.includes('pod c'));
-    }, { timeoutMs: 5000, description: 'a FailedToResolvePort event naming pod c' });
+    await waitFor(
+      async () => {
+        const events = ok(await call('GET', '/api/v1/namespaces/ep/events?fieldSelector=involvedObject.name=web')) as {
+          items: { reason: string; message: string }[];
+        };
+        return events.items.find((e) => e.reason === 'FailedToResolvePort' && e.message.includes('pod c'));
+      },
+      { timeoutMs: 5000, description: 'a FailedToResolvePort event naming pod c' },
+    );
     assert.deepEqual(await listed('ep', 'web'), { ready: '', notReady: '10.244.2.7:9090', exists: true });
     // The service's selector changes: its endpoints follow.
     ok(await call('PATCH', '/api/v1/namespaces/ep/services/web', { spec: { selector: { app: 'web', track: 'canary' } } }, MERGE));
     timings.push(await endpointsBecome('ep', 'web', { ready: '', notReady: '' }, 'selector narrowed'));
     // Deleting the service deletes its Endpoints.
     ok(await call('DELETE', '/api/v1/namespaces/ep/services/web'));
-    await waitFor(async () => (await endpoints('ep', 'web')) === undefined, { timeoutMs: ENDPOINTS_DEADLINE_MS, description: 'endpoints deleted with their service' });
+    await waitFor(async () => (await endpoints('ep', 'web')) === undefined, {
+      timeoutMs: ENDPOINTS_DEADLINE_MS,
+      description: 'endpoints deleted with their service',
+    });
     process.stderr.write(`endpoints followed pod changes in ${timings.join(', ')} ms\n`);
   });
 

@@ -39,27 +39,41 @@ describe('scripts/sim-cluster.sh: up 2, use it, down', { skip }, () => {
       return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
     }
   };
-  const cli = (...args: string[]) => spawnSync(process.execPath, [BINARY, ...args], { env: { ...env, MINIK8S_CONFIG: config }, encoding: 'utf8', timeout: 60_000 });
+  const cli = (...args: string[]) =>
+    spawnSync(process.execPath, [BINARY, ...args], { env: { ...env, MINIK8S_CONFIG: config }, encoding: 'utf8', timeout: 60_000 });
 
   // The timeout is a backstop: only a first build of the base images (minutes) takes long.
-  before(async () => {
-    const r = await sim('up', '2');
-    upOutput = r.stdout;
-    assert.equal(r.code, 0, `up exited ${r.code}:\n${r.stdout}\n${r.stderr}`);
-    config = /export MINIK8S_CONFIG=(\S+)/.exec(r.stdout)?.[1] ?? '';
-    assert.ok(config, `up printed no config:\n${r.stdout}`);
-    root = dirname(config);
-  }, { timeout: 20 * 60_000 });
+  before(
+    async () => {
+      const r = await sim('up', '2');
+      upOutput = r.stdout;
+      assert.equal(r.code, 0, `up exited ${r.code}:\n${r.stdout}\n${r.stderr}`);
+      config = /export MINIK8S_CONFIG=(\S+)/.exec(r.stdout)?.[1] ?? '';
+      assert.ok(config, `up printed no config:\n${r.stdout}`);
+      root = dirname(config);
+    },
+    { timeout: 20 * 60_000 },
+  );
 
-  after(async () => {
-    // Whatever failed above, the cluster must not outlive the test.
-    if (!downDone && existsSync(join(process.env.MINIK8S_SIM_DIR || '/var/lib/minik8s-sim', name))) await sim('down');
-    rmSync(home, { recursive: true, force: true });
-  }, { timeout: 120_000 });
+  after(
+    async () => {
+      // Whatever failed above, the cluster must not outlive the test.
+      if (!downDone && existsSync(join(process.env.MINIK8S_SIM_DIR || '/var/lib/minik8s-sim', name))) await sim('down');
+      rmSync(home, { recursive: true, force: true });
+    },
+    { timeout: 120_000 },
+  );
 
   it('prints progress, the nodes and how to use and remove it', () => {
-    for (const line of ['bridge mk8s-', 'master ready at http://', `machine ${name}-1 up`, `node ${name}-2 Ready`, `cluster "${name}" is up`,
-      'minik8s get nodes -o wide', `sim-cluster.sh down --name ${name}`]) {
+    for (const line of [
+      'bridge mk8s-',
+      'master ready at http://',
+      `machine ${name}-1 up`,
+      `node ${name}-2 Ready`,
+      `cluster "${name}" is up`,
+      'minik8s get nodes -o wide',
+      `sim-cluster.sh down --name ${name}`,
+    ]) {
       assert.ok(upOutput.includes(line), `"${line}" missing from:\n${upOutput}`);
     }
   });
@@ -71,16 +85,25 @@ describe('scripts/sim-cluster.sh: up 2, use it, down', { skip }, () => {
     assert.equal(rows.length, 2, r.stdout);
     for (const i of [1, 2]) assert.match(r.stdout, new RegExp(`^${name}-${i}\\s+Ready\\s.*\\s10\\.123\\.\\d+\\.${10 + i}\\s`, 'm'));
     const node = JSON.parse(cli('get', 'node', `${name}-2`, '-o', 'json').stdout);
-    assert.deepEqual(node.status.addresses.find((a: any) => a.type === 'Hostname'), { type: 'Hostname', address: `${name}-2` });
+    assert.deepEqual(
+      node.status.addresses.find((a: any) => a.type === 'Hostname'),
+      { type: 'Hostname', address: `${name}-2` },
+    );
     assert.equal(node.metadata.labels['kubernetes.io/hostname'], `${name}-2`);
   });
 
-  it('runs a pod on a machine, its image pulled from the master\'s registry by that machine\'s engine', async () => {
+  it("runs a pod on a machine, its image pulled from the master's registry by that machine's engine", async () => {
     const pod = {
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'hello', namespace: 'default' },
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'hello', namespace: 'default' },
       spec: { nodeName: `${name}-2`, containers: [{ name: 'app', image: 'busybox:1.35', command: ['sh', '-c', 'echo hello; exec sleep 3600'] }] },
     };
-    const created = spawnSync(process.execPath, [BINARY, 'apply', '-f', '-'], { env: { ...env, MINIK8S_CONFIG: config }, input: JSON.stringify(pod), encoding: 'utf8' });
+    const created = spawnSync(process.execPath, [BINARY, 'apply', '-f', '-'], {
+      env: { ...env, MINIK8S_CONFIG: config },
+      input: JSON.stringify(pod),
+      encoding: 'utf8',
+    });
     assert.equal(created.status, 0, created.stderr);
     await waitFor(() => / Running /.test(cli('get', 'pod', 'hello').stdout), { timeoutMs: 60_000, intervalMs: 500, description: 'pod hello to run' });
     await waitFor(() => cli('logs', 'hello').stdout === 'hello\n', { timeoutMs: 15_000, intervalMs: 200, description: 'the log of pod hello' });
@@ -113,8 +136,11 @@ describe('scripts/sim-cluster.sh: up 2, use it, down', { skip }, () => {
         { what: `worker ${n.name}`, pid: n.workerPid, startTime: n.workerStartTime },
       ]),
     ];
-    for (const [what, file] of [['etcd', join(state.master.dataDir, 'etcd.pid')], ['registry', join(state.master.dataDir, 'registry.pid')],
-      ...state.nodes.map((n: any) => [`containerd ${n.name}`, join(n.dir, 'exec', 'containerd', 'containerd.pid')])] as [string, string][]) {
+    for (const [what, file] of [
+      ['etcd', join(state.master.dataDir, 'etcd.pid')],
+      ['registry', join(state.master.dataDir, 'registry.pid')],
+      ...state.nodes.map((n: any) => [`containerd ${n.name}`, join(n.dir, 'exec', 'containerd', 'containerd.pid')]),
+    ] as [string, string][]) {
       const pid = readPidFile(file);
       assert.ok(pid, `no ${file}`);
       pids.push({ what, pid, startTime: procStat(pid)!.startTime });

@@ -11,7 +11,10 @@ import { BINARY, startMaster, type MasterProcess } from './helpers/master.js';
 import { startWorker, type WorkerProcess } from './helpers/worker.js';
 
 const docker = new Docker();
-const dockerAvailable = await docker.ping().then(() => true, () => false);
+const dockerAvailable = await docker.ping().then(
+  () => true,
+  () => false,
+);
 const EXAMPLE = new URL('../../examples/workflow-choice.yaml', import.meta.url).pathname;
 
 describe('workflows and scheduled triggers (real master and worker)', { skip: dockerAvailable ? false : 'no Docker engine' }, () => {
@@ -19,11 +22,12 @@ describe('workflows and scheduled triggers (real master and worker)', { skip: do
   let worker: WorkerProcess;
   const dir = mkdtempSync(join(tmpdir(), 'minik8s-wf-e2e-'));
 
-  const cli = (...args: string[]) => new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, [BINARY, ...args], { env: master.env, encoding: 'utf8', timeout: 300_000 }, (err, stdout, stderr) => {
-      resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+  const cli = (...args: string[]) =>
+    new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, [BINARY, ...args], { env: master.env, encoding: 'utf8', timeout: 300_000 }, (err, stdout, stderr) => {
+        resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      });
     });
-  });
   const ok = async (...args: string[]) => {
     const r = await cli(...args);
     assert.equal(r.status, 0, `minik8s ${args.join(' ')} exited ${r.status}:\n${r.stdout}\n${r.stderr}`);
@@ -35,12 +39,16 @@ describe('workflows and scheduled triggers (real master and worker)', { skip: do
       headers: { authorization: `Bearer ${master.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       ...(body ? { body: JSON.stringify(body) } : {}),
     });
-    return { status: res.status, body: await res.json() as any };
+    return { status: res.status, body: (await res.json()) as any };
   };
   /** Runs the workflow through the activator's HTTP trigger, as `invoke workflow` does. */
   const trigger = async (name: string, input: unknown) => {
-    const res = await fetch(`${master.activatorUrl}/workflow/${name}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(input) });
-    return { status: res.status, execution: res.headers.get('x-minik8s-execution'), body: await res.json() as any };
+    const res = await fetch(`${master.activatorUrl}/workflow/${name}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(input),
+    });
+    return { status: res.status, execution: res.headers.get('x-minik8s-execution'), body: (await res.json()) as any };
   };
   const workflow = (definition: unknown) => ({ apiVersion: 'minik8s.io/v1', kind: 'Workflow', metadata: { name: 'bad' }, spec: { definition } });
 
@@ -58,29 +66,52 @@ describe('workflows and scheduled triggers (real master and worker)', { skip: do
       const prefix = `127.0.0.1:${registryPort}/functions/`;
       for (const image of await docker.listImages().catch(() => [])) {
         const refs = [...(image.RepoTags ?? []), ...(image.RepoDigests ?? [])];
-        if (refs.some((r) => r.startsWith(prefix))) await docker.getImage(image.Id).remove({ force: true }).catch(() => {});
+        if (refs.some((r) => r.startsWith(prefix)))
+          await docker
+            .getImage(image.Id)
+            .remove({ force: true })
+            .catch(() => {});
       }
     }
   });
 
   it('refuses a definition with problems when applied: 422 naming each field', async () => {
-    const unknown = await api('POST', '/apis/minik8s.io/v1/namespaces/default/workflows', workflow({
-      StartAt: 'A', States: { A: { Type: 'Pass', Next: 'Nowhere' }, B: { Type: 'Succeed' } },
-    }));
+    const unknown = await api(
+      'POST',
+      '/apis/minik8s.io/v1/namespaces/default/workflows',
+      workflow({
+        StartAt: 'A',
+        States: { A: { Type: 'Pass', Next: 'Nowhere' }, B: { Type: 'Succeed' } },
+      }),
+    );
     assert.equal(unknown.status, 422);
-    assert.deepEqual(unknown.body.details.causes.map((c: any) => `${c.field}: ${c.reason}`), ['spec.definition.States.A.Next: FieldValueNotFound']);
+    assert.deepEqual(
+      unknown.body.details.causes.map((c: any) => `${c.field}: ${c.reason}`),
+      ['spec.definition.States.A.Next: FieldValueNotFound'],
+    );
 
-    const endless = await api('POST', '/apis/minik8s.io/v1/namespaces/default/workflows', workflow({
-      StartAt: 'A', States: { A: { Type: 'Pass', Next: 'B' }, B: { Type: 'Pass', Next: 'A' }, C: { Type: 'Succeed' } },
-    }));
+    const endless = await api(
+      'POST',
+      '/apis/minik8s.io/v1/namespaces/default/workflows',
+      workflow({
+        StartAt: 'A',
+        States: { A: { Type: 'Pass', Next: 'B' }, B: { Type: 'Pass', Next: 'A' }, C: { Type: 'Succeed' } },
+      }),
+    );
     assert.equal(endless.status, 422);
-    assert.deepEqual(endless.body.details.causes.map((c: any) => c.field), ['spec.definition.States.A', 'spec.definition.States.B', 'spec.definition.States.C']);
+    assert.deepEqual(
+      endless.body.details.causes.map((c: any) => c.field),
+      ['spec.definition.States.A', 'spec.definition.States.B', 'spec.definition.States.C'],
+    );
 
     // Through the CLI: a Task naming a function that does not exist.
     writeFileSync(join(dir, 'missing.json'), JSON.stringify(workflow({ StartAt: 'T', States: { T: { Type: 'Task', Resource: 'function:nope', End: true } } })));
     const r = await cli('apply', '-f', join(dir, 'missing.json'));
     assert.equal(r.status, 1);
-    assert.match(r.stderr, /Workflow "bad" is invalid: spec\.definition\.States\.T\.Resource: Not found: "function:nope": no function "nope" in namespace "default"/);
+    assert.match(
+      r.stderr,
+      /Workflow "bad" is invalid: spec\.definition\.States\.T\.Resource: Not found: "function:nope": no function "nope" in namespace "default"/,
+    );
     assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
   });
 
@@ -88,8 +119,11 @@ describe('workflows and scheduled triggers (real master and worker)', { skip: do
     const r = await ok('apply', '-f', EXAMPLE);
     assert.match(r.stdout, /workflow.minik8s.io\/add-and-judge created/);
     for (const fn of ['add', 'add-five']) {
-      await waitFor(async () => (await api('GET', `/apis/minik8s.io/v1/namespaces/default/functions/${fn}`)).body.status?.build?.phase === 'Succeeded',
-        { timeoutMs: 540_000, intervalMs: 1000, description: `function ${fn} built` });
+      await waitFor(async () => (await api('GET', `/apis/minik8s.io/v1/namespaces/default/functions/${fn}`)).body.status?.build?.phase === 'Succeeded', {
+        timeoutMs: 540_000,
+        intervalMs: 1000,
+        description: `function ${fn} built`,
+      });
     }
     const get = await ok('get', 'workflows');
     assert.match(get.stdout, /^NAME +STATES +START +AGE\nadd-and-judge +5 +Add +\S+\n$/);
@@ -117,13 +151,17 @@ describe('workflows and scheduled triggers (real master and worker)', { skip: do
       const list = await ok('workflow', 'executions', 'add-and-judge');
       const lines = list.stdout.trim().split('\n');
       assert.match(lines[0]!, /^NAME +STATUS +DURATION +ERROR +AGE$/);
-      assert.deepEqual(lines.slice(1).map((l) => l.split(/\s+/)[1]), ['FAILED', 'SUCCEEDED', 'SUCCEEDED']);
+      assert.deepEqual(
+        lines.slice(1).map((l) => l.split(/\s+/)[1]),
+        ['FAILED', 'SUCCEEDED', 'SUCCEEDED'],
+      );
       assert.match(lines[1]!, / FAILED +\S+ +KeyError /);
       const name = lines[3]!.split(/\s+/)[0]!;
       const one = await ok('workflow', 'execution', 'add-and-judge', name);
       assert.match(one.stdout, /Status: +SUCCEEDED\n/);
       assert.match(one.stdout, /Output: +\{"x":18,"message":"x is 18"\}\n/);
-      for (const line of [/TaskScheduled +Add +\S+ +add \(attempt 1\) \{"x":6,"y":7\}/, /StateExited +Judge +\S+ +\{"x":18\} -> Equal/, /ExecutionSucceeded/]) assert.match(one.stdout, line);
+      for (const line of [/TaskScheduled +Add +\S+ +add \(attempt 1\) \{"x":6,"y":7\}/, /StateExited +Judge +\S+ +\{"x":18\} -> Equal/, /ExecutionSucceeded/])
+        assert.match(one.stdout, line);
       const json = JSON.parse((await ok('workflow', 'execution', 'add-and-judge', name, '-o', 'json')).stdout);
       assert.equal(json.history[0].type, 'ExecutionStarted');
       const describe = await ok('describe', 'workflow', 'add-and-judge');
@@ -139,13 +177,18 @@ describe('workflows and scheduled triggers (real master and worker)', { skip: do
   });
 
   it('a scheduled trigger calls its function through the activator at the next minute, recorded with trigger schedule', { timeout: 240_000 }, async () => {
-    const patched = await api('PATCH', '/apis/minik8s.io/v1/namespaces/default/functions/add', { spec: { triggers: [{ schedule: '* * * * *', data: { x: 40, y: 2 } }] } });
+    const patched = await api('PATCH', '/apis/minik8s.io/v1/namespaces/default/functions/add', {
+      spec: { triggers: [{ schedule: '* * * * *', data: { x: 40, y: 2 } }] },
+    });
     assert.equal(patched.status, 200, JSON.stringify(patched.body));
     // At most a minute to the tick, plus a cold start if the pod went idle.
-    const record = await waitFor(async () => {
-      const list = (await api('GET', '/apis/minik8s.io/v1/namespaces/default/functions/add/invocations')).body;
-      return (list.items as any[]).find((i) => i.trigger === 'schedule');
-    }, { timeoutMs: 180_000, intervalMs: 1000, description: 'a call with trigger schedule' });
+    const record = await waitFor(
+      async () => {
+        const list = (await api('GET', '/apis/minik8s.io/v1/namespaces/default/functions/add/invocations')).body;
+        return (list.items as any[]).find((i) => i.trigger === 'schedule');
+      },
+      { timeoutMs: 180_000, intervalMs: 1000, description: 'a call with trigger schedule' },
+    );
     assert.equal(record.status, 200);
     assert.deepEqual(record.result, { x: 42 });
     await api('PATCH', '/apis/minik8s.io/v1/namespaces/default/functions/add', { spec: { triggers: null } });
@@ -157,7 +200,9 @@ describe('workflows and scheduled triggers (real master and worker)', { skip: do
     assert.equal(gone.status, 404);
     // Made again under the same name: the earlier one's records do not come back with it.
     await ok('apply', '-f', EXAMPLE);
-    await waitFor(async () => (await api('GET', '/apis/minik8s.io/v1/namespaces/default/workflows/add-and-judge/executions')).body.items?.length === 0,
-      { timeoutMs: 20_000, description: 'no executions of the new add-and-judge' });
+    await waitFor(async () => (await api('GET', '/apis/minik8s.io/v1/namespaces/default/workflows/add-and-judge/executions')).body.items?.length === 0, {
+      timeoutMs: 20_000,
+      description: 'no executions of the new add-and-judge',
+    });
   });
 });

@@ -39,9 +39,13 @@ function webContainer(version: 'v1' | 'v2') {
   return {
     name: 'web',
     image: version === 'v1' ? 'python:3.11' : 'nginx:1.22',
-    command: ['sh', '-c', version === 'v1'
-      ? 'mkdir -p /srv && exec python3 -m http.server 80 -d /srv'
-      : 'echo v2 > /usr/share/nginx/html/index.html && exec nginx -g "daemon off;"'],
+    command: [
+      'sh',
+      '-c',
+      version === 'v1'
+        ? 'mkdir -p /srv && exec python3 -m http.server 80 -d /srv'
+        : 'echo v2 > /usr/share/nginx/html/index.html && exec nginx -g "daemon off;"',
+    ],
     ports: [{ name: 'http', containerPort: 80 }],
     readinessProbe: { httpGet: { path: '/', port: 'http' }, periodSeconds: 1 },
     lifecycle,
@@ -109,11 +113,12 @@ describe('workloads on three machines: rolling updates with no failed request, a
 
   const master = () => cluster.master;
   const call = async (method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: unknown }> => {
-    const send = () => fetch(`${master().url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${master().token}`, 'content-type': contentType },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    const send = () =>
+      fetch(`${master().url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${master().token}`, 'content-type': contentType },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
     // A kept-alive connection the server closed meanwhile (or a master just restarted) fails before the request
     // was sent: sending it once more is safe.
     const res = await send().catch((err: Error & { cause?: { code?: string } }) => {
@@ -122,7 +127,11 @@ describe('workloads on three machines: rolling updates with no failed request, a
     });
     const text = await res.text();
     let parsed: unknown = text;
-    try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      /* not JSON */
+    }
     return { status: res.status, body: parsed };
   };
   /** The answer's body, as the caller says it is. */
@@ -132,15 +141,23 @@ describe('workloads on three machines: rolling updates with no failed request, a
     return res.body as T;
   };
   // Asynchronous, so that the pod watches and the client's pipe keep being read while a command runs.
-  const cli = (...args: string[]) => new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [BINARY, ...args], { env: master().env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
-    child.once('close', (status) => { clearTimeout(timer); resolve({ status, stdout, stderr }); });
-  });
+  const cli = (...args: string[]) =>
+    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [BINARY, ...args], { env: master().env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => {
+        stdout += d;
+      });
+      child.stderr.on('data', (d) => {
+        stderr += d;
+      });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
+      child.once('close', (status) => {
+        clearTimeout(timer);
+        resolve({ status, stdout, stderr });
+      });
+    });
   const getNode = (w: NetnsWorker) => api<Node>('GET', `/api/v1/nodes/${w.nodeName}`);
   const nodeReady = (n: Node) => n.status?.conditions?.find((c) => c.type === 'Ready')?.status;
   const workerOf = (nodeName: string) => workers.findIndex((w) => w.nodeName === nodeName);
@@ -167,10 +184,16 @@ describe('workloads on three machines: rolling updates with no failed request, a
 
   /** Starts the client on worker w's host against the URL; `report()` asks for its totals so far. */
   const startClient = (w: NetnsWorker, url: string) => {
-    const child = spawn(findExecutable('nsenter')!, [`--net=/var/run/netns/${w.machine.netns}`, '--', process.execPath, join(scratch, 'client.mjs'), url, '600'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(
+      findExecutable('nsenter')!,
+      [`--net=/var/run/netns/${w.machine.netns}`, '--', process.execPath, join(scratch, 'client.mjs'), url, '600'],
+      { stdio: ['pipe', 'pipe', 'pipe'] },
+    );
     clients.push(child);
     let stderr = '';
-    child.stderr.on('data', (d) => { stderr += d; });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
     const waiting: ((line: string) => void)[] = [];
     createInterface({ input: child.stdout }).on('line', (line) => waiting.shift()?.(line));
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -178,7 +201,12 @@ describe('workloads on three machines: rolling updates with no failed request, a
       report: async (): Promise<ClientReport> => {
         const line = new Promise<string>((resolve) => waiting.push(resolve));
         child.stdin.write('report\n');
-        const got = await Promise.race([line, exited.then(() => { throw new Error(`the client exited: ${stderr}`); })]);
+        const got = await Promise.race([
+          line,
+          exited.then(() => {
+            throw new Error(`the client exited: ${stderr}`);
+          }),
+        ]);
         return JSON.parse(got) as ClientReport;
       },
       /** Ends it (its stdin closes: it stops after the request in flight) and waits for it. */
@@ -192,7 +220,10 @@ describe('workloads on three machines: rolling updates with no failed request, a
   };
   /** The endpoints node w's proxy sends the service's cluster IP to now, read from its nat table (the comments name them). */
   const proxiedIPs = (w: NetnsWorker, service: string) => {
-    const r = spawnSync(findExecutable('nsenter')!, [`--net=/var/run/netns/${w.machine.netns}`, '--', findExecutable('iptables-save')!, '-t', 'nat'], { encoding: 'utf8', timeout: 30_000 });
+    const r = spawnSync(findExecutable('nsenter')!, [`--net=/var/run/netns/${w.machine.netns}`, '--', findExecutable('iptables-save')!, '-t', 'nat'], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     assert.equal(r.status, 0, r.stderr);
     return [...r.stdout.matchAll(new RegExp(`--comment "${NS}/${service} -> ([0-9.]+):\\d+"`, 'g'))].map((m) => m[1]!).sort();
   };
@@ -200,53 +231,70 @@ describe('workloads on three machines: rolling updates with no failed request, a
   const since = (before: ClientReport, now: ClientReport) => ({
     total: now.total - before.total,
     errors: now.errors.slice(before.errors.length),
-    answers: Object.fromEntries(Object.entries(now.answers).map(([k, n]) => [k, n - (before.answers[k] ?? 0)]).filter(([, n]) => (n as number) > 0)) as Record<string, number>,
+    answers: Object.fromEntries(
+      Object.entries(now.answers)
+        .map(([k, n]) => [k, n - (before.answers[k] ?? 0)])
+        .filter(([, n]) => (n as number) > 0),
+    ) as Record<string, number>,
   });
 
-  before(async () => {
-    scratch = mkdtempSync(join(tmpdir(), 'minik8s-workloads-e2e-'));
-    writeFileSync(join(scratch, 'client.mjs'), CLIENT);
-    cluster = await createNetnsCluster({
-      machines: ['w1', 'w2', 'w3'],
-      masterArgs: ['--node-monitor-grace-period', String(GRACE_SECONDS)],
-      log: (line) => timings.push(line),
-    });
-    workers = cluster.workers;
-    await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-    await Promise.all(workers.map((w) => waitFor(async () => nodeReady(await getNode(w)) === 'True',
-      { timeoutMs: 30_000, description: `node ${w.nodeName} to be Ready` })));
-  }, { timeout: 20 * 60_000 });
+  before(
+    async () => {
+      scratch = mkdtempSync(join(tmpdir(), 'minik8s-workloads-e2e-'));
+      writeFileSync(join(scratch, 'client.mjs'), CLIENT);
+      cluster = await createNetnsCluster({
+        machines: ['w1', 'w2', 'w3'],
+        masterArgs: ['--node-monitor-grace-period', String(GRACE_SECONDS)],
+        log: (line) => timings.push(line),
+      });
+      workers = cluster.workers;
+      await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+      await Promise.all(
+        workers.map((w) => waitFor(async () => nodeReady(await getNode(w)) === 'True', { timeoutMs: 30_000, description: `node ${w.nodeName} to be Ready` })),
+      );
+    },
+    { timeout: 20 * 60_000 },
+  );
 
   // A test's watches end with it: one left open would fail when a later test kills the master.
   afterEach(async () => {
     await Promise.all(trackers.splice(0).map((t) => t.stop()));
   });
 
-  after(async () => {
-    for (const c of clients) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-    await Promise.all(trackers.map((t) => t.stop()));
-    if (scratch) rmSync(scratch, { recursive: true, force: true });
-    const started = Date.now();
-    try {
-      await cluster?.destroy();
-    } finally {
-      timings.push(`cleanup took ${lap(started)}`);
-      console.log(`workloads-e2e timings:\n  ${timings.join('\n  ')}`);
-    }
-  }, { timeout: 120_000 });
+  after(
+    async () => {
+      for (const c of clients) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      await Promise.all(trackers.map((t) => t.stop()));
+      if (scratch) rmSync(scratch, { recursive: true, force: true });
+      const started = Date.now();
+      try {
+        await cluster?.destroy();
+      } finally {
+        timings.push(`cleanup took ${lap(started)}`);
+        console.log(`workloads-e2e timings:\n  ${timings.join('\n  ')}`);
+      }
+    },
+    { timeout: 120_000 },
+  );
 
   it('rolls a Deployment behind a Service from python (v1) to nginx (v2) and back with rollout undo while a client on a node sends requests: none fails', async () => {
     const pods = track('app=web');
     await api('POST', `/apis/apps/v1/namespaces/${NS}/deployments`, {
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' },
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web' },
       spec: {
-        replicas: 3, selector: { matchLabels: { app: 'web' } },
+        replicas: 3,
+        selector: { matchLabels: { app: 'web' } },
         strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
         template: { metadata: { labels: { app: 'web' } }, spec: { terminationGracePeriodSeconds: 15, containers: [webContainer('v1')] } },
       },
     });
     await api('POST', `/api/v1/namespaces/${NS}/services`, {
-      apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 'http' }] },
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web' },
+      spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 'http' }] },
     });
     let started = Date.now();
     await rolloutStatus('web');
@@ -254,8 +302,13 @@ describe('workloads on three machines: rolling updates with no failed request, a
     const ip = (await api<Service>('GET', `/api/v1/namespaces/${NS}/services/web`)).spec.clusterIP as string;
 
     const client = startClient(workers[0]!, `http://${ip}/`);
-    const first = await waitFor(async () => { const r = await client.report(); return r.total >= 20 ? r : undefined; },
-      { timeoutMs: 60_000, intervalMs: 250, description: 'the client to get its first 20 answers' });
+    const first = await waitFor(
+      async () => {
+        const r = await client.report();
+        return r.total >= 20 ? r : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 250, description: 'the client to get its first 20 answers' },
+    );
     assert.deepEqual(first.errors, [], 'the Service answers before any rollout');
     assert.deepEqual(Object.keys(first.answers), ['v1']);
 
@@ -269,31 +322,59 @@ describe('workloads on three machines: rolling updates with no failed request, a
       timings.push(`web: rolled to ${version} in ${lap(started)}`);
       const image = webContainer(version).image;
       const current = () => pods.alive().filter((p) => p.spec.containers[0].image === image);
-      await waitFor(async () => {
-        const ep = await api<Endpoints>('GET', `/api/v1/namespaces/${NS}/endpoints/web`);
-        const ips = (ep.subsets ?? []).flatMap((s) => (s.addresses ?? []).map((a) => a.ip)).sort();
-        return ips.length === 3 && ips.join() === current().map((p) => p.status?.podIP).sort().join();
-      }, { timeoutMs: 60_000, intervalMs: 200, description: `the endpoints of web to be the three ${version} pods` });
+      await waitFor(
+        async () => {
+          const ep = await api<Endpoints>('GET', `/api/v1/namespaces/${NS}/endpoints/web`);
+          const ips = (ep.subsets ?? []).flatMap((s) => (s.addresses ?? []).map((a) => a.ip)).sort();
+          return (
+            ips.length === 3 &&
+            ips.join() ===
+              current()
+                .map((p) => p.status?.podIP)
+                .sort()
+                .join()
+          );
+        },
+        { timeoutMs: 60_000, intervalMs: 200, description: `the endpoints of web to be the three ${version} pods` },
+      );
       // And the client's node has them: its proxy follows the endpoints a moment later (at most one sync per 250 ms).
-      const newIPs = current().map((p) => p.status?.podIP).sort().join();
-      await waitFor(() => proxiedIPs(workers[0]!, 'web').join() === newIPs,
-        { timeoutMs: 30_000, intervalMs: 100, description: `the proxy on ${workers[0]!.nodeName} to send web to the ${version} pods only` });
+      const newIPs = current()
+        .map((p) => p.status?.podIP)
+        .sort()
+        .join();
+      await waitFor(() => proxiedIPs(workers[0]!, 'web').join() === newIPs, {
+        timeoutMs: 30_000,
+        intervalMs: 100,
+        description: `the proxy on ${workers[0]!.nodeName} to send web to the ${version} pods only`,
+      });
       const settled = await client.report();
-      const after = await waitFor(async () => { const r = await client.report(); return r.total - settled.total >= 50 ? r : undefined; },
-        { timeoutMs: 60_000, intervalMs: 250, description: '50 more answers' });
+      const after = await waitFor(
+        async () => {
+          const r = await client.report();
+          return r.total - settled.total >= 50 ? r : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 250, description: '50 more answers' },
+      );
       const during = since(before, settled);
       const afterwards = since(settled, after);
       timings.push(`web: ${during.total} requests during the rollout to ${version} (${JSON.stringify(during.answers)}), ${during.errors.length} failed`);
       assert.deepEqual(during.errors, [], `failed requests during the rollout to ${version}`);
       assert.deepEqual(afterwards.errors, []);
       assert.deepEqual(Object.keys(afterwards.answers), [version], `only ${version} answers once the rollout is over: ${JSON.stringify(afterwards.answers)}`);
-      assert.ok((during.answers[version] ?? 0) > 0 && Object.keys(during.answers).length === 2, `both versions answered during the rollout: ${JSON.stringify(during.answers)}`);
+      assert.ok(
+        (during.answers[version] ?? 0) > 0 && Object.keys(during.answers).length === 2,
+        `both versions answered during the rollout: ${JSON.stringify(during.answers)}`,
+      );
       assert.ok(pods.maxAlive <= 4, `${pods.maxAlive} pods at once (3 + maxSurge 1)`);
       assert.ok(pods.minReady >= 3, `Ready pods dropped to ${pods.minReady} (maxUnavailable 0)`);
     };
 
     try {
-      await rollTo('v2', () => setTemplate('web', (t) => { t.spec.containers = [webContainer('v2')]; }));
+      await rollTo('v2', () =>
+        setTemplate('web', (t) => {
+          t.spec.containers = [webContainer('v2')];
+        }),
+      );
       await rollTo('v1', async () => {
         const undo = await cli('rollout', 'undo', 'deploy/web', '-n', NS);
         assert.equal(undo.status, 0, undo.stderr);
@@ -314,16 +395,28 @@ describe('workloads on three machines: rolling updates with no failed request, a
       metadata: { labels: { app: 'slow' } },
       spec: {
         terminationGracePeriodSeconds: 1,
-        containers: [{
-          name: 'app', image: 'busybox:1.35', command: ['sleep', '3600'], env: [{ name: 'VERSION', value: version }],
-          // Slow to be Ready, so that the rollout takes long enough to kill the master in the middle of it.
-          readinessProbe: { exec: { command: ['true'] }, initialDelaySeconds: 5, periodSeconds: 1 },
-        }],
+        containers: [
+          {
+            name: 'app',
+            image: 'busybox:1.35',
+            command: ['sleep', '3600'],
+            env: [{ name: 'VERSION', value: version }],
+            // Slow to be Ready, so that the rollout takes long enough to kill the master in the middle of it.
+            readinessProbe: { exec: { command: ['true'] }, initialDelaySeconds: 5, periodSeconds: 1 },
+          },
+        ],
       },
     });
     await api('POST', `/apis/apps/v1/namespaces/${NS}/deployments`, {
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'slow' },
-      spec: { replicas: 4, selector: { matchLabels: { app: 'slow' } }, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } }, template: template('v1') },
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'slow' },
+      spec: {
+        replicas: 4,
+        selector: { matchLabels: { app: 'slow' } },
+        strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
+        template: template('v1'),
+      },
     });
     await rolloutStatus('slow');
     await waitFor(() => pods.pods.size === 4 && pods.alive().every(running), { timeoutMs: 60_000, description: '4 Running v1 pods' });
@@ -335,29 +428,52 @@ describe('workloads on three machines: rolling updates with no failed request, a
     let overshoot: string | undefined;
     pods.onEvent = () => {
       if (overshoot || pods.alive().length <= 5) return;
-      overshoot = pods.alive().map((p) => `${p.metadata.name} (${isNew(p) ? 'new' : 'old'}, ${isPodReady(p) ? 'Ready' : 'not Ready'})`).join(', ');
+      overshoot = pods
+        .alive()
+        .map((p) => `${p.metadata.name} (${isNew(p) ? 'new' : 'old'}, ${isPodReady(p) ? 'Ready' : 'not Ready'})`)
+        .join(', ');
     };
     const started = Date.now();
-    await setTemplate('slow', (t) => { t.spec = template('v2').spec; });
+    await setTemplate('slow', (t) => {
+      t.spec = template('v2').spec;
+    });
     await waitFor(() => pods.ready().filter(isNew).length >= 2, { timeoutMs: 120_000, intervalMs: 100, description: 'two Ready pods of the new template' });
     timings.push(`slow: halfway (2 of 4 new pods Ready) after ${lap(started)}; killing the master`);
     process.kill(master().pid, 'SIGKILL');
-    await waitFor(async () => { try { await fetch(`${master().url}/readyz`); return false; } catch { return true; } },
-      { timeoutMs: 10_000, description: 'the master to be gone' });
+    await waitFor(
+      async () => {
+        try {
+          await fetch(`${master().url}/readyz`);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      { timeoutMs: 10_000, description: 'the master to be gone' },
+    );
     await cluster.restartMaster();
     timings.push(`slow: master back after ${lap(started)}`);
 
     await rolloutStatus('slow');
-    await waitFor(() => pods.pods.size === 4 && [...pods.pods.values()].every((p) => isNew(p) && running(p) && !p.metadata.deletionTimestamp),
-      { timeoutMs: 120_000, intervalMs: 200, description: 'exactly 4 pods, all of the new template, Running and Ready, the old ones gone' });
+    await waitFor(() => pods.pods.size === 4 && [...pods.pods.values()].every((p) => isNew(p) && running(p) && !p.metadata.deletionTimestamp), {
+      timeoutMs: 120_000,
+      intervalMs: 200,
+      description: 'exactly 4 pods, all of the new template, Running and Ready, the old ones gone',
+    });
     timings.push(`slow: rolled out in ${lap(started)}, at most ${pods.maxAlive} pods at once`);
     assert.ok(pods.maxAlive <= 5, `${pods.maxAlive} pods at once (4 + maxSurge 1): ${overshoot}`);
     assert.ok(pods.minReady >= 4, `Ready pods dropped to ${pods.minReady} (maxUnavailable 0)`);
     // No pod of the new template was made twice over, despite the restart.
-    assert.equal([...pods.created].filter((name) => name.startsWith('slow-') && !name.includes(oldHash)).length, 4, `pods made: ${[...pods.created].join(', ')}`);
+    assert.equal(
+      [...pods.created].filter((name) => name.startsWith('slow-') && !name.includes(oldHash)).length,
+      4,
+      `pods made: ${[...pods.created].join(', ')}`,
+    );
 
     const sets = (await api<{ items: ReplicaSet[] }>('GET', `/apis/apps/v1/namespaces/${NS}/replicasets?labelSelector=app%3Dslow`)).items;
-    const replicas = Object.fromEntries(sets.map((rs) => [rs.metadata.labels!['pod-template-hash'] === oldHash ? 'old' : 'new', [rs.spec.replicas, rs.status?.readyReplicas ?? 0]]));
+    const replicas = Object.fromEntries(
+      sets.map((rs) => [rs.metadata.labels!['pod-template-hash'] === oldHash ? 'old' : 'new', [rs.spec.replicas, rs.status?.readyReplicas ?? 0]]),
+    );
     assert.deepEqual(replicas, { old: [0, 0], new: [4, 4] });
     const deployment = await api<Deployment>('GET', `/apis/apps/v1/namespaces/${NS}/deployments/slow`);
     assert.deepEqual([deployment.status.replicas, deployment.status.updatedReplicas, deployment.status.availableReplicas], [4, 4, 4]);
@@ -367,19 +483,24 @@ describe('workloads on three machines: rolling updates with no failed request, a
     const pods = track('app=keeper');
     const short = ['not-ready', 'unreachable'].map((k) => ({ key: `node.kubernetes.io/${k}`, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 5 }));
     await api('POST', `/apis/apps/v1/namespaces/${NS}/replicasets`, {
-      apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'keeper' },
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      metadata: { name: 'keeper' },
       spec: {
-        replicas: 3, selector: { matchLabels: { app: 'keeper' } },
+        replicas: 3,
+        selector: { matchLabels: { app: 'keeper' } },
         template: {
           metadata: { labels: { app: 'keeper' } },
           spec: { terminationGracePeriodSeconds: 1, tolerations: short, containers: [{ name: 'app', image: 'busybox:1.35', command: ['sleep', '3600'] }] },
         },
       },
     });
-    const threeRunning = (description: string, extra: (alive: Pod[]) => boolean = () => true) => waitFor(
-      () => (pods.alive().length === 3 && pods.alive().every(running) && extra(pods.alive()) ? pods.alive() : undefined),
-      { timeoutMs: 120_000, intervalMs: 100, description },
-    );
+    const threeRunning = (description: string, extra: (alive: Pod[]) => boolean = () => true) =>
+      waitFor(() => (pods.alive().length === 3 && pods.alive().every(running) && extra(pods.alive()) ? pods.alive() : undefined), {
+        timeoutMs: 120_000,
+        intervalMs: 100,
+        description,
+      });
     await threeRunning('3 Running pods');
     pods.arm();
 
@@ -392,14 +513,27 @@ describe('workloads on three machines: rolling updates with no failed request, a
 
     // A container killed behind the kubelet's back (docker kill on its machine's engine) is restarted in place.
     started = Date.now();
-    const names = pods.alive().map((p) => p.metadata.name).sort();
+    const names = pods
+      .alive()
+      .map((p) => p.metadata.name)
+      .sort();
     const victim = pods.alive()[0];
     const engine = workers[workerOf(victim.spec.nodeName!)]!.machine.docker;
     const [container] = await engine.listContainers({ filters: { label: [`minik8s.io/pod-uid=${victim.metadata.uid}`, 'minik8s.io/role=app'] } });
     assert.ok(container, `the container of ${victim.metadata.name}`);
     await engine.getContainer(container.Id).kill();
-    await threeRunning('the killed container to be restarted', (alive) => alive.find((p) => p.metadata.uid === victim.metadata.uid)?.status?.containerStatuses?.[0]?.restartCount === 1);
-    assert.deepEqual(pods.alive().map((p) => p.metadata.name).sort(), names, 'the pod was restarted, not replaced');
+    await threeRunning(
+      'the killed container to be restarted',
+      (alive) => alive.find((p) => p.metadata.uid === victim.metadata.uid)?.status?.containerStatuses?.[0]?.restartCount === 1,
+    );
+    assert.deepEqual(
+      pods
+        .alive()
+        .map((p) => p.metadata.name)
+        .sort(),
+      names,
+      'the pod was restarted, not replaced',
+    );
     const restarted = pods.pods.get(victim.metadata.name!)!.status!.containerStatuses![0];
     assert.equal(restarted.lastState?.terminated?.exitCode, 137);
     timings.push(`keeper: a killed container restarted in ${lap(started)}`);
@@ -408,14 +542,21 @@ describe('workloads on three machines: rolling updates with no failed request, a
     const lostNode = pods.alive()[0].spec.nodeName as string;
     const i = workerOf(lostNode);
     const lost = workers[i]!;
-    const stranded = pods.alive().filter((p) => p.spec.nodeName === lostNode).map((p) => p.metadata.name!);
+    const stranded = pods
+      .alive()
+      .filter((p) => p.spec.nodeName === lostNode)
+      .map((p) => p.metadata.name!);
     started = Date.now();
     process.kill(lost.pid, 'SIGKILL');
     const ip = findExecutable('ip')!;
     const down = spawnSync(ip, ['link', 'set', lost.machine.veth, 'down'], { encoding: 'utf8' });
     assert.equal(down.status, 0, down.stderr);
     try {
-      await waitFor(async () => nodeReady(await getNode(lost)) === 'Unknown', { timeoutMs: (GRACE_SECONDS + 30) * 1000, intervalMs: 500, description: `node ${lostNode} to be NotReady` });
+      await waitFor(async () => nodeReady(await getNode(lost)) === 'Unknown', {
+        timeoutMs: (GRACE_SECONDS + 30) * 1000,
+        intervalMs: 500,
+        description: `node ${lostNode} to be NotReady`,
+      });
       timings.push(`keeper: ${lostNode} NotReady after ${lap(started)}`);
       await threeRunning('3 Running pods on the other nodes', (alive) => alive.every((p) => p.spec.nodeName !== lostNode));
       timings.push(`keeper: ${stranded.length} pods of the lost worker replaced after ${lap(started)}`);
@@ -426,11 +567,18 @@ describe('workloads on three machines: rolling updates with no failed request, a
 
     // The worker comes back: its kubelet finishes the evicted pods off, and the ReplicaSet stays at exactly 3.
     await cluster.restartWorker(i);
-    await waitFor(async () => {
-      const n = await getNode(lost);
-      return nodeReady(n) === 'True' && !n.spec?.taints?.some((t) => t.key.startsWith('node.kubernetes.io/'));
-    }, { timeoutMs: 60_000, intervalMs: 500, description: `node ${lostNode} Ready again` });
-    await waitFor(() => pods.pods.size === 3 && [...pods.pods.values()].every(running), { timeoutMs: 60_000, intervalMs: 200, description: 'the evicted pods gone, 3 Running' });
+    await waitFor(
+      async () => {
+        const n = await getNode(lost);
+        return nodeReady(n) === 'True' && !n.spec?.taints?.some((t) => t.key.startsWith('node.kubernetes.io/'));
+      },
+      { timeoutMs: 60_000, intervalMs: 500, description: `node ${lostNode} Ready again` },
+    );
+    await waitFor(() => pods.pods.size === 3 && [...pods.pods.values()].every(running), {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+      description: 'the evicted pods gone, 3 Running',
+    });
     assert.ok(pods.maxAlive <= 3, `${pods.maxAlive} pods at once`);
     const rs = await api<ReplicaSet>('GET', `/apis/apps/v1/namespaces/${NS}/replicasets/keeper`);
     assert.deepEqual([rs.status.replicas, rs.status.readyReplicas], [3, 3]);

@@ -39,14 +39,30 @@ export async function startEtcd(): Promise<TestEtcd> {
   while (peerPort === clientPort) peerPort = await freePort();
   const endpoint = `http://127.0.0.1:${clientPort}`;
   const peer = `http://127.0.0.1:${peerPort}`;
-  const child = spawn(ETCD_BINARY, [
-    '--data-dir', dataDir, '--name', 'test',
-    '--listen-client-urls', endpoint, '--advertise-client-urls', endpoint,
-    '--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer,
-    '--initial-cluster', `test=${peer}`,
-  ], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    ETCD_BINARY,
+    [
+      '--data-dir',
+      dataDir,
+      '--name',
+      'test',
+      '--listen-client-urls',
+      endpoint,
+      '--advertise-client-urls',
+      endpoint,
+      '--listen-peer-urls',
+      peer,
+      '--initial-advertise-peer-urls',
+      peer,
+      '--initial-cluster',
+      `test=${peer}`,
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let stderr = '';
-  child.stderr!.on('data', (d) => { stderr = (stderr + d).slice(-4000); });
+  child.stderr!.on('data', (d) => {
+    stderr = (stderr + d).slice(-4000);
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const cleanup = async () => {
     if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
@@ -61,11 +77,17 @@ export async function startEtcd(): Promise<TestEtcd> {
     const spawnError = new Promise<never>((_, reject) => {
       child.once('error', (err) => reject(new Error(`cannot start etcd: ${err.message}`)));
     });
-    await Promise.race([spawnError, waitFor(async () => {
-      if (child.exitCode !== null) throw new Error(`etcd exited with code ${child.exitCode}: ${stderr}`);
-      const res = await fetch(`${endpoint}/health`);
-      return res.ok && ((await res.json()) as { health?: string }).health === 'true';
-    }, { timeoutMs: 20_000, description: `etcd on ${endpoint} to be healthy` })]);
+    await Promise.race([
+      spawnError,
+      waitFor(
+        async () => {
+          if (child.exitCode !== null) throw new Error(`etcd exited with code ${child.exitCode}: ${stderr}`);
+          const res = await fetch(`${endpoint}/health`);
+          return res.ok && ((await res.json()) as { health?: string }).health === 'true';
+        },
+        { timeoutMs: 20_000, description: `etcd on ${endpoint} to be healthy` },
+      ),
+    ]);
   } catch (err) {
     await cleanup();
     throw err;

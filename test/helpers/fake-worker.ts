@@ -25,13 +25,32 @@ export interface StartFakeWorkerOptions {
 export async function startFakeWorker(options: StartFakeWorkerOptions): Promise<FakeWorker> {
   const { master } = options;
   const dataDir = mkdtempSync(join(tmpdir(), 'minik8s-test-fake-worker-'));
-  const child = spawn(process.execPath, [
-    BINARY, '--role=worker', '--server', master.url, '--token', master.joinToken, '--node-ip', '127.0.0.1',
-    '--data-dir', dataDir, '--kubelet-port', String(await freePort()), ...options.args,
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [
+      BINARY,
+      '--role=worker',
+      '--server',
+      master.url,
+      '--token',
+      master.joinToken,
+      '--node-ip',
+      '127.0.0.1',
+      '--data-dir',
+      dataDir,
+      '--kubelet-port',
+      String(await freePort()),
+      ...options.args,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let output = '';
-  child.stdout!.on('data', (d) => { output += d; });
-  child.stderr!.on('data', (d) => { output += d; });
+  child.stdout!.on('data', (d) => {
+    output += d;
+  });
+  child.stderr!.on('data', (d) => {
+    output += d;
+  });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
@@ -41,12 +60,18 @@ export async function startFakeWorker(options: StartFakeWorkerOptions): Promise<
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    await waitFor(async () => {
-      if (child.exitCode !== null) throw new Error(`worker exited:\n${output}`);
-      const res = await fetch(`${master.url}/api/v1/nodes`, { headers: { authorization: `Bearer ${master.token}` } });
-      const nodes = ((await res.json()) as { items: Node[] }).items;
-      return nodes.filter((n) => n.metadata.name!.startsWith(options.namePrefix) && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length === options.readyNodes;
-    }, { timeoutMs: 30_000, description: `${options.readyNodes} Ready fake node(s)` });
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`worker exited:\n${output}`);
+        const res = await fetch(`${master.url}/api/v1/nodes`, { headers: { authorization: `Bearer ${master.token}` } });
+        const nodes = ((await res.json()) as { items: Node[] }).items;
+        return (
+          nodes.filter((n) => n.metadata.name!.startsWith(options.namePrefix) && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+            .length === options.readyNodes
+        );
+      },
+      { timeoutMs: 30_000, description: `${options.readyNodes} Ready fake node(s)` },
+    );
   } catch (err) {
     await stop();
     throw err;

@@ -58,7 +58,7 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
   const etcdPort = await etcdPorts();
   const registryPort = options.registry === false ? undefined : await freePort();
   const activatorPort = await freePort();
-  const clusterCIDR = options.clusterCIDR ?? await freeClusterCIDR();
+  const clusterCIDR = options.clusterCIDR ?? (await freeClusterCIDR());
   if (options.seedImages) {
     await ensureBaseImages();
     await seedRegistryStore(dataDir);
@@ -70,40 +70,77 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
 
   const launch = async () => {
     output = '';
-    child = spawn(process.execPath, [
-      BINARY, '--role=master', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port), '--etcd-port', String(etcdPort),
-      ...(registryPort === undefined ? ['--no-registry'] : ['--registry-port', String(registryPort)]),
-      '--cluster-cidr', clusterCIDR, '--activator-port', String(activatorPort),
-      ...(options.extraArgs ?? []),
-    ], { env: { ...process.env, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout!.on('data', (d) => { output += d; });
-    child.stderr!.on('data', (d) => { output += d; });
+    child = spawn(
+      process.execPath,
+      [
+        BINARY,
+        '--role=master',
+        '--data-dir',
+        dataDir,
+        '--address',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--etcd-port',
+        String(etcdPort),
+        ...(registryPort === undefined ? ['--no-registry'] : ['--registry-port', String(registryPort)]),
+        '--cluster-cidr',
+        clusterCIDR,
+        '--activator-port',
+        String(activatorPort),
+        ...(options.extraArgs ?? []),
+      ],
+      { env: { ...process.env, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    child.stdout!.on('data', (d) => {
+      output += d;
+    });
+    child.stderr!.on('data', (d) => {
+      output += d;
+    });
     const exited = () => child.exitCode !== null || child.signalCode !== null;
-    await waitFor(async () => {
-      if (exited()) throw new Error(`master exited early:\n${output}`);
-      // The banner comes after the admin token and CLI config are written.
-      if (!output.includes('master ready')) return false;
-      const res = await fetch(`${url}/readyz`);
-      return res.status === 200;
-    }, { timeoutMs: 30_000, description: `master at ${url} to be ready` }).catch((err) => {
+    await waitFor(
+      async () => {
+        if (exited()) throw new Error(`master exited early:\n${output}`);
+        // The banner comes after the admin token and CLI config are written.
+        if (!output.includes('master ready')) return false;
+        const res = await fetch(`${url}/readyz`);
+        return res.status === 200;
+      },
+      { timeoutMs: 30_000, description: `master at ${url} to be ready` },
+    ).catch((err) => {
       if (!exited()) child.kill('SIGKILL');
       throw new Error(`${err instanceof Error ? err.message : err}\n${output}`);
     });
     joinToken = readFileSync(join(dataDir, 'join-token'), 'utf8').trim();
   };
 
-  const waitExit = (signal: NodeJS.Signals) => new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill(signal);
-  });
+  const waitExit = (signal: NodeJS.Signals) =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill(signal);
+    });
 
   await launch();
   const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
   const master: MasterProcess = {
-    url, token, dataDir, home, port, etcdPort, registryPort, clusterCIDR, activatorPort, activatorUrl: `http://127.0.0.1:${activatorPort}`,
-    get child() { return child; },
-    get joinToken() { return joinToken; },
+    url,
+    token,
+    dataDir,
+    home,
+    port,
+    etcdPort,
+    registryPort,
+    clusterCIDR,
+    activatorPort,
+    activatorUrl: `http://127.0.0.1:${activatorPort}`,
+    get child() {
+      return child;
+    },
+    get joinToken() {
+      return joinToken;
+    },
     output: () => output,
     env: { ...process.env, HOME: home, MINIK8S_SERVER: url, MINIK8S_TOKEN: token },
     restart: launch,
@@ -114,15 +151,18 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
       clearTimeout(timer);
       // A SIGKILLed master's etcd and registry end through their parent-death signal; wait for them by their pidfiles.
       for (const name of ['etcd', 'registry']) {
-        await waitFor(() => {
-          try {
-            const pid = Number(readFileSync(join(dataDir, `${name}.pid`), 'utf8'));
-            process.kill(pid, 0);
-            return false;
-          } catch {
-            return true;
-          }
-        }, { timeoutMs: 15_000, description: `${name} to exit` }).catch(() => {});
+        await waitFor(
+          () => {
+            try {
+              const pid = Number(readFileSync(join(dataDir, `${name}.pid`), 'utf8'));
+              process.kill(pid, 0);
+              return false;
+            } catch {
+              return true;
+            }
+          },
+          { timeoutMs: 15_000, description: `${name} to exit` },
+        ).catch(() => {});
       }
       if (registryPort !== undefined) await untagRegistryImages(registryPort);
       rmSync(dataDir, { recursive: true, force: true });
@@ -141,6 +181,9 @@ async function untagRegistryImages(registryPort: number): Promise<void> {
   const docker = new Docker();
   const images = await docker.listImages().catch(() => []);
   for (const tag of images.flatMap((i) => i.RepoTags ?? []).filter((t) => t.startsWith(prefix))) {
-    await docker.getImage(tag).remove({ noprune: true }).catch(() => {});
+    await docker
+      .getImage(tag)
+      .remove({ noprune: true })
+      .catch(() => {});
   }
 }

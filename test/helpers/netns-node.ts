@@ -8,8 +8,15 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { waitFor } from '../../src/core/wait-for.js';
 import {
-  relaunchDockerd, relaunchMaster, relaunchWorker, startNetnsCluster,
-  type NetnsCluster as BuiltCluster, type NetnsClusterSpec, type NetnsMachine, type NetnsMaster, type NetnsWorker,
+  relaunchDockerd,
+  relaunchMaster,
+  relaunchWorker,
+  startNetnsCluster,
+  type NetnsCluster as BuiltCluster,
+  type NetnsClusterSpec,
+  type NetnsMachine,
+  type NetnsMaster,
+  type NetnsWorker,
 } from '../../scripts/sim/netns-cluster.js';
 import { undoAll, type UndoAction, type UndoLog } from '../../scripts/sim/undo-actions.js';
 
@@ -55,8 +62,10 @@ class Undo implements UndoLog {
       if (this.#reaper.exitCode === null && this.#reaper.signalCode === null) {
         const gone = new Promise<void>((resolve) => this.#reaper.once('exit', () => resolve()));
         this.#reaper.stdin!.end('done\n');
-        await Promise.race([gone, waitFor(() => this.#reaper.exitCode !== null || this.#reaper.signalCode !== null, { timeoutMs: 10_000, description: 'the reaper to exit' })])
-          .catch(() => this.#reaper.kill('SIGKILL'));
+        await Promise.race([
+          gone,
+          waitFor(() => this.#reaper.exitCode !== null || this.#reaper.signalCode !== null, { timeoutMs: 10_000, description: 'the reaper to exit' }),
+        ]).catch(() => this.#reaper.kill('SIGKILL'));
       }
       if (failures.length > 0) throw new Error(`cleanup of the netns cluster failed:\n${failures.join('\n')}`);
     })();
@@ -67,7 +76,9 @@ class Undo implements UndoLog {
 /** The reaper's main: collect actions until stdin ends; undo them all unless told `done`. */
 async function reap(): Promise<void> {
   const logFile = process.env.MINIK8S_NETNS_REAPER_LOG;
-  const log = (line: string) => { if (logFile) appendFileSync(logFile, `${new Date().toISOString()} reaper ${process.pid}: ${line}\n`); };
+  const log = (line: string) => {
+    if (logFile) appendFileSync(logFile, `${new Date().toISOString()} reaper ${process.pid}: ${line}\n`);
+  };
   const actions: UndoAction[] = [];
   let done = false;
   let buffer = '';

@@ -2,7 +2,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { isPodReady, type Pod } from '../../src/core/api/pod.js';
 
-
 export class PodTracker {
   readonly pods = new Map<string, Pod>();
   /** Every pod name ever seen. */
@@ -55,7 +54,7 @@ export class PodTracker {
           await delay(500, undefined, { signal });
           const res = await fetch(pods, { headers, signal });
           if (!res.ok) continue;
-          const list = await res.json() as { metadata: { resourceVersion: string }; items: Pod[] };
+          const list = (await res.json()) as { metadata: { resourceVersion: string }; items: Pod[] };
           this.#relisted(list.items);
           await watch(list.metadata.resourceVersion);
         } catch {

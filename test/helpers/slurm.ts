@@ -39,7 +39,9 @@ export function ensureSlurmInstalled(): Promise<void> {
     const missing = BINARIES.filter((b) => !existsSync(b));
     if (missing.length) throw new Error(`installed ${PACKAGES.join(' ')} but ${missing.join(', ')} are still missing`);
   })();
-  installing.catch(() => { installing = undefined; });
+  installing.catch(() => {
+    installing = undefined;
+  });
   return installing;
 }
 
@@ -75,7 +77,9 @@ export interface RunningSlurm {
 }
 
 function userIds(name: string): { uid: number; gid: number } {
-  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith(`${name}:`));
+  const line = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${name}:`));
   if (!line) throw new Error(`no user ${name} (the munge package makes it)`);
   const [, , uid, gid] = line.split(':');
   return { uid: Number(uid), gid: Number(gid) };
@@ -115,9 +119,23 @@ export async function startSlurm(options: StartSlurmOptions): Promise<RunningSlu
     const socket = join(mungeDir, 'munge.socket.2');
     const mungeProcess = startProcess({
       command: 'setpriv',
-      args: ['--pdeathsig', 'TERM', '--reuid', String(munge.uid), '--regid', String(munge.gid), '--clear-groups', '--',
-        '/usr/sbin/munged', '--foreground', `--socket=${socket}`, `--key-file=${key}`, `--pid-file=${join(mungeDir, 'munged.pid')}`,
-        `--log-file=${join(mungeDir, 'munged.log')}`, `--seed-file=${join(mungeDir, 'munged.seed')}`],
+      args: [
+        '--pdeathsig',
+        'TERM',
+        '--reuid',
+        String(munge.uid),
+        '--regid',
+        String(munge.gid),
+        '--clear-groups',
+        '--',
+        '/usr/sbin/munged',
+        '--foreground',
+        `--socket=${socket}`,
+        `--key-file=${key}`,
+        `--pid-file=${join(mungeDir, 'munged.pid')}`,
+        `--log-file=${join(mungeDir, 'munged.log')}`,
+        `--seed-file=${join(mungeDir, 'munged.seed')}`,
+      ],
       logFile: join(root, 'log', 'munged.out'),
     });
     started.push({ p: mungeProcess, what: 'munged' });
@@ -126,43 +144,56 @@ export async function startSlurm(options: StartSlurmOptions): Promise<RunningSlu
     const [ctldPort, slurmdPort] = [await freePort(), await freePort()];
     const conf = join(root, 'slurm.conf');
     const memoryMb = Math.floor(totalmem() / 1024 / 1024 / 2);
-    writeFileSync(conf, [
-      `# A one-machine Slurm for minik8s tests, in ${root}.`,
-      `ClusterName=mk8s${randomBytes(2).toString('hex')}`,
-      `SlurmctldHost=${nodeName}(${options.controllerAddress})`,
-      `SlurmctldPort=${ctldPort}`,
-      `SlurmdPort=${slurmdPort}`,
-      'AuthType=auth/munge',
-      'CredType=cred/munge',
-      `AuthInfo=socket=${socket}`,
-      'SlurmUser=root',
-      'SlurmdUser=root',
-      `StateSaveLocation=${join(root, 'state')}`,
-      `SlurmdSpoolDir=${join(root, 'spool')}`,
-      `SlurmctldPidFile=${join(root, 'slurmctld.pid')}`,
-      `SlurmdPidFile=${join(root, 'slurmd.pid')}`,
-      `SlurmctldLogFile=${join(root, 'log', 'slurmctld.log')}`,
-      `SlurmdLogFile=${join(root, 'log', 'slurmd.log')}`,
-      'ProctrackType=proctrack/linuxproc',
-      'TaskPlugin=task/none',
-      'SelectType=select/cons_tres',
-      'SelectTypeParameters=CR_Core',
-      'SchedulerParameters=batch_sched_delay=0',
-      'ReturnToService=2',
-      'MpiDefault=none',
-      'JobCompType=jobcomp/none',
-      'AccountingStorageType=accounting_storage/none',
-      'GresTypes=gpu',
-      `NodeName=${nodeName} NodeAddr=127.0.0.1 CPUs=${cpus} RealMemory=${memoryMb} Gres=gpu:${gpus} State=UNKNOWN`,
-      `PartitionName=debug Nodes=${nodeName} Default=YES MaxTime=INFINITE State=UP`,
-      '',
-    ].join('\n'));
+    writeFileSync(
+      conf,
+      [
+        `# A one-machine Slurm for minik8s tests, in ${root}.`,
+        `ClusterName=mk8s${randomBytes(2).toString('hex')}`,
+        `SlurmctldHost=${nodeName}(${options.controllerAddress})`,
+        `SlurmctldPort=${ctldPort}`,
+        `SlurmdPort=${slurmdPort}`,
+        'AuthType=auth/munge',
+        'CredType=cred/munge',
+        `AuthInfo=socket=${socket}`,
+        'SlurmUser=root',
+        'SlurmdUser=root',
+        `StateSaveLocation=${join(root, 'state')}`,
+        `SlurmdSpoolDir=${join(root, 'spool')}`,
+        `SlurmctldPidFile=${join(root, 'slurmctld.pid')}`,
+        `SlurmdPidFile=${join(root, 'slurmd.pid')}`,
+        `SlurmctldLogFile=${join(root, 'log', 'slurmctld.log')}`,
+        `SlurmdLogFile=${join(root, 'log', 'slurmd.log')}`,
+        'ProctrackType=proctrack/linuxproc',
+        'TaskPlugin=task/none',
+        'SelectType=select/cons_tres',
+        'SelectTypeParameters=CR_Core',
+        'SchedulerParameters=batch_sched_delay=0',
+        'ReturnToService=2',
+        'MpiDefault=none',
+        'JobCompType=jobcomp/none',
+        'AccountingStorageType=accounting_storage/none',
+        'GresTypes=gpu',
+        `NodeName=${nodeName} NodeAddr=127.0.0.1 CPUs=${cpus} RealMemory=${memoryMb} Gres=gpu:${gpus} State=UNKNOWN`,
+        `PartitionName=debug Nodes=${nodeName} Default=YES MaxTime=INFINITE State=UP`,
+        '',
+      ].join('\n'),
+    );
     // slurmd counts a GPU per device file; harmless character devices stand in (there is no real GPU).
     writeFileSync(join(root, 'gres.conf'), `NodeName=${nodeName} Name=gpu File=${STAND_IN_DEVICES.slice(0, gpus).join(',')}\n`);
     const env = { ...process.env, SLURM_CONF: conf };
-    const ctld = startProcess({ command: 'setpriv', args: ['--pdeathsig', 'TERM', '--', '/usr/sbin/slurmctld', '-D', '-f', conf], logFile: join(root, 'log', 'slurmctld.out'), env });
+    const ctld = startProcess({
+      command: 'setpriv',
+      args: ['--pdeathsig', 'TERM', '--', '/usr/sbin/slurmctld', '-D', '-f', conf],
+      logFile: join(root, 'log', 'slurmctld.out'),
+      env,
+    });
     started.push({ p: ctld, what: 'slurmctld' });
-    const slurmd = startProcess({ command: 'setpriv', args: ['--pdeathsig', 'TERM', '--', '/usr/sbin/slurmd', '-D', '-f', conf, '-N', nodeName], logFile: join(root, 'log', 'slurmd.out'), env });
+    const slurmd = startProcess({
+      command: 'setpriv',
+      args: ['--pdeathsig', 'TERM', '--', '/usr/sbin/slurmd', '-D', '-f', conf, '-N', nodeName],
+      logFile: join(root, 'log', 'slurmd.out'),
+      env,
+    });
     started.push({ p: slurmd, what: 'slurmd' });
 
     const command = (program: string, args: string[]): string => {
@@ -170,14 +201,25 @@ export async function startSlurm(options: StartSlurmOptions): Promise<RunningSlu
       if (r.status !== 0) throw new Error(`${program} ${args.join(' ')} exited ${r.status}: ${r.stderr}${r.stdout}`);
       return r.stdout;
     };
-    await untilReady(ctld, 'slurmctld and slurmd with the node idle', () => {
-      const r = spawnSync('sinfo', ['-h', '-N', '-o', '%T'], { env, encoding: 'utf8', timeout: 10_000 });
-      return r.status === 0 && r.stdout.trim() === 'idle' ? true : undefined;
-    }, 60_000);
+    await untilReady(
+      ctld,
+      'slurmctld and slurmd with the node idle',
+      () => {
+        const r = spawnSync('sinfo', ['-h', '-N', '-o', '%T'], { env, encoding: 'utf8', timeout: 10_000 });
+        return r.status === 0 && r.stdout.trim() === 'idle' ? true : undefined;
+      },
+      60_000,
+    );
     if (slurmd.exited()) throw new Error(`slurmd exited at start:\n${slurmd.output()}`);
 
     const slurm: RunningSlurm = {
-      root, conf, mungeSocketDir: mungeDir, workDir, nodeName, controllerAddress: options.controllerAddress, controllerPort: ctldPort,
+      root,
+      conf,
+      mungeSocketDir: mungeDir,
+      workDir,
+      nodeName,
+      controllerAddress: options.controllerAddress,
+      controllerPort: ctldPort,
       command,
       job(id) {
         const r = spawnSync('scontrol', ['show', 'job', '-o', id], { env, encoding: 'utf8', timeout: 30_000 });
@@ -190,25 +232,45 @@ export async function startSlurm(options: StartSlurmOptions): Promise<RunningSlu
         return fields;
       },
       jobsNamed(name) {
-        return command('squeue', ['-h', '-t', 'all', `--name=${name}`, '-o', '%i']).split('\n').map((l) => l.trim()).filter(Boolean);
+        return command('squeue', ['-h', '-t', 'all', `--name=${name}`, '-o', '%i'])
+          .split('\n')
+          .map((l) => l.trim())
+          .filter(Boolean);
       },
       logs() {
-        const read = (f: string) => { try { return readFileSync(join(root, 'log', f), 'utf8').slice(-4000); } catch { return ''; } };
+        const read = (f: string) => {
+          try {
+            return readFileSync(join(root, 'log', f), 'utf8').slice(-4000);
+          } catch {
+            return '';
+          }
+        };
         return `slurmctld:\n${read('slurmctld.out')}\nslurmd:\n${read('slurmd.out')}`;
       },
       async stop() {
         // Jobs first: their slurmstepd processes are not slurmd's children and would outlive it.
         spawnSync('scancel', ['--full', '--user=root'], { env, timeout: 30_000 });
-        await waitFor(() => {
-          const r = spawnSync('squeue', ['-h', '-o', '%i'], { env, encoding: 'utf8', timeout: 10_000 });
-          return r.status !== 0 || r.stdout.trim() === '';
-        }, { timeoutMs: 60_000, intervalMs: 250, description: 'every Slurm job to end' }).catch(() => {});
+        await waitFor(
+          () => {
+            const r = spawnSync('squeue', ['-h', '-o', '%i'], { env, encoding: 'utf8', timeout: 10_000 });
+            return r.status !== 0 || r.stdout.trim() === '';
+          },
+          { timeoutMs: 60_000, intervalMs: 250, description: 'every Slurm job to end' },
+        ).catch(() => {});
         await stop();
       },
     };
     return slurm;
   } catch (err) {
-    const logs = ['slurmctld.out', 'slurmd.out', 'munged.out'].map((f) => { try { return `${f}:\n${readFileSync(join(root, 'log', f), 'utf8').slice(-2000)}`; } catch { return ''; } }).join('\n');
+    const logs = ['slurmctld.out', 'slurmd.out', 'munged.out']
+      .map((f) => {
+        try {
+          return `${f}:\n${readFileSync(join(root, 'log', f), 'utf8').slice(-2000)}`;
+        } catch {
+          return '';
+        }
+      })
+      .join('\n');
     await stop();
     throw new Error(`${err instanceof Error ? err.message : String(err)}\n${logs}`);
   }
@@ -252,33 +314,47 @@ export async function startLoginNode(slurm: RunningSlurm, address: string): Prom
   writeFileSync(join(dir, 'authorized_keys'), readFileSync(join(dir, 'user_key.pub')), { mode: 0o600 });
   const port = await freePort();
   const config = join(dir, 'sshd_config');
-  writeFileSync(config, [
-    `Port ${port}`,
-    `ListenAddress ${address}`,
-    `HostKey ${join(dir, 'host_key')}`,
-    `PidFile ${join(dir, 'sshd.pid')}`,
-    `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
-    'PermitRootLogin prohibit-password',
-    'PasswordAuthentication no',
-    'KbdInteractiveAuthentication no',
-    'UsePAM no',
-    // Our files live under /tmp, which is writable by all: sshd's ownership checks would refuse the key.
-    'StrictModes no',
-    `SetEnv SLURM_CONF=${slurm.conf}`,
-    '',
-  ].join('\n'));
-  const sshd = startProcess({ command: 'setpriv', args: ['--pdeathsig', 'TERM', '--', '/usr/sbin/sshd', '-D', '-e', '-f', config], logFile: join(dir, 'sshd.log') });
-  await untilReady(sshd, 'sshd', async () => {
-    try {
-      await run('ssh-keyscan', ['-p', String(port), '-T', '2', address], { timeout: 10_000 });
-      return true;
-    } catch {
-      return undefined;
-    }
-  }, 30_000);
+  writeFileSync(
+    config,
+    [
+      `Port ${port}`,
+      `ListenAddress ${address}`,
+      `HostKey ${join(dir, 'host_key')}`,
+      `PidFile ${join(dir, 'sshd.pid')}`,
+      `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
+      'PermitRootLogin prohibit-password',
+      'PasswordAuthentication no',
+      'KbdInteractiveAuthentication no',
+      'UsePAM no',
+      // Our files live under /tmp, which is writable by all: sshd's ownership checks would refuse the key.
+      'StrictModes no',
+      `SetEnv SLURM_CONF=${slurm.conf}`,
+      '',
+    ].join('\n'),
+  );
+  const sshd = startProcess({
+    command: 'setpriv',
+    args: ['--pdeathsig', 'TERM', '--', '/usr/sbin/sshd', '-D', '-e', '-f', config],
+    logFile: join(dir, 'sshd.log'),
+  });
+  await untilReady(
+    sshd,
+    'sshd',
+    async () => {
+      try {
+        await run('ssh-keyscan', ['-p', String(port), '-T', '2', address], { timeout: 10_000 });
+        return true;
+      } catch {
+        return undefined;
+      }
+    },
+    30_000,
+  );
   const hostKey = readFileSync(join(dir, 'host_key.pub'), 'utf8').trim().split(' ').slice(0, 2).join(' ');
   return {
-    address, port, user: 'root',
+    address,
+    port,
+    user: 'root',
     privateKey: readFileSync(join(dir, 'user_key'), 'utf8'),
     knownHosts: `[${address}]:${port} ${hostKey}\n`,
     stop: () => stopPid(sshd.pid, { startTime: sshd.startTime }, 'sshd', 10_000),

@@ -42,7 +42,10 @@ export async function nodeContainers(nodeName: string): Promise<Docker.Container
 
 export async function removeNodeContainers(nodeName: string): Promise<void> {
   for (const c of await nodeContainers(nodeName)) {
-    await docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => {});
+    await docker
+      .getContainer(c.Id)
+      .remove({ force: true, v: true })
+      .catch(() => {});
   }
 }
 
@@ -58,33 +61,66 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerPr
 
   const launch = async () => {
     output = '';
-    child = spawn(process.execPath, [
-      BINARY, '--role=worker', '--server', options.server, '--token', options.joinToken, '--name', nodeName,
-      '--node-ip', '127.0.0.1', '--data-dir', dataDir, '--kubelet-port', String(kubeletPort), '--bridge', bridge,
-      // Test workers share the host's network namespace: one VXLAN device and one set of service chains there would be fought over.
-      '--overlay=none', '--proxy=none', ...(options.extraArgs ?? []),
-    ], { stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout!.on('data', (d) => { output += d; });
-    child.stderr!.on('data', (d) => { output += d; });
-    await waitFor(() => {
-      if (exited()) throw new Error(`worker exited early:\n${output}`);
-      return output.includes('kubelet: node') && output.includes('syncing pods');
-    }, { timeoutMs: 30_000, description: `worker ${nodeName} to start its kubelet` }).catch((err) => {
+    child = spawn(
+      process.execPath,
+      [
+        BINARY,
+        '--role=worker',
+        '--server',
+        options.server,
+        '--token',
+        options.joinToken,
+        '--name',
+        nodeName,
+        '--node-ip',
+        '127.0.0.1',
+        '--data-dir',
+        dataDir,
+        '--kubelet-port',
+        String(kubeletPort),
+        '--bridge',
+        bridge,
+        // Test workers share the host's network namespace: one VXLAN device and one set of service chains there would be fought over.
+        '--overlay=none',
+        '--proxy=none',
+        ...(options.extraArgs ?? []),
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    child.stdout!.on('data', (d) => {
+      output += d;
+    });
+    child.stderr!.on('data', (d) => {
+      output += d;
+    });
+    await waitFor(
+      () => {
+        if (exited()) throw new Error(`worker exited early:\n${output}`);
+        return output.includes('kubelet: node') && output.includes('syncing pods');
+      },
+      { timeoutMs: 30_000, description: `worker ${nodeName} to start its kubelet` },
+    ).catch((err) => {
       if (!exited()) child.kill('SIGKILL');
       throw new Error(`${err instanceof Error ? err.message : err}\n${output}`);
     });
   };
 
-  const waitExit = (signal: NodeJS.Signals) => new Promise<void>((resolve) => {
-    if (exited()) return resolve();
-    child.once('exit', () => resolve());
-    child.kill(signal);
-  });
+  const waitExit = (signal: NodeJS.Signals) =>
+    new Promise<void>((resolve) => {
+      if (exited()) return resolve();
+      child.once('exit', () => resolve());
+      child.kill(signal);
+    });
 
   await launch();
   const worker: WorkerProcess = {
-    nodeName, bridge, dataDir, kubeletPort,
-    get child() { return child; },
+    nodeName,
+    bridge,
+    dataDir,
+    kubeletPort,
+    get child() {
+      return child;
+    },
     output: () => output,
     restart: launch,
     kill: () => waitExit('SIGKILL'),
@@ -96,7 +132,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerPr
     async destroy() {
       await worker.stop();
       await removeNodeContainers(nodeName);
-      await docker.getNetwork(bridge).remove().catch(() => {});
+      await docker
+        .getNetwork(bridge)
+        .remove()
+        .catch(() => {});
       rmSync(dataDir, { recursive: true, force: true });
     },
   } as WorkerProcess;

@@ -50,18 +50,16 @@ describe('obtainNodeCredential', () => {
         master.joins++;
         const credential = `cred-${master.joins}`;
         master.valid.add(credential);
-        res
-          .writeHead(200)
-          .end(
-            JSON.stringify({
-              kind: 'JoinResponse',
-              nodeName: 'n1',
-              token: credential,
-              podCIDR: '10.244.7.0/24',
-              registryPort: 5000,
-              clusterCIDR: '10.244.0.0/16',
-            }),
-          );
+        res.writeHead(200).end(
+          JSON.stringify({
+            kind: 'JoinResponse',
+            nodeName: 'n1',
+            token: credential,
+            podCIDR: '10.244.7.0/24',
+            registryPort: 5000,
+            clusterCIDR: '10.244.0.0/16',
+          }),
+        );
         return;
       }
       if (req.method === 'GET' && req.url === '/api/v1/nodes/n1') {
