@@ -69,7 +69,9 @@ async function startUpstream(): Promise<{ asked: string[]; close(): Promise<void
   await new Promise<void>((resolve, reject) => { u.once('error', reject); u.bind(53, UPSTREAM, () => resolve()); });
   const t: Server = createServer((s) => {
     const reader = new TcpFrameReader();
-    s.on('data', (c) => reader.push(c).forEach((m) => s.write(frame(answer(m)))));
+    s.on('data', (c) => {
+      for (const m of reader.push(c)) s.write(frame(answer(m)));
+    });
     s.on('error', () => s.destroy());
   });
   await new Promise<void>((resolve, reject) => { t.once('error', reject); t.listen(53, UPSTREAM, () => resolve()); });
