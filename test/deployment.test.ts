@@ -114,7 +114,7 @@ describe('Deployment controller (real master, fake nodes)', () => {
       const d = (await call<Deployment>('GET', `${DEPLOY}/web`)).body;
       return d.status?.observedGeneration === d.metadata.generation ? d : undefined;
     }, { timeoutMs: 15_000, description: 'the paused change observed' });
-    assert.equal(observed.status!.conditions!.find((c) => c.type === 'Progressing')!.reason, 'DeploymentPaused');
+    assert.equal(observed.status.conditions!.find((c) => c.type === 'Progressing')!.reason, 'DeploymentPaused');
     assert.equal((await ownedRs()).find((rs) => rs.spec.replicas > 0 && rs.spec.template.spec.containers[0].image === V2), undefined, 'no rollout while paused');
     assert.equal((await cli('rollout', 'resume', 'deploy/web')).stdout, 'deployment.apps/web resumed\n');
     assert.equal((await cli('rollout', 'status', 'deploy/web', '--timeout=60s')).status, 0);

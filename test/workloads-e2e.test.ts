@@ -400,7 +400,7 @@ describe('workloads on three machines: rolling updates with no failed request, a
     await engine.getContainer(container.Id).kill();
     await threeRunning('the killed container to be restarted', (alive) => alive.find((p) => p.metadata.uid === victim.metadata.uid)?.status?.containerStatuses?.[0]?.restartCount === 1);
     assert.deepEqual(pods.alive().map((p) => p.metadata.name).sort(), names, 'the pod was restarted, not replaced');
-    const restarted = pods.pods.get(victim.metadata.name!)!.status!.containerStatuses![0];
+    const restarted = pods.pods.get(victim.metadata.name!)!.status.containerStatuses![0];
     assert.equal(restarted.lastState?.terminated?.exitCode, 137);
     timings.push(`keeper: a killed container restarted in ${lap(started)}`);
 
