@@ -6,6 +6,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
+import type { Event } from '../src/core/api/event.js';
+import type { FunctionObject } from '../src/core/api/function.js';
+import type { Pod } from '../src/core/api/pod.js';
+import type { ReplicaSet } from '../src/core/api/replicaset.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { BINARY, startMaster, type MasterProcess } from './helpers/master.js';
 import { startWorker, type WorkerProcess } from './helpers/worker.js';
@@ -45,12 +49,13 @@ describe('functions through the activator (real master and worker)', { skip: doc
     assert.equal(r.status, 0, `minik8s ${args.join(' ')} exited ${r.status}:\n${r.stdout}\n${r.stderr}`);
     return r;
   };
-  const api = async (path: string) => {
+  /** A GET; the body as the caller says it is. */
+  const api = async <T = unknown>(path: string) => {
     const res = await fetch(`${master.url}${path}`, { headers: { authorization: `Bearer ${master.token}` } });
-    return { status: res.status, body: (await res.json()) as any };
+    return { status: res.status, body: (await res.json()) as T };
   };
-  const replicas = async () => (await api('/apis/apps/v1/namespaces/default/replicasets/hello-v1')).body.spec?.replicas;
-  const pods = async () => (await api('/api/v1/namespaces/default/pods?labelSelector=minik8s.io/function=hello')).body.items as any[];
+  const replicas = async () => (await api<ReplicaSet>('/apis/apps/v1/namespaces/default/replicasets/hello-v1')).body.spec?.replicas;
+  const pods = async () => (await api<{ items: Pod[] }>('/api/v1/namespaces/default/pods?labelSelector=minik8s.io/function=hello')).body.items;
 
   before(async () => {
     master = await startMaster({ seedImages: true });
@@ -78,10 +83,10 @@ describe('functions through the activator (real master and worker)', { skip: doc
   it("creates a function served at the activator's URL, at zero pods", async () => {
     writeFileSync(join(dir, 'handler.py'), HANDLER);
     await ok('function', 'create', 'hello', '-f', join(dir, 'handler.py'), '--idle-grace', '4');
-    const fn = (await api('/apis/minik8s.io/v1/namespaces/default/functions/hello')).body;
+    const fn = (await api<FunctionObject>('/apis/minik8s.io/v1/namespaces/default/functions/hello')).body;
     assert.equal(fn.status.url, `${master.activatorUrl}/function/hello`);
     assert.equal(await replicas(), 0);
-    const info = (await api('/apis/minik8s.io/v1/activator')).body;
+    const info = (await api<{ url: string }>('/apis/minik8s.io/v1/activator')).body;
     assert.equal(info.url, master.activatorUrl);
   });
 
@@ -146,7 +151,9 @@ describe('functions through the activator (real master and worker)', { skip: doc
     // And comes back on the next call.
     const again = await ok('invoke', 'hello', '--data', '{"back": true}');
     assert.deepEqual(JSON.parse(again.stdout).hello, { back: true });
-    const events = (await api('/api/v1/namespaces/default/events')).body.items.filter((e: any) => e.involvedObject.name === 'hello').map((e: any) => e.reason);
+    const events = (await api<{ items: Event[] }>('/api/v1/namespaces/default/events')).body.items
+      .filter((e) => e.involvedObject.name === 'hello')
+      .map((e) => e.reason);
     assert.ok(events.includes('ScaledUp') && events.includes('ScaledToZero'), events.join(','));
   });
 

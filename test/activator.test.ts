@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { functionKind } from '../src/core/api/function.js';
 import { podKind } from '../src/core/api/pod.js';
 import { replicaSetKind, type ReplicaSet } from '../src/core/api/replicaset.js';
-import { eventKind } from '../src/core/api/event.js';
+import { eventKind, type Event } from '../src/core/api/event.js';
 import { InformerFactory } from '../src/core/controller/informer-factory.js';
 import { MemoryStore } from '../src/core/store/memory-store.js';
 import { waitFor } from '../src/core/wait-for.js';
@@ -19,6 +19,14 @@ import { ObjectService } from '../src/control-plane/api-server/object-service.js
 import { ensureSystemNamespaces } from '../src/control-plane/api-server/server.js';
 import { Activator, type ActivatorOptions, type WorkflowRunnerLike } from '../src/control-plane/activator/activator.js';
 import { freePort } from '../scripts/sim/free-resources.js';
+
+/** What these tests read of the activator's JSON answers: a Status's kind and message, the fake pod's echo, a failed call's error. */
+interface CallBody {
+  kind?: string;
+  message?: string;
+  pod?: string;
+  error?: string;
+}
 
 const SERVER_PY = fileURLToPath(new URL('../../templates/python-function/server.py', import.meta.url));
 
@@ -102,13 +110,13 @@ describe('activator', () => {
   const call = async (path: string, init: RequestInit = {}) => {
     const res = await fetch(`${base}${path}`, init);
     const text = await res.text();
-    let body: any = text;
+    let body: unknown = text;
     try {
       body = JSON.parse(text);
     } catch {
       /* text */
     }
-    return { status: res.status, headers: res.headers, body };
+    return { status: res.status, headers: res.headers, body: body as CallBody };
   };
 
   const createFunction = async (name: string, o: { scaling?: Record<string, number>; timeoutSeconds?: number; replicas?: number; version?: number } = {}) => {
@@ -194,10 +202,10 @@ describe('activator', () => {
     const missing = await call('/function/nope', { method: 'POST' });
     assert.equal(missing.status, 404);
     assert.equal(missing.body.kind, 'Status');
-    assert.match(missing.body.message, /functions.minik8s.io "nope" not found/);
+    assert.match(missing.body.message!, /functions.minik8s.io "nope" not found/);
     const path = await call('/elsewhere');
     assert.equal(path.status, 404);
-    assert.match(path.body.message, /call \/function\/NAME/);
+    assert.match(path.body.message!, /call \/function\/NAME/);
   });
 
   it('cold start: asks for a pod at once, holds the call, and sends it as soon as the pod answers its health probe', async () => {
@@ -231,10 +239,10 @@ describe('activator', () => {
     assert.deepEqual((first!.result as { body: string }).body, '{"n":1}');
     assert.equal(newest!.coldStart, false);
     // Recorded as an Event on the Function.
-    await waitFor(async () => (await service.list(eventKind, 'default')).items.some((e: any) => e.reason === 'ScaledUp' && e.involvedObject.name === 'cold'), {
-      timeoutMs: 5_000,
-      description: 'a ScaledUp event',
-    });
+    await waitFor(
+      async () => ((await service.list(eventKind, 'default')).items as Event[]).some((e) => e.reason === 'ScaledUp' && e.involvedObject.name === 'cold'),
+      { timeoutMs: 5_000, description: 'a ScaledUp event' },
+    );
   });
 
   it('sends each call to the pod with the fewest in flight', async () => {
@@ -271,7 +279,7 @@ describe('activator', () => {
     await waitFor(async () => (await call('/function/slow')).status === 200, { timeoutMs: 5_000, description: 'the function to serve' });
     const late = await call('/function/slow?sleep=1500', { method: 'POST' });
     assert.equal(late.status, 504);
-    assert.match(late.body.message, /did not answer within 1 s/);
+    assert.match(late.body.message!, /did not answer within 1 s/);
     const failed = await call('/function/slow?fail=1', { method: 'POST', body: '{}' });
     assert.equal(failed.status, 500);
     assert.deepEqual(failed.body.error, 'ValueError: nope');
@@ -298,11 +306,11 @@ describe('activator', () => {
     const refused = await call('/function/stuck', { method: 'POST' });
     assert.equal(refused.status, 503);
     assert.equal(refused.headers.get('retry-after'), '1');
-    assert.match(refused.body.message, /3 requests waiting/);
+    assert.match(refused.body.message!, /3 requests waiting/);
     for (const r of await Promise.all(held)) {
       assert.equal(r.status, 503);
       assert.equal(r.headers.get('retry-after'), '1');
-      assert.match(r.body.message, /no pod ready to serve yet/);
+      assert.match(r.body.message!, /no pod ready to serve yet/);
     }
   });
 
@@ -315,7 +323,7 @@ describe('activator', () => {
     await createPod('broken', u.port);
     const res = await answer;
     assert.equal(res.status, 502);
-    assert.match(res.body.message, /function broken cannot start: cannot import handler module/);
+    assert.match(res.body.message!, /function broken cannot start: cannot import handler module/);
     // Later calls are told at once too.
     const again = await call('/function/broken', { method: 'POST' });
     assert.equal(again.status, 502);

@@ -158,7 +158,7 @@ describe('Deployment controller (real master, fake nodes)', () => {
       },
       { timeoutMs: 15_000, description: 'the paused change observed' },
     );
-    assert.equal(observed.status!.conditions!.find((c) => c.type === 'Progressing')!.reason, 'DeploymentPaused');
+    assert.equal(observed.status.conditions!.find((c) => c.type === 'Progressing')!.reason, 'DeploymentPaused');
     assert.equal(
       (await ownedRs()).find((rs) => rs.spec.replicas > 0 && rs.spec.template.spec.containers[0].image === V2),
       undefined,

@@ -143,12 +143,12 @@ describe('fake nodes (--fake-nodes 5)', () => {
     assert.deepEqual(nodes.map((n) => n.metadata.name).sort(), [...names].sort());
     assert.equal(new Set(nodes.map((n) => n.spec.podCIDR)).size, 5, 'five different pod ranges');
     for (const node of nodes) {
-      assert.ok(cidrContains(master.clusterCIDR, node.spec!.podCIDR!), `${node.spec!.podCIDR} in ${master.clusterCIDR}`);
+      assert.ok(cidrContains(master.clusterCIDR, node.spec.podCIDR!), `${node.spec.podCIDR} in ${master.clusterCIDR}`);
       assert.equal(node.metadata.labels!['minik8s.io/fake-node'], 'true');
       assert.equal(node.metadata.labels!.zone, 'sim');
-      assert.deepEqual(node.status!.capacity, { cpu: '32', memory: `${256 * 1024 * 1024}Ki`, pods: '110' });
-      assert.deepEqual(node.status!.allocatable, node.status!.capacity);
-      assert.equal(node.status!.nodeInfo!.containerRuntimeVersion, 'fake://minik8s');
+      assert.deepEqual(node.status.capacity, { cpu: '32', memory: `${256 * 1024 * 1024}Ki`, pods: '110' });
+      assert.deepEqual(node.status.allocatable, node.status.capacity);
+      assert.equal(node.status.nodeInfo!.containerRuntimeVersion, 'fake://minik8s');
     }
     // Each node joined for itself: a credential of its own, kept like a real worker's.
     const kept = names.map((n) => JSON.parse(readFileSync(join(worker!.dataDir, 'fake-nodes', n, 'kubelet', 'node-credential.json'), 'utf8')));
@@ -160,7 +160,7 @@ describe('fake nodes (--fake-nodes 5)', () => {
   });
 
   it("runs pods bound to a fake node to Running, with an address of that node's /24, and deletes them", async () => {
-    const cidrs = new Map((await call<{ items: Node[] }>('GET', '/api/v1/nodes')).body.items.map((n) => [n.metadata.name, n.spec!.podCIDR]));
+    const cidrs = new Map((await call<{ items: Node[] }>('GET', '/api/v1/nodes')).body.items.map((n) => [n.metadata.name, n.spec.podCIDR]));
     const placed = [names[0], names[0], names[2], names[4]];
     for (const [i, nodeName] of placed.entries()) {
       const res = await call('POST', ns, {
@@ -179,12 +179,12 @@ describe('fake nodes (--fake-nodes 5)', () => {
       { timeoutMs: 20_000, description: 'the pods to run on the fake nodes' },
     );
     for (const pod of pods) {
-      assert.ok(cidrContains(cidrs.get(pod.spec.nodeName)!, `${pod.status!.podIP}/32`), `${pod.status!.podIP} in ${cidrs.get(pod.spec.nodeName)}`);
-      assert.equal(pod.status!.hostIP, '127.0.0.1');
-      assert.equal(pod.status!.conditions!.find((c) => c.type === 'Ready')!.status, 'True');
-      assert.ok(pod.status!.containerStatuses![0].state!.running, 'the container reports running');
+      assert.ok(cidrContains(cidrs.get(pod.spec.nodeName)!, `${pod.status.podIP}/32`), `${pod.status.podIP} in ${cidrs.get(pod.spec.nodeName)}`);
+      assert.equal(pod.status.hostIP, '127.0.0.1');
+      assert.equal(pod.status.conditions!.find((c) => c.type === 'Ready')!.status, 'True');
+      assert.ok(pod.status.containerStatuses![0].state!.running, 'the container reports running');
     }
-    assert.notEqual(pods[0].status!.podIP, pods[1].status!.podIP);
+    assert.notEqual(pods[0].status.podIP, pods[1].status.podIP);
 
     for (const [i] of placed.entries()) assert.equal((await call('DELETE', `${ns}/fp-${i}`)).status, 200);
     await waitFor(async () => (await Promise.all(placed.map((_, i) => call('GET', `${ns}/fp-${i}`)))).every((r) => r.status === 404), {
@@ -202,7 +202,7 @@ describe('fake nodes (--fake-nodes 5)', () => {
     });
     assert.equal((await call('GET', `/api/v1/nodes/${gone}`)).status, 404, 'not registered again');
     const others = await call<Node>('GET', `/api/v1/nodes/${names[4]}`);
-    assert.equal(others.body.status!.conditions!.find((c) => c.type === 'Ready')!.status, 'True', 'the other nodes carry on');
+    assert.equal(others.body.status.conditions!.find((c) => c.type === 'Ready')!.status, 'True', 'the other nodes carry on');
     assert.equal(worker!.child.exitCode, null);
   });
 

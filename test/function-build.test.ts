@@ -8,6 +8,11 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
+import type { Event } from '../src/core/api/event.js';
+import type { FunctionObject } from '../src/core/api/function.js';
+import type { FunctionVersion } from '../src/core/api/function-version.js';
+import type { Pod } from '../src/core/api/pod.js';
+import type { ReplicaSet } from '../src/core/api/replicaset.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { BINARY, startMaster, type MasterProcess } from './helpers/master.js';
 import { startWorker, type WorkerProcess } from './helpers/worker.js';
@@ -77,9 +82,10 @@ describe('functions: image factory and controller (real master, registry and Doc
     assert.equal(r.status, 0, `minik8s ${args.join(' ')} exited ${r.status}:\n${r.stdout}\n${r.stderr}`);
     return r.stdout;
   };
-  const api = async (path: string) => {
+  /** A GET; the body as the caller says it is. */
+  const api = async <T = unknown>(path: string) => {
     const res = await fetch(`${master.url}${path}`, { headers: { authorization: `Bearer ${master.token}` } });
-    return { status: res.status, body: (await res.json()) as any };
+    return { status: res.status, body: (await res.json()) as T };
   };
   const file = (name: string, text: string) => {
     const path = join(dir, name);
@@ -95,20 +101,22 @@ describe('functions: image factory and controller (real master, registry and Doc
       `    return {"version": "${version}", "event": event, "greeting": os.environ.get("GREETING", "")}`,
       '',
     ].join('\n');
-  const rs = async (name: string) => (await api(`${RS}/${name}`)).body;
+  const rs = async (name: string) => (await api<ReplicaSet>(`${RS}/${name}`)).body;
   const readyPodIP = (fn: string, version: number) =>
     waitFor(
       async () => {
-        const pods = (await api(`/api/v1/namespaces/default/pods?labelSelector=minik8s.io/function=${fn},minik8s.io/function-version=${version}`)).body
-          .items as any[];
-        const ready = pods.find((p) => !p.metadata.deletionTimestamp && p.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True'));
+        const pods = (
+          await api<{ items: Pod[] }>(`/api/v1/namespaces/default/pods?labelSelector=minik8s.io/function=${fn},minik8s.io/function-version=${version}`)
+        ).body.items;
+        const ready = pods.find((p) => !p.metadata.deletionTimestamp && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
         return ready?.status?.podIP as string | undefined;
       },
       { timeoutMs: 90_000, description: `a Ready pod of ${fn} version ${version}` },
     );
   const invokePod = async (ip: string, body: unknown) => {
     const res = await fetch(`http://${ip}:8080/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) as any };
+    // The handler's answer: a JSON object.
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
 
   before(async () => {
@@ -144,18 +152,18 @@ describe('functions: image factory and controller (real master, registry and Doc
     // Which steps show depends on Docker's cache (a cached step passes in milliseconds); the push always does.
     assert.match(out, /building version 1: pushing functions\/default-hello:v1\n/);
     assert.match(out, /function\/hello ready: version 1 serving at http:\/\/[^ ]+:\d+\/function\/hello\n/);
-    const fn = (await api(`${FNS}/hello`)).body;
+    const fn = (await api<FunctionObject>(`${FNS}/hello`)).body;
     assert.equal(fn.status.version, 1);
-    assert.match(fn.status.image, /^functions\/default-hello@sha256:[0-9a-f]{64}$/);
-    v1Image = fn.status.image;
-    assert.ok(fn.status.conditions.some((c: any) => c.type === 'Built' && c.status === 'True' && c.reason === 'BuildSucceeded'));
-    assert.ok(fn.status.conditions.some((c: any) => c.type === 'Ready' && c.status === 'True' && c.reason === 'ScaledToZero'));
-    const tags = (await (await fetch(`http://127.0.0.1:${master.registryPort}/v2/functions/default-hello/tags/list`)).json()) as any;
+    assert.match(fn.status.image!, /^functions\/default-hello@sha256:[0-9a-f]{64}$/);
+    v1Image = fn.status.image!;
+    assert.ok(fn.status.conditions!.some((c) => c.type === 'Built' && c.status === 'True' && c.reason === 'BuildSucceeded'));
+    assert.ok(fn.status.conditions!.some((c) => c.type === 'Ready' && c.status === 'True' && c.reason === 'ScaledToZero'));
+    const tags = (await (await fetch(`http://127.0.0.1:${master.registryPort}/v2/functions/default-hello/tags/list`)).json()) as { tags: string[] };
     assert.deepEqual(tags.tags, ['v1']);
     const set = await rs('hello-v1');
     assert.equal(set.spec.replicas, 0);
     assert.equal(set.spec.template.spec.containers[0].image, v1Image);
-    assert.equal(set.metadata.ownerReferences[0].kind, 'Function');
+    assert.equal(set.metadata.ownerReferences![0].kind, 'Function');
     const table = await ok('get', 'fn');
     assert.match(table, /^NAME\s+VERSION\s+URL\s+READY\s+AGE/);
     assert.match(table, /hello\s+1\s+http:\S+\/function\/hello\s+0\/0\s/);
@@ -181,7 +189,7 @@ describe('functions: image factory and controller (real master, registry and Doc
     const ip = await readyPodIP('hello', 2);
     assert.equal((await invokePod(ip, null)).body.version, 'v2');
     await waitFor(async () => (await rs('hello-v1')).spec.replicas === 0, { timeoutMs: 30_000, description: 'hello-v1 scaled to 0' });
-    const events = (await api('/api/v1/namespaces/default/events')).body.items as any[];
+    const events = (await api<{ items: Event[] }>('/api/v1/namespaces/default/events')).body.items;
     assert.ok(
       events.some((e) => e.involvedObject.name === 'hello' && e.reason === 'ScaledOldVersion'),
       'a ScaledOldVersion event',
@@ -195,23 +203,23 @@ describe('functions: image factory and controller (real master, registry and Doc
     const out = await ok('function', 'update', 'hello', '--env', 'GREETING=hi', '--hard');
     assert.match(out, /version 3 serving/);
     assert.match(out, /reused the image of version 2/);
-    const v3 = (await api(`${VERSIONS}/hello-v3`)).body;
+    const v3 = (await api<FunctionVersion>(`${VERSIONS}/hello-v3`)).body;
     assert.equal(v3.status.reusedFrom, 2);
-    assert.equal(v3.status.image, (await api(`${VERSIONS}/hello-v2`)).body.status.image);
+    assert.equal(v3.status.image, (await api<FunctionVersion>(`${VERSIONS}/hello-v2`)).body.status.image);
     assert.equal((await rs('hello-v3')).spec.replicas, 0, 'hard: the next request cold-starts the new version');
     assert.equal((await rs('hello-v2')).spec.replicas, 0);
   });
 
   it("rollback --to 1 serves version 1's image again without building", async () => {
-    const buildsBefore = ((await api('/api/v1/namespaces/default/events')).body.items as any[]).filter((e) => e.reason === 'BuildStarted').length;
+    const buildsBefore = (await api<{ items: Event[] }>('/api/v1/namespaces/default/events')).body.items.filter((e) => e.reason === 'BuildStarted').length;
     const out = await ok('function', 'rollback', 'hello', '--to', '1');
     assert.match(out, /rolled back: version 1 serving/);
-    const fn = (await api(`${FNS}/hello`)).body;
+    const fn = (await api<FunctionObject>(`${FNS}/hello`)).body;
     assert.equal(fn.status.version, 1);
     assert.equal(fn.status.image, v1Image);
-    const events = (await api('/api/v1/namespaces/default/events')).body.items as any[];
+    const events = (await api<{ items: Event[] }>('/api/v1/namespaces/default/events')).body.items;
     assert.equal(events.filter((e) => e.reason === 'BuildStarted').length, buildsBefore, 'no build');
-    assert.equal((await api(VERSIONS)).body.items.length, 3, 'no new version');
+    assert.equal((await api<{ items: FunctionVersion[] }>(VERSIONS)).body.items.length, 3, 'no new version');
   });
 
   it('installs requirements from the index given with --pip-index-url', async () => {
@@ -246,8 +254,8 @@ describe('functions: image factory and controller (real master, registry and Doc
     assert.equal(r.status, 1, r.stdout + r.stderr);
     assert.match(r.stderr, /version 1 could not be built: requirements could not be installed: no package index reachable \(set --pip-index-url/);
     assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
-    const fn = (await api(`${FNS}/broken`)).body;
-    assert.ok(fn.status.conditions.some((c: any) => c.type === 'Built' && c.status === 'False' && c.reason === 'BuildFailed'));
+    const fn = (await api<FunctionObject>(`${FNS}/broken`)).body;
+    assert.ok(fn.status.conditions!.some((c) => c.type === 'Built' && c.status === 'False' && c.reason === 'BuildFailed'));
     assert.equal(fn.status.version, undefined);
     assert.equal((await api(`${RS}/broken-v1`)).status, 404, 'no ReplicaSet for a version without an image');
   });
@@ -257,7 +265,11 @@ describe('functions: image factory and controller (real master, registry and Doc
     index = await startIndex({ port, packages: ['minik8s-other-pkg'] });
     const out = await ok('function', 'update', 'broken', '-f', join(dir, 'broken/handler.py'), '--requirements', join(dir, 'broken/requirements.txt'));
     assert.match(out, /function\/broken updated: version 1 serving/);
-    assert.equal((await api(VERSIONS)).body.items.filter((v: any) => v.spec.function === 'broken').length, 1, 'the same version, built again');
+    assert.equal(
+      (await api<{ items: FunctionVersion[] }>(VERSIONS)).body.items.filter((v) => v.spec.function === 'broken').length,
+      1,
+      'the same version, built again',
+    );
   });
 
   it('applies a manifest whose code path is relative to it, and a second apply changes nothing', async () => {
@@ -267,21 +279,27 @@ describe('functions: image factory and controller (real master, registry and Doc
       'apiVersion: minik8s.io/v1\nkind: Function\nmetadata:\n  name: applied\nspec:\n  codePath: ./code\n  scaling: {idleGraceSeconds: 600}\n',
     );
     assert.match(await ok('apply', '-f', manifest), /function\.minik8s\.io\/applied created|functions?\/applied created/);
-    await waitFor(async () => (await api(`${FNS}/applied`)).body.status?.version === 1, { timeoutMs: 120_000, description: 'applied version 1' });
+    await waitFor(async () => (await api<FunctionObject>(`${FNS}/applied`)).body.status?.version === 1, {
+      timeoutMs: 120_000,
+      description: 'applied version 1',
+    });
     assert.match(await ok('apply', '-f', manifest), /unchanged/);
     file('app/code/handler.py', handler('applied2'));
     assert.match(await ok('apply', '-f', manifest), /configured/);
-    await waitFor(async () => (await api(`${FNS}/applied`)).body.status?.version === 2, { timeoutMs: 120_000, description: 'applied version 2' });
+    await waitFor(async () => (await api<FunctionObject>(`${FNS}/applied`)).body.status?.version === 2, {
+      timeoutMs: 120_000,
+      description: 'applied version 2',
+    });
   });
 
   it('delete removes the function with its versions, ReplicaSets and pods', async () => {
     await ok('function', 'delete', 'hello', 'withdeps', 'broken', 'applied');
-    assert.equal((await api(FNS)).body.items.length, 0);
+    assert.equal((await api<{ items: FunctionObject[] }>(FNS)).body.items.length, 0);
     await waitFor(
       async () =>
-        (await api(VERSIONS)).body.items.length === 0 &&
-        (await api(RS)).body.items.length === 0 &&
-        (await api('/api/v1/namespaces/default/pods')).body.items.length === 0,
+        (await api<{ items: FunctionVersion[] }>(VERSIONS)).body.items.length === 0 &&
+        (await api<{ items: ReplicaSet[] }>(RS)).body.items.length === 0 &&
+        (await api<{ items: Pod[] }>('/api/v1/namespaces/default/pods')).body.items.length === 0,
       { timeoutMs: 60_000, description: 'versions, ReplicaSets and pods gone' },
     );
   });

@@ -5,6 +5,11 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Deployment } from '../src/core/api/deployment.js';
+import type { Event } from '../src/core/api/event.js';
+import type { HorizontalPodAutoscaler } from '../src/core/api/horizontalpodautoscaler.js';
+import type { Pod } from '../src/core/api/pod.js';
+import type { Service } from '../src/core/api/service.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { BINARY } from './helpers/master.js';
 import { createNetnsCluster, findExecutable, netnsSkipReason, type NetnsCluster } from './helpers/netns-node.js';
@@ -95,7 +100,7 @@ describe('HorizontalPodAutoscaler on two machines (real containers, cpu and memo
   const timings: string[] = [];
 
   const cli = (...args: string[]) => spawnSync(process.execPath, [BINARY, ...args], { env: cluster.master.env, encoding: 'utf8', timeout: 60_000 });
-  const call = async (method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: any }> => {
+  const call = async (method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: unknown }> => {
     const send = () =>
       fetch(`${cluster.master.url}${path}`, {
         method,
@@ -109,15 +114,16 @@ describe('HorizontalPodAutoscaler on two machines (real containers, cpu and memo
     });
     return { status: res.status, body: await res.json() };
   };
-  const api = async (method: string, path: string, body?: unknown) => {
+  /** The answer's JSON, as the caller says it is. */
+  const api = async <T = unknown>(method: string, path: string, body?: unknown) => {
     const res = await call(method, path, body);
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.body?.message}`);
-    return res.body;
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${(res.body as { message?: string } | null)?.message}`);
+    return res.body as T;
   };
-  const replicas = async (name: string) => (await api('GET', `/apis/apps/v1/namespaces/${NS}/deployments/${name}`)).spec.replicas as number;
+  const replicas = async (name: string) => (await api<Deployment>('GET', `/apis/apps/v1/namespaces/${NS}/deployments/${name}`)).spec.replicas as number;
   const readyPods = async (app: string) =>
-    ((await api('GET', `/api/v1/namespaces/${NS}/pods?labelSelector=app%3D${app}`)).items as any[]).filter(
-      (p) => !p.metadata.deletionTimestamp && p.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True'),
+    (await api<{ items: Pod[] }>('GET', `/api/v1/namespaces/${NS}/pods?labelSelector=app%3D${app}`)).items.filter(
+      (p) => !p.metadata.deletionTimestamp && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
     );
   /** A Deployment of the workload with its Service and HPA. */
   const workload = async (name: string, metric: unknown, maxReplicas: number) => {
@@ -194,7 +200,9 @@ describe('HorizontalPodAutoscaler on two machines (real containers, cpu and memo
       });
       timings.push(`first pods Ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       // The driver runs on h1's host, behind that node's service proxy.
-      const ips = await Promise.all(['burn', 'hog'].map(async (s) => `http://${(await api('GET', `/api/v1/namespaces/${NS}/services/${s}`)).spec.clusterIP}`));
+      const ips = await Promise.all(
+        ['burn', 'hog'].map(async (s) => `http://${(await api<Service>('GET', `/api/v1/namespaces/${NS}/services/${s}`)).spec.clusterIP}`),
+      );
       driver = spawn(
         findExecutable('nsenter')!,
         [`--net=/var/run/netns/${cluster.workers[0]!.machine.netns}`, '--', process.execPath, join(scratch, 'driver.mjs'), ips[0]!, ...ips],
@@ -245,8 +253,8 @@ describe('HorizontalPodAutoscaler on two machines (real containers, cpu and memo
     });
     const h = await waitFor(
       async () => {
-        const got = await api('GET', `/apis/autoscaling/v2/namespaces/${NS}/horizontalpodautoscalers/burn`);
-        return got.status?.currentReplicas >= 2 &&
+        const got = await api<HorizontalPodAutoscaler>('GET', `/apis/autoscaling/v2/namespaces/${NS}/horizontalpodautoscalers/burn`);
+        return (got.status?.currentReplicas ?? 0) >= 2 &&
           got.status.currentReplicas === (await replicas('burn')) &&
           got.status.currentMetrics?.[0]?.resource?.current?.averageUtilization !== undefined
           ? got
@@ -254,13 +262,13 @@ describe('HorizontalPodAutoscaler on two machines (real containers, cpu and memo
       },
       { timeoutMs: 60_000, intervalMs: 500, description: 'the HPA to measure the pods it added' },
     );
-    timings.push(`cpu: under load ${JSON.stringify(h.status.currentMetrics[0].resource.current)} at ${h.status.currentReplicas} replicas`);
+    timings.push(`cpu: under load ${JSON.stringify(h.status.currentMetrics![0].resource!.current)} at ${h.status.currentReplicas} replicas`);
     const loadOff = Date.now();
     send('load-off');
     await follow('burn', (n) => n === 1, 'back to 1 after the load stopped', seen);
     timings.push(`cpu: back to 1 ${((Date.now() - loadOff) / 1000).toFixed(1)} s after the load stopped (window 10 s); most replicas ${seen.max}`);
     assert.ok(seen.max <= 4, `${seen.max} replicas, above maxReplicas 4`);
-    const events = (await api('GET', `/api/v1/namespaces/${NS}/events`)).items as any[];
+    const events = (await api<{ items: Event[] }>('GET', `/api/v1/namespaces/${NS}/events`)).items;
     const rescales = events.filter((e) => e.involvedObject.name === 'burn' && e.reason === 'SuccessfulRescale').map((e) => e.message as string);
     assert.ok(
       rescales.some((m) => /^New size: [234]; reason: cpu resource utilization \(percentage of request\) above target$/.test(m)),
@@ -278,7 +286,7 @@ describe('HorizontalPodAutoscaler on two machines (real containers, cpu and memo
     const inPod = (path: string) => {
       const r = cli(
         'exec',
-        pod.metadata.name,
+        pod.metadata.name!,
         '-n',
         NS,
         '--',

@@ -261,8 +261,8 @@ describe('HorizontalPodAutoscaler (real master, fake-provider worker)', () => {
     await settlesAt(load, 'web', 2, 'scaled down to minReplicas 2');
     assert.ok(Date.now() - quiet >= 4_000, `scaled down ${Date.now() - quiet} ms after the load dropped, inside the 5 s window`);
     const down = await hpa('web');
-    assert.ok(down.status!.lastScaleTime, 'lastScaleTime set');
-    assert.equal(down.status!.observedGeneration, down.metadata.generation);
+    assert.ok(down.status.lastScaleTime, 'lastScaleTime set');
+    assert.equal(down.status.observedGeneration, down.metadata.generation);
   });
 
   it('memory AverageValue: up and down with the memory in use', async () => {

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ObjectList } from '../src/core/client/client.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { BINARY, startMaster, type MasterProcess } from './helpers/master.js';
 
@@ -16,10 +17,11 @@ interface Snapshot {
 describe('master end to end', () => {
   let master: MasterProcess;
   const cli = (...args: string[]) => spawnSync(process.execPath, [BINARY, ...args], { env: master.env, encoding: 'utf8', timeout: 60_000 });
+  /** A list (every path read here names one). */
   const api = async (path: string) => {
     const res = await fetch(`${master.url}${path}`, { headers: { authorization: `Bearer ${master.token}` } });
     assert.equal(res.status, 200, `${path}: ${res.status}`);
-    return res.json() as Promise<any>;
+    return res.json() as Promise<ObjectList>;
   };
   /** Every object of every kind the examples use, keyed by kind/namespace/name. */
   const snapshot = async (): Promise<Snapshot> => {
@@ -36,8 +38,8 @@ describe('master end to end', () => {
       const list = await api(path);
       for (const item of list.items) {
         out[`${item.kind ?? path}/${item.metadata.namespace ?? ''}/${item.metadata.name}`] = {
-          uid: item.metadata.uid,
-          resourceVersion: item.metadata.resourceVersion,
+          uid: item.metadata.uid!,
+          resourceVersion: item.metadata.resourceVersion!,
           body: JSON.stringify(item),
         };
       }

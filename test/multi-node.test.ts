@@ -3,7 +3,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import Docker from 'dockerode';
+import type { Node } from '../src/core/api/node.js';
 import type { Pod } from '../src/core/api/pod.js';
+import type { Status } from '../src/core/errors.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { cidrContains } from '../src/core/api/ipv4.js';
 import { BINARY } from './helpers/master.js';
@@ -28,26 +30,27 @@ describe('several machines on one: a master on the host, workers in network name
     assert.equal(r.status, 0, `minik8s ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
     return r.stdout;
   };
-  const call = async (method: string, path: string, token: string, body?: unknown, contentType = 'application/json') => {
+  /** The answer, its JSON as the caller says it is. */
+  const call = async <T = unknown>(method: string, path: string, token: string, body?: unknown, contentType = 'application/json') => {
     const res = await fetch(`${master().url}${path}`, {
       method,
       headers: { authorization: `Bearer ${token}`, 'content-type': contentType },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    return { status: res.status, body: (await res.json()) as any };
+    return { status: res.status, body: (await res.json()) as T };
   };
-  const api = async (method: string, path: string, body?: unknown) => {
+  const api = async <T = unknown>(method: string, path: string, body?: unknown) => {
     const res = await call(method, path, master().token, body);
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.body?.message}`);
-    return res.body;
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${(res.body as { message?: string } | null)?.message}`);
+    return res.body as T;
   };
-  const node = (w: NetnsWorker) => api('GET', `/api/v1/nodes/${w.nodeName}`);
+  const node = (w: NetnsWorker) => api<Node>('GET', `/api/v1/nodes/${w.nodeName}`);
   const podName = (w: NetnsWorker) => `hello-${w.machine.name}`;
   const running = (pod: Pod) => pod.status?.phase === 'Running' && (pod.status.containerStatuses ?? []).every((c) => c.state?.running);
   const waitRunning = (w: NetnsWorker) =>
     waitFor(
       async () => {
-        const pod = (await api('GET', `/api/v1/namespaces/${NS}/pods/${podName(w)}`)) as Pod;
+        const pod = await api<Pod>('GET', `/api/v1/namespaces/${NS}/pods/${podName(w)}`);
         return running(pod) ? pod : undefined;
       },
       { timeoutMs: 60_000, intervalMs: 200, description: `pod ${podName(w)} to run on ${w.nodeName}` },
@@ -102,7 +105,7 @@ describe('several machines on one: a master on the host, workers in network name
         waitFor(
           async () => {
             const n = await node(w);
-            return n.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
+            return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
           },
           { timeoutMs: 30_000, description: `node ${w.nodeName} to be Ready` },
         ),
@@ -113,12 +116,12 @@ describe('several machines on one: a master on the host, workers in network name
       [w2, nodes[1]],
     ] as const) {
       assert.deepEqual(
-        n.status.addresses.find((a: any) => a.type === 'InternalIP'),
+        n.status.addresses!.find((a) => a.type === 'InternalIP'),
         { type: 'InternalIP', address: w.machine.ip },
       );
-      assert.equal(n.status.daemonEndpoints.kubeletEndpoint.Port, w.kubeletPort);
-      assert.match(n.spec.podCIDR, /\/24$/);
-      assert.ok(cidrContains(master().clusterCIDR, n.spec.podCIDR), `${n.spec.podCIDR} in ${master().clusterCIDR}`);
+      assert.equal(n.status.daemonEndpoints!.kubeletEndpoint!.Port, w.kubeletPort);
+      assert.match(n.spec.podCIDR!, /\/24$/);
+      assert.ok(cidrContains(master().clusterCIDR, n.spec.podCIDR!), `${n.spec.podCIDR} in ${master().clusterCIDR}`);
     }
     const bridgePrefix = cluster!.hostIP.replace(/\.1$/, '');
     assert.deepEqual([w1.machine.ip, w2.machine.ip], [`${bridgePrefix}.11`, `${bridgePrefix}.12`]);
@@ -134,7 +137,7 @@ describe('several machines on one: a master on the host, workers in network name
       const pod = await waitRunning(w);
       const n = await node(w);
       assert.equal(pod.status?.hostIP, w.machine.ip);
-      const prefix = n.spec.podCIDR.split('.').slice(0, 3).join('.');
+      const prefix = n.spec.podCIDR!.split('.').slice(0, 3).join('.');
       assert.ok(pod.status?.podIP?.startsWith(`${prefix}.`), `${pod.status?.podIP} not in ${n.spec.podCIDR}`);
       const tags = (await w.machine.docker.listImages()).flatMap((i) => i.RepoTags ?? []);
       assert.ok(tags.includes(`${registry()}/busybox:1.35`), `${w.machine.name}'s engine has ${tags.join(', ')}`);
@@ -195,7 +198,7 @@ describe('several machines on one: a master on the host, workers in network name
     const own = await call('PATCH', `/api/v1/nodes/${w1.nodeName}`, credential.token, { metadata: { labels: { 'e2e.minik8s.io/machine': 'w1' } } }, MERGE);
     assert.equal(own.status, 200, JSON.stringify(own.body));
     for (const path of [`/api/v1/nodes/${w2.nodeName}`, `/api/v1/nodes/${w2.nodeName}/status`]) {
-      const other = await call('PATCH', path, credential.token, { metadata: { labels: { 'e2e.minik8s.io/machine': 'w1' } } }, MERGE);
+      const other = await call<Status>('PATCH', path, credential.token, { metadata: { labels: { 'e2e.minik8s.io/machine': 'w1' } } }, MERGE);
       assert.equal(other.status, 403, `${path}: ${JSON.stringify(other.body)}`);
       assert.equal(other.body.kind, 'Status');
       assert.match(other.body.message, new RegExp(`^nodes "${w2.nodeName}" is forbidden: User "system:node:${w1.nodeName}"`));

@@ -38,6 +38,31 @@ const JS_FETCH = `for (const url of process.argv.slice(1)) {
   try { console.log(await (await fetch(url, { signal: AbortSignal.timeout(5000) })).text()); } catch (e) { console.log('ERROR', e.cause?.code ?? e.message); }
 }`;
 
+/** The fields these tests read of `ip -j` and `bridge -j` records. */
+interface IpRoute {
+  dst: string;
+  gateway?: string;
+  flags?: string[];
+}
+interface IpNeighbour {
+  dst: string;
+  lladdr?: string;
+  state?: string[];
+}
+interface FdbEntry {
+  mac: string;
+  dst?: string;
+}
+interface IpLink {
+  address: string;
+  ifindex: number;
+  flags: string[];
+  linkinfo: { info_kind: string; info_data: { id: number; port: number; local: string; learning: boolean } };
+}
+interface IpAddress {
+  addr_info: { local: string; prefixlen: number }[];
+}
+
 /** Still running (a zombie counts as gone)? */
 function running(pid: number): boolean {
   try {
@@ -73,7 +98,7 @@ describe('the VXLAN overlay between simulated machines', { skip }, () => {
     if (r.status !== 0) throw new Error(`${command} ${args.join(' ')} in ${w.machine.netns} exited ${r.status}: ${r.stderr}`);
     return r.stdout;
   };
-  const ipJson = (w: NetnsWorker, tool: 'ip' | 'bridge', args: string[]) => JSON.parse(onHost(w, findExecutable(tool)!, ['-j', ...args]) || '[]') as any[];
+  const ipJson = <T>(w: NetnsWorker, tool: 'ip' | 'bridge', args: string[]) => JSON.parse(onHost(w, findExecutable(tool)!, ['-j', ...args]) || '[]') as T[];
   const node = (w: NetnsWorker) => api<Node>('GET', `/api/v1/nodes/${w.nodeName}`);
   const podName = (w: NetnsWorker) => `web-${w.machine.name}`;
   const pod = (w: NetnsWorker) => api<Pod>('GET', `/api/v1/namespaces/${NS}/pods/${podName(w)}`);
@@ -92,13 +117,13 @@ describe('the VXLAN overlay between simulated machines', { skip }, () => {
 
   /** Routes, neighbours and FDB entries on a machine's VXLAN device, as sorted lines. */
   const entries = (w: NetnsWorker) => ({
-    routes: ipJson(w, 'ip', ['-4', 'route', 'show', 'dev', DEV])
+    routes: ipJson<IpRoute>(w, 'ip', ['-4', 'route', 'show', 'dev', DEV])
       .map((r) => `${r.dst} via ${r.gateway} ${(r.flags ?? []).join(',')}`)
       .sort(),
-    neighbours: ipJson(w, 'ip', ['-4', 'neigh', 'show', 'dev', DEV])
+    neighbours: ipJson<IpNeighbour>(w, 'ip', ['-4', 'neigh', 'show', 'dev', DEV])
       .map((n) => `${n.dst} ${n.lladdr} ${(n.state ?? []).join(',')}`)
       .sort(),
-    fdb: ipJson(w, 'bridge', ['fdb', 'show', 'dev', DEV])
+    fdb: ipJson<FdbEntry>(w, 'bridge', ['fdb', 'show', 'dev', DEV])
       .map((f) => `${f.mac} ${f.dst}`)
       .sort(),
   });
@@ -181,7 +206,7 @@ describe('the VXLAN overlay between simulated machines', { skip }, () => {
   it('gives each worker a VXLAN device (VNI 1, port 8472, its VTEP address) and publishes its MAC and address on its Node', async () => {
     for (const w of workers) {
       const n = await node(w);
-      const [link] = ipJson(w, 'ip', ['-d', 'link', 'show', 'dev', DEV]);
+      const [link] = ipJson<IpLink>(w, 'ip', ['-d', 'link', 'show', 'dev', DEV]);
       assert.equal(link.linkinfo.info_kind, 'vxlan');
       assert.deepEqual(
         [link.linkinfo.info_data.id, link.linkinfo.info_data.port, link.linkinfo.info_data.local, link.linkinfo.info_data.learning],
@@ -190,9 +215,9 @@ describe('the VXLAN overlay between simulated machines', { skip }, () => {
       assert.ok(link.flags.includes('UP'));
       assert.equal(n.metadata.annotations?.[VTEP_MAC_ANNOTATION], link.address);
       assert.equal(n.metadata.annotations?.[PUBLIC_IP_ANNOTATION], w.machine.ip);
-      const [addr] = ipJson(w, 'ip', ['-4', 'addr', 'show', 'dev', DEV]);
+      const [addr] = ipJson<IpAddress>(w, 'ip', ['-4', 'addr', 'show', 'dev', DEV]);
       assert.deepEqual(
-        addr.addr_info.map((a: any) => `${a.local}/${a.prefixlen}`),
+        addr.addr_info.map((a) => `${a.local}/${a.prefixlen}`),
         [`${vtepAddress(n.spec!.podCIDR!)}/32`],
       );
       // Pods' traffic keeps their addresses: Docker does not masquerade the pod network, our chain does it for what leaves the cluster.
@@ -243,7 +268,7 @@ describe('the VXLAN overlay between simulated machines', { skip }, () => {
 
   it('adopts the device when a worker restarts: same MAC, peers untouched, traffic flowing', async () => {
     const w2 = workers[1]!;
-    const [before] = ipJson(w2, 'ip', ['-d', 'link', 'show', 'dev', DEV]);
+    const [before] = ipJson<IpLink>(w2, 'ip', ['-d', 'link', 'show', 'dev', DEV]);
     process.kill(w2.pid, 'SIGTERM');
     await waitFor(() => !running(w2.pid), { timeoutMs: 20_000, description: `worker ${w2.nodeName} to stop` });
     const logFile = join(w2.machine.dir, 'worker-restarted.log');
@@ -286,7 +311,7 @@ describe('the VXLAN overlay between simulated machines', { skip }, () => {
     });
     assert.equal(restarted.exitCode, null, `the restarted worker exited: ${log()}`);
     assert.match(log(), new RegExp(`overlay: vxlan ${DEV.replace('.', '\\.')} .*: adopted as it was`));
-    const [now] = ipJson(w2, 'ip', ['-d', 'link', 'show', 'dev', DEV]);
+    const [now] = ipJson<IpLink>(w2, 'ip', ['-d', 'link', 'show', 'dev', DEV]);
     assert.equal(now.address, before.address);
     assert.equal(now.ifindex, before.ifindex, 'the very same device');
     assert.equal((await node(w2)).metadata.annotations?.[VTEP_MAC_ANNOTATION], before.address);

@@ -110,7 +110,7 @@ describe('ReplicaSet controller (real master, fake nodes)', () => {
     assert.equal(pods.created.size, 6);
 
     // The least valuable go first: all are Running and Ready, so the most recently Ready go; a pod Ready longest stays.
-    const readySince = (p: Pod) => Date.parse(p.status!.conditions!.find((c) => c.type === 'Ready')!.lastTransitionTime!);
+    const readySince = (p: Pod) => Date.parse(p.status.conditions!.find((c) => c.type === 'Ready')!.lastTransitionTime!);
     const oldest = Math.min(...pods.alive().map(readySince));
     const down = cli('scale', 'replicaset', 'web', '--replicas=1');
     assert.equal(down.status, 0, down.stderr);

@@ -6,7 +6,11 @@ import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Dns } from '../src/core/api/dns.js';
+import type { Endpoints } from '../src/core/api/endpoints.js';
 import type { Pod } from '../src/core/api/pod.js';
+import type { Service } from '../src/core/api/service.js';
+import type { Status } from '../src/core/errors.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { BINARY } from './helpers/master.js';
 import { createNetnsCluster, findExecutable, netnsSkipReason, type NetnsCluster, type NetnsWorker } from './helpers/netns-node.js';
@@ -67,7 +71,8 @@ describe('services, DNS and the gateway on three machines', { skip }, () => {
 
   const master = () => cluster.master;
   const cli = (...args: string[]) => spawnSync(process.execPath, [BINARY, ...args], { env: master().env, encoding: 'utf8', timeout: 60_000 });
-  const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> => {
+  /** The answer, its JSON as the caller says it is. */
+  const call = async <T = unknown>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> => {
     const send = () =>
       fetch(`${master().url}${path}`, {
         method,
@@ -80,12 +85,12 @@ describe('services, DNS and the gateway on three machines', { skip }, () => {
       if (err.cause?.code !== 'UND_ERR_SOCKET' && err.cause?.code !== 'ECONNRESET') throw err;
       return send();
     });
-    return { status: res.status, body: await res.json() };
+    return { status: res.status, body: (await res.json()) as T };
   };
-  const api = async (method: string, path: string, body?: unknown) => {
+  const api = async <T = unknown>(method: string, path: string, body?: unknown) => {
     const res = await call(method, path, body);
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.body?.message}`);
-    return res.body;
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${(res.body as { message?: string } | null)?.message}`);
+    return res.body as T;
   };
   const createPod = (name: string, nodeName: string, containers: unknown[], labels: Record<string, string> = {}) =>
     api('POST', `/api/v1/namespaces/${NS}/pods`, {
@@ -97,14 +102,14 @@ describe('services, DNS and the gateway on three machines', { skip }, () => {
   const waitReady = (name: string) =>
     waitFor(
       async () => {
-        const pod = (await api('GET', `/api/v1/namespaces/${NS}/pods/${name}`)) as Pod;
+        const pod = await api<Pod>('GET', `/api/v1/namespaces/${NS}/pods/${name}`);
         return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? pod : undefined;
       },
       { timeoutMs: 120_000, intervalMs: 200, description: `pod ${name} to be Ready` },
     );
   const endpointIPs = async (service: string) => {
-    const ep = await call('GET', `/api/v1/namespaces/${NS}/endpoints/${service}`);
-    return ((ep.body?.subsets ?? []) as any[]).flatMap((s) => (s.addresses ?? []).map((a: any) => a.ip as string)).sort();
+    const ep = await call<Endpoints | null>('GET', `/api/v1/namespaces/${NS}/endpoints/${service}`);
+    return (ep.body?.subsets ?? []).flatMap((s) => (s.addresses ?? []).map((a) => a.ip)).sort();
   };
   const exec = (pod: string, ...command: string[]) => cli('exec', pod, '-n', NS, '--', ...command);
   const fromPod = (pod: string, url: string, n: number) => {
@@ -119,7 +124,7 @@ describe('services, DNS and the gateway on three machines', { skip }, () => {
     const r = onHost(w, process.execPath, join(scratch, 'host-get.mjs'), url);
     return { ok: r.status === 0, out: r.stdout.trim(), err: r.stderr.trim() };
   };
-  const serviceIP = async (name: string) => (await api('GET', `/api/v1/namespaces/${NS}/services/${name}`)).spec.clusterIP as string;
+  const serviceIP = async (name: string) => (await api<Service>('GET', `/api/v1/namespaces/${NS}/services/${name}`)).spec.clusterIP as string;
 
   before(
     async () => {
@@ -136,6 +141,7 @@ describe('services, DNS and the gateway on three machines', { skip }, () => {
           "import { get } from 'node:http';",
           'get({ host: ip, port: url.port || 80, path: url.pathname, headers: { host: url.host }, timeout: 5000 }, (res) => {',
           "  let body = ''; res.on('data', (d) => { body += d; });",
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: the line is the source of a script written to a file, where the template literal is meant
           "  res.on('end', () => { process.stdout.write(body); if (res.statusCode !== 200) console.error(`HTTP ${res.statusCode}`); process.exit(res.statusCode === 200 ? 0 : 1); });",
           "}).on('error', (err) => { console.error(err.message); process.exit(1); }).on('timeout', function () { this.destroy(new Error('timed out')); });",
         ].join('\n'),
@@ -220,9 +226,9 @@ describe('services, DNS and the gateway on three machines', { skip }, () => {
 
   it('gives services addresses from 10.96.0.0/16 and node ports from 30000-32767; kube-dns holds 10.96.0.10', async () => {
     assert.match(await serviceIP('web'), /^10\.96\.\d+\.\d+$/);
-    const np = await api('GET', `/api/v1/namespaces/${NS}/services/web-np`);
-    assert.ok(np.spec.ports[0].nodePort >= 30000 && np.spec.ports[0].nodePort <= 32767);
-    const dns = await api('GET', '/api/v1/namespaces/kube-system/services/kube-dns');
+    const np = await api<Service>('GET', `/api/v1/namespaces/${NS}/services/web-np`);
+    assert.ok(np.spec.ports[0].nodePort! >= 30000 && np.spec.ports[0].nodePort! <= 32767);
+    const dns = await api<Service>('GET', '/api/v1/namespaces/kube-system/services/kube-dns');
     assert.equal(dns.spec.clusterIP, '10.96.0.10');
     const listed = cli('get', 'svc', '-n', NS);
     assert.match(listed.stdout, new RegExp(`web-np\\s+NodePort\\s+10\\.96\\.\\S+\\s+<none>\\s+80:${np.spec.ports[0].nodePort}/TCP`));
@@ -247,7 +253,7 @@ describe('services, DNS and the gateway on three machines', { skip }, () => {
 
   it("reaches the ClusterIP from every node's host, and the NodePort on every node's address", async () => {
     const ip = await serviceIP('web');
-    const nodePort = (await api('GET', `/api/v1/namespaces/${NS}/services/web-np`)).spec.ports[0].nodePort;
+    const nodePort = (await api<Service>('GET', `/api/v1/namespaces/${NS}/services/web-np`)).spec.ports[0].nodePort;
     for (const w of workers) {
       const r = fromHost(w, `http://${ip}/`);
       assert.ok(r.ok, `${w.machine.name} -> ${ip}: ${r.err}`);
@@ -267,7 +273,7 @@ describe('services, DNS and the gateway on three machines', { skip }, () => {
 
   it('takes a deleted replica out of rotation (no failed request once its endpoint is gone) and adds a new one', async () => {
     const ip = await serviceIP('web');
-    const gone = ((await api('GET', `/api/v1/namespaces/${NS}/pods/web-2`)) as Pod).status!.podIP!;
+    const gone = (await api<Pod>('GET', `/api/v1/namespaces/${NS}/pods/web-2`)).status!.podIP!;
     await api('DELETE', `/api/v1/namespaces/${NS}/pods/web-2`);
     const t0 = Date.now();
     await waitFor(async () => !(await endpointIPs('web')).includes(gone), { timeoutMs: 5_000, intervalMs: 50, description: 'web-2 out of the endpoints' });
@@ -375,12 +381,12 @@ describe('services, DNS and the gateway on three machines', { skip }, () => {
     });
     assert.deepEqual(await endpointIPs('misnamed'), []);
     // Node ports out of range or taken: 422, nothing written.
-    const taken = (await api('GET', `/api/v1/namespaces/${NS}/services/web-np`)).spec.ports[0].nodePort;
+    const taken = (await api<Service>('GET', `/api/v1/namespaces/${NS}/services/web-np`)).spec.ports[0].nodePort;
     for (const [nodePort, message] of [
       [80, /provided port is not in the valid range/],
       [taken, /provided port is already allocated/],
     ] as const) {
-      const res = await call('POST', `/api/v1/namespaces/${NS}/services`, {
+      const res = await call<Status>('POST', `/api/v1/namespaces/${NS}/services`, {
         apiVersion: 'v1',
         kind: 'Service',
         metadata: { name: `bad-${nodePort}` },
@@ -399,12 +405,12 @@ describe('services, DNS and the gateway on three machines', { skip }, () => {
     });
     const condition = await waitFor(
       async () => {
-        const obj = await api('GET', `/apis/minik8s.io/v1/namespaces/${NS}/dnses/broken`);
-        return (obj.status?.conditions as any[] | undefined)?.find((c) => c.type === 'Ready' && c.status === 'False');
+        const obj = await api<Dns>('GET', `/apis/minik8s.io/v1/namespaces/${NS}/dnses/broken`);
+        return obj.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'False');
       },
       { timeoutMs: 15_000, description: 'the broken DNS object to say why' },
     );
-    assert.match(condition.message, /missing/);
+    assert.match(condition.message!, /missing/);
     // Everything that worked still works.
     assert.deepEqual(fromPod('client-2', `http://${ip}/`, 30).errors, []);
     const gateway = exec(

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import type { Node } from '../src/core/api/node.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { iptablesRuleExists, linkExists, netnsExists, netnsSkipReason } from '../scripts/sim/host-commands.js';
 import { isRunning, procStat, readPidFile } from '../scripts/sim/processes.js';
@@ -17,6 +18,14 @@ import { BINARY } from './helpers/master.js';
 const SCRIPT = fileURLToPath(new URL('../../scripts/sim-cluster.sh', import.meta.url));
 const run = promisify(execFile);
 const skip = netnsSkipReason();
+
+/** What this test reads of the state `up` leaves in cluster.json. */
+interface SimState {
+  bridge: string;
+  forwardRule: string[];
+  master: { dataDir: string; pid: number; startTime: string };
+  nodes: { name: string; netns: string; veth: string; dir: string; dockerdPid: number; dockerdStartTime: string; workerPid: number; workerStartTime: string }[];
+}
 
 describe('scripts/sim-cluster.sh: up 2, use it, down', { skip }, () => {
   const name = `t${randomBytes(2).toString('hex')}`;
@@ -84,12 +93,12 @@ describe('scripts/sim-cluster.sh: up 2, use it, down', { skip }, () => {
     const rows = r.stdout.trim().split('\n').slice(1);
     assert.equal(rows.length, 2, r.stdout);
     for (const i of [1, 2]) assert.match(r.stdout, new RegExp(`^${name}-${i}\\s+Ready\\s.*\\s10\\.123\\.\\d+\\.${10 + i}\\s`, 'm'));
-    const node = JSON.parse(cli('get', 'node', `${name}-2`, '-o', 'json').stdout);
+    const node = JSON.parse(cli('get', 'node', `${name}-2`, '-o', 'json').stdout) as Node;
     assert.deepEqual(
-      node.status.addresses.find((a: any) => a.type === 'Hostname'),
+      node.status.addresses!.find((a) => a.type === 'Hostname'),
       { type: 'Hostname', address: `${name}-2` },
     );
-    assert.equal(node.metadata.labels['kubernetes.io/hostname'], `${name}-2`);
+    assert.equal(node.metadata.labels!['kubernetes.io/hostname'], `${name}-2`);
   });
 
   it("runs a pod on a machine, its image pulled from the master's registry by that machine's engine", async () => {
@@ -127,11 +136,11 @@ describe('scripts/sim-cluster.sh: up 2, use it, down', { skip }, () => {
   });
 
   it('down removes everything up made, and only that', async () => {
-    const state = JSON.parse(readFileSync(join(root, 'cluster.json'), 'utf8'));
+    const state = JSON.parse(readFileSync(join(root, 'cluster.json'), 'utf8')) as SimState;
     // Every process up started, and the ones they started (etcd, the registry, each engine's containerd), known by PID and start time.
     const pids: { what: string; pid: number; startTime: string }[] = [
       { what: 'master', pid: state.master.pid, startTime: state.master.startTime },
-      ...state.nodes.flatMap((n: any) => [
+      ...state.nodes.flatMap((n) => [
         { what: `dockerd ${n.name}`, pid: n.dockerdPid, startTime: n.dockerdStartTime },
         { what: `worker ${n.name}`, pid: n.workerPid, startTime: n.workerStartTime },
       ]),
@@ -139,7 +148,7 @@ describe('scripts/sim-cluster.sh: up 2, use it, down', { skip }, () => {
     for (const [what, file] of [
       ['etcd', join(state.master.dataDir, 'etcd.pid')],
       ['registry', join(state.master.dataDir, 'registry.pid')],
-      ...state.nodes.map((n: any) => [`containerd ${n.name}`, join(n.dir, 'exec', 'containerd', 'containerd.pid')]),
+      ...state.nodes.map((n) => [`containerd ${n.name}`, join(n.dir, 'exec', 'containerd', 'containerd.pid')]),
     ] as [string, string][]) {
       const pid = readPidFile(file);
       assert.ok(pid, `no ${file}`);

@@ -6,6 +6,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
+import type { FunctionObject } from '../src/core/api/function.js';
+import type { InvocationRecord } from '../src/core/api/invocation-record.js';
+import type { WorkflowExecutionSummary } from '../src/core/api/workflow-execution.js';
+import type { Status } from '../src/core/errors.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { BINARY, startMaster, type MasterProcess } from './helpers/master.js';
 import { startWorker, type WorkerProcess } from './helpers/worker.js';
@@ -16,6 +20,9 @@ const dockerAvailable = await docker.ping().then(
   () => false,
 );
 const EXAMPLE = new URL('../../examples/workflow-choice.yaml', import.meta.url).pathname;
+
+/** What the HTTP trigger answers: the workflow's output, or for a failed execution its error, cause and name. */
+type TriggerAnswer = Record<string, unknown> & { error?: string; cause?: string; execution?: string };
 
 describe('workflows and scheduled triggers (real master and worker)', { skip: dockerAvailable ? false : 'no Docker engine' }, () => {
   let master: MasterProcess;
@@ -33,13 +40,14 @@ describe('workflows and scheduled triggers (real master and worker)', { skip: do
     assert.equal(r.status, 0, `minik8s ${args.join(' ')} exited ${r.status}:\n${r.stdout}\n${r.stderr}`);
     return r;
   };
-  const api = async (method: string, path: string, body?: unknown) => {
+  /** The answer, its JSON as the caller says it is. */
+  const api = async <T = unknown>(method: string, path: string, body?: unknown) => {
     const res = await fetch(`${master.url}${path}`, {
       method,
       headers: { authorization: `Bearer ${master.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       ...(body ? { body: JSON.stringify(body) } : {}),
     });
-    return { status: res.status, body: (await res.json()) as any };
+    return { status: res.status, body: (await res.json()) as T };
   };
   /** Runs the workflow through the activator's HTTP trigger, as `invoke workflow` does. */
   const trigger = async (name: string, input: unknown) => {
@@ -48,7 +56,7 @@ describe('workflows and scheduled triggers (real master and worker)', { skip: do
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(input),
     });
-    return { status: res.status, execution: res.headers.get('x-minik8s-execution'), body: (await res.json()) as any };
+    return { status: res.status, execution: res.headers.get('x-minik8s-execution'), body: (await res.json()) as TriggerAnswer };
   };
   const workflow = (definition: unknown) => ({ apiVersion: 'minik8s.io/v1', kind: 'Workflow', metadata: { name: 'bad' }, spec: { definition } });
 
@@ -76,7 +84,7 @@ describe('workflows and scheduled triggers (real master and worker)', { skip: do
   });
 
   it('refuses a definition with problems when applied: 422 naming each field', async () => {
-    const unknown = await api(
+    const unknown = await api<Status>(
       'POST',
       '/apis/minik8s.io/v1/namespaces/default/workflows',
       workflow({
@@ -86,11 +94,11 @@ describe('workflows and scheduled triggers (real master and worker)', { skip: do
     );
     assert.equal(unknown.status, 422);
     assert.deepEqual(
-      unknown.body.details.causes.map((c: any) => `${c.field}: ${c.reason}`),
+      unknown.body.details!.causes!.map((c) => `${c.field}: ${c.reason}`),
       ['spec.definition.States.A.Next: FieldValueNotFound'],
     );
 
-    const endless = await api(
+    const endless = await api<Status>(
       'POST',
       '/apis/minik8s.io/v1/namespaces/default/workflows',
       workflow({
@@ -100,7 +108,7 @@ describe('workflows and scheduled triggers (real master and worker)', { skip: do
     );
     assert.equal(endless.status, 422);
     assert.deepEqual(
-      endless.body.details.causes.map((c: any) => c.field),
+      endless.body.details!.causes!.map((c) => c.field),
       ['spec.definition.States.A', 'spec.definition.States.B', 'spec.definition.States.C'],
     );
 
@@ -119,11 +127,10 @@ describe('workflows and scheduled triggers (real master and worker)', { skip: do
     const r = await ok('apply', '-f', EXAMPLE);
     assert.match(r.stdout, /workflow.minik8s.io\/add-and-judge created/);
     for (const fn of ['add', 'add-five']) {
-      await waitFor(async () => (await api('GET', `/apis/minik8s.io/v1/namespaces/default/functions/${fn}`)).body.status?.build?.phase === 'Succeeded', {
-        timeoutMs: 540_000,
-        intervalMs: 1000,
-        description: `function ${fn} built`,
-      });
+      await waitFor(
+        async () => (await api<FunctionObject>('GET', `/apis/minik8s.io/v1/namespaces/default/functions/${fn}`)).body.status?.build?.phase === 'Succeeded',
+        { timeoutMs: 540_000, intervalMs: 1000, description: `function ${fn} built` },
+      );
     }
     const get = await ok('get', 'workflows');
     assert.match(get.stdout, /^NAME +STATES +START +AGE\nadd-and-judge +5 +Add +\S+\n$/);
@@ -142,7 +149,7 @@ describe('workflows and scheduled triggers (real master and worker)', { skip: do
     const failed = await trigger('add-and-judge', { x: 1 });
     assert.equal(failed.status, 500);
     assert.equal(failed.body.error, 'KeyError');
-    assert.match(failed.body.cause, /KeyError: 'y'/);
+    assert.match(failed.body.cause!, /KeyError: 'y'/);
     assert.equal(failed.body.execution, failed.execution);
   });
 
@@ -184,8 +191,8 @@ describe('workflows and scheduled triggers (real master and worker)', { skip: do
     // At most a minute to the tick, plus a cold start if the pod went idle.
     const record = await waitFor(
       async () => {
-        const list = (await api('GET', '/apis/minik8s.io/v1/namespaces/default/functions/add/invocations')).body;
-        return (list.items as any[]).find((i) => i.trigger === 'schedule');
+        const list = (await api<{ items: InvocationRecord[] }>('GET', '/apis/minik8s.io/v1/namespaces/default/functions/add/invocations')).body;
+        return list.items.find((i) => i.trigger === 'schedule');
       },
       { timeoutMs: 180_000, intervalMs: 1000, description: 'a call with trigger schedule' },
     );
@@ -200,9 +207,11 @@ describe('workflows and scheduled triggers (real master and worker)', { skip: do
     assert.equal(gone.status, 404);
     // Made again under the same name: the earlier one's records do not come back with it.
     await ok('apply', '-f', EXAMPLE);
-    await waitFor(async () => (await api('GET', '/apis/minik8s.io/v1/namespaces/default/workflows/add-and-judge/executions')).body.items?.length === 0, {
-      timeoutMs: 20_000,
-      description: 'no executions of the new add-and-judge',
-    });
+    await waitFor(
+      async () =>
+        (await api<{ items?: WorkflowExecutionSummary[] }>('GET', '/apis/minik8s.io/v1/namespaces/default/workflows/add-and-judge/executions')).body.items
+          ?.length === 0,
+      { timeoutMs: 20_000, description: 'no executions of the new add-and-judge' },
+    );
   });
 });

@@ -534,7 +534,7 @@ describe('workloads on three machines: rolling updates with no failed request, a
       names,
       'the pod was restarted, not replaced',
     );
-    const restarted = pods.pods.get(victim.metadata.name!)!.status!.containerStatuses![0];
+    const restarted = pods.pods.get(victim.metadata.name!)!.status.containerStatuses![0];
     assert.equal(restarted.lastState?.terminated?.exitCode, 137);
     timings.push(`keeper: a killed container restarted in ${lap(started)}`);
 
