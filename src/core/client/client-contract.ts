@@ -1,35 +1,16 @@
 // The one contract suite every Client must pass: the in-process client and the HTTP client run it against the same API.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Client, WatchEvent } from './client.js';
+import type { Client } from './client.js';
 import { AlreadyExistsError, BadRequestError, ConflictError, NotFoundError } from '../errors.js';
 import { namespaceKind } from '../api/namespace.js';
 import { podKind, type Pod } from '../api/pod.js';
 import { secretKind } from '../api/secret.js';
+import { takeEvents as take } from '../take-events.js';
 
 export interface OpenedClient {
   client: Client;
   cleanup(): Promise<void>;
-}
-
-/** Collects `n` events from a watch, failing after a deadline instead of hanging. */
-async function take(iterable: AsyncIterable<WatchEvent>, n: number, timeoutMs = 10_000): Promise<WatchEvent[]> {
-  const out: WatchEvent[] = [];
-  const iterator = iterable[Symbol.asyncIterator]();
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`watch delivered ${out.length} of ${n} events in ${timeoutMs} ms`)), timeoutMs);
-  });
-  try {
-    while (out.length < n) {
-      const next = await Promise.race([iterator.next(), deadline]);
-      if (next.done) break;
-      out.push(next.value);
-    }
-  } finally {
-    clearTimeout(timer);
-  }
-  return out;
 }
 
 function podBody(name: string, labels: Record<string, string> = {}): Record<string, unknown> {

@@ -2,32 +2,12 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { AlreadyExistsError, ConflictError, GoneError, NotFoundError } from '../errors.js';
-import { failedKey, type Store, type StoreWatchEvent } from './store.js';
+import { failedKey, type Store } from './store.js';
+import { takeEvents as take } from '../take-events.js';
 
 export interface OpenedStore {
   store: Store;
   cleanup(): Promise<void>;
-}
-
-/** Collects `n` events from a watch, failing after a deadline instead of hanging. */
-async function take<T>(iterable: AsyncIterable<StoreWatchEvent<T>>, n: number, timeoutMs = 10_000): Promise<StoreWatchEvent<T>[]> {
-  const out: StoreWatchEvent<T>[] = [];
-  if (n === 0) return out;
-  const iterator = iterable[Symbol.asyncIterator]();
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`watch delivered ${out.length} of ${n} events in ${timeoutMs} ms`)), timeoutMs);
-  });
-  try {
-    while (out.length < n) {
-      const next = await Promise.race([iterator.next(), deadline]);
-      if (next.done) break;
-      out.push(next.value);
-    }
-  } finally {
-    clearTimeout(timer);
-  }
-  return out;
 }
 
 export function runStoreContract(name: string, open: () => Promise<OpenedStore>): void {
