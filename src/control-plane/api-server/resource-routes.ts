@@ -146,8 +146,6 @@ export function statusResponse(c: Context, err: unknown): Response {
   // Clients (client-go, ours) wait as long as Retry-After says before trying again: a 503 or 429 says when.
   const retryAfter = apiError.details.retryAfterSeconds;
   if (retryAfter !== undefined) c.header('retry-after', String(retryAfter));
-  // A body refused part-way is still arriving: closing the connection stops it rather than reading it to the end.
-  if (apiError.code === 413) c.header('connection', 'close');
   return json(c, apiError.toStatus(), apiError.code);
 }
 
