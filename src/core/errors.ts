@@ -115,6 +115,13 @@ export class GoneError extends ApiError {
   }
 }
 
+/** The server could not finish in time (a watch from a revision the store has not reached); the client may retry. */
+export class TimeoutError extends ApiError {
+  constructor(message: string, options?: ApiErrorOptions) {
+    super(504, 'Timeout', message, options);
+  }
+}
+
 export class RequestEntityTooLargeError extends ApiError {
   constructor(message: string, options?: ApiErrorOptions) {
     super(413, 'RequestEntityTooLarge', message, options);
@@ -172,6 +179,8 @@ export function errorFromStatus(status: Partial<Status>, httpCode: number): ApiE
       return new GoneError(message, options);
     case 'RequestEntityTooLarge':
       return new RequestEntityTooLargeError(message, options);
+    case 'Timeout':
+      return new TimeoutError(message, options);
     case 'UnsupportedMediaType':
       return new UnsupportedMediaTypeError(message, options);
     case 'Invalid':

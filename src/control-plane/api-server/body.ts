@@ -72,7 +72,7 @@ export function readRequestText(c: Context): Promise<string> {
 }
 
 function tooLarge(maxBytes: number): RequestEntityTooLargeError {
-  return new RequestEntityTooLargeError(`the request body is larger than the limit of ${maxBytes} bytes`);
+  return new RequestEntityTooLargeError(`Request entity too large: limit is ${maxBytes}`);
 }
 
 /** Checks that a parsed document has no `__proto__` keys and is not nested past MAX_DEPTH. */

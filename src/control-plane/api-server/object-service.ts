@@ -8,7 +8,7 @@ import { matchesFields, parseFieldSelector, type FieldRequirement } from '../../
 import { matches, parseSelector, type Selector } from '../../core/api/selector.js';
 import { invalidError, validateObject, validateUpdate } from '../../core/api/validate.js';
 import { apiVersionOf } from '../../core/api/kind.js';
-import { AlreadyExistsError, BadRequestError, ConflictError, ForbiddenError, NotFoundError, toApiError } from '../../core/errors.js';
+import { AlreadyExistsError, BadRequestError, ConflictError, ForbiddenError, NotFoundError, TimeoutError, toApiError } from '../../core/errors.js';
 import type { ListWatcher } from '../../core/controller/informer.js';
 import { failedKey, type Store, type StoreEntry, type StoreOp } from '../../core/store/store.js';
 import { withDefaultTolerations } from './default-tolerations.js';
@@ -18,6 +18,7 @@ import { podGracePeriod } from './pod-deletion.js';
 import { RequestCounter } from './request-metrics.js';
 import type { AllocationHook } from './service-allocator.js';
 import {
+  generateNameSuffix,
   markDeleting,
   prepareCreate,
   prepareStatusUpdate,
@@ -91,6 +92,36 @@ export interface ObjectServiceOptions {
 
 /** Unconditional writes (no resourceVersion from the client) retry store conflicts this many times. */
 const MAX_RETRIES = 16;
+
+/** Names tried for one create from generateName before its AlreadyExists reaches the client (Kubernetes tries 8). */
+const GENERATE_NAME_ATTEMPTS = 8;
+
+/** How long a read at a revision the store has not reached waits for it (kube-apiserver's watch cache waits 3 s). */
+const FRESH_REVISION_WAIT_MS = 3000;
+
+/**
+ * A resourceVersion as a list or watch names it: '' or undefined for "now", else a decimal
+ * revision. Number() alone would take `0x10`, `1e3` or ` 7` for revisions they are not.
+ */
+export function parseResourceVersion(rv: string | undefined): number | undefined {
+  if (rv === undefined || rv === '') return undefined;
+  if (!/^(0|[1-9][0-9]*)$/.test(rv) || !Number.isSafeInteger(Number(rv))) {
+    throw new BadRequestError(`resourceVersion: Invalid value: ${JSON.stringify(rv)}: must be a non-negative decimal integer`);
+  }
+  return Number(rv);
+}
+
+/** metadata.resourceVersion of a write body: a string or absent; any other type would skip the precondition it asks for. */
+function bodyResourceVersion(body: Record<string, unknown>): string | undefined {
+  const meta = body.metadata;
+  if (typeof meta !== 'object' || meta === null) return undefined;
+  const rv = (meta as { resourceVersion?: unknown }).resourceVersion;
+  if (rv === undefined || rv === null || rv === '') return undefined;
+  if (typeof rv !== 'string') {
+    throw new BadRequestError(`metadata.resourceVersion must be a string, not ${Array.isArray(rv) ? 'an array' : `a ${typeof rv}`}`);
+  }
+  return rv;
+}
 
 interface Filter {
   labels?: Selector;
@@ -259,15 +290,18 @@ export class ObjectService {
 
   async create(def: KindDefinition, namespace: string | undefined, body: Record<string, unknown>): Promise<KubeObject> {
     const identified = reconcileIdentity({ def, namespace }, body, apiVersionOf(def));
+    const asked = identified.metadata as { name?: unknown; generateName?: unknown };
+    const generateName = (asked.name === undefined || asked.name === '') && typeof asked.generateName === 'string' ? asked.generateName : '';
     const prepared = prepareCreate(def, identified, this.#now());
     let obj = validateObject(def, prepared);
     // Admission happens on create only, after validation, as Kubernetes' admission plugins run.
     if (def === podKind && this.#defaultTolerationSeconds !== undefined) obj = withDefaultTolerations(obj as Pod, this.#defaultTolerationSeconds);
     await this.#admit(def, obj);
-    const name = obj.metadata.name!;
+    let name = obj.metadata.name!;
     if (def.namespaced) await this.#checkNamespaceOpen(namespace!);
-    const key = storeKey(def, name, namespace);
+    let key = storeKey(def, name, namespace);
     const allocator = this.#allocators.get(def);
+    let namesTried = 1;
     for (let attempt = 0; ; attempt++) {
       // Allocation last: a request refused for any other reason records nothing.
       const { object, ops } = allocator ? await allocator.plan(obj, undefined) : { object: obj, ops: [] };
@@ -277,6 +311,14 @@ export class ObjectService {
       } catch (err) {
         // A record someone else took between our read and our write: plan again.
         if (this.#recordRace(err, key) && attempt < MAX_RETRIES) continue;
+        if (err instanceof AlreadyExistsError && generateName && namesTried < GENERATE_NAME_ATTEMPTS) {
+          // A generated name that someone already holds: the client asked for any name, so try another suffix.
+          namesTried++;
+          name = `${generateName}${generateNameSuffix()}`;
+          obj = { ...obj, metadata: { ...obj.metadata, name } };
+          key = storeKey(def, name, namespace);
+          continue;
+        }
         if (err instanceof AlreadyExistsError) {
           throw new AlreadyExistsError(`${qualifiedResource(def)} "${name}" already exists`, { cause: err, kind: def.resource, group: def.group, name });
         }
@@ -307,8 +349,8 @@ export class ObjectService {
     body: Record<string, unknown>,
     options: WriteOptions = {},
   ): Promise<KubeObject> {
+    const wanted = bodyResourceVersion(body);
     const identified = reconcileIdentity({ def, namespace, name }, body, apiVersionOf(def));
-    const wanted = (identified.metadata as { resourceVersion?: string }).resourceVersion || undefined;
     return this.#write(def, namespace, name, wanted, () => identified, options);
   }
 
@@ -320,8 +362,7 @@ export class ObjectService {
     patch: Record<string, unknown>,
     options: WriteOptions = {},
   ): Promise<KubeObject> {
-    const meta = patch.metadata as { resourceVersion?: unknown } | undefined;
-    const wanted = typeof meta?.resourceVersion === 'string' && meta.resourceVersion ? meta.resourceVersion : undefined;
+    const wanted = bodyResourceVersion(patch);
     return this.#write(
       def,
       namespace,
@@ -399,8 +440,7 @@ export class ObjectService {
       after = list.revision;
       authoritative = true;
     } else {
-      after = Number(rv);
-      if (!Number.isSafeInteger(after) || after < 0) throw new BadRequestError(`invalid resourceVersion "${rv}"`);
+      after = parseResourceVersion(rv)!;
     }
     const unfiltered = !filter.labels && !filter.fields;
     for await (const event of this.#store.watch<KubeObject>(prefix, { afterRevision: after, signal: options.signal })) {
@@ -434,6 +474,27 @@ export class ObjectService {
         return events as AsyncIterable<{ type: WatchEventType; object: T }>;
       },
     };
+  }
+
+  /**
+   * Waits (a short while) until the store has reached `revision`, as kube-apiserver's watch
+   * cache does for a list or watch at a resourceVersion it has not seen: a client that read
+   * from a fresher server may be a moment ahead. A revision still ahead after that is an error
+   * the client can act on (504, ResourceVersionTooLarge), not a watch that waits forever.
+   */
+  async waitForRevision(revision: number, timeoutMs = FRESH_REVISION_WAIT_MS): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const current = await this.#store.currentRevision();
+      if (revision <= current) return;
+      if (Date.now() >= deadline) {
+        throw new TimeoutError(`Too large resource version: ${revision}, current: ${current}`, {
+          causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+          retryAfterSeconds: 1,
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
   }
 
   /** The store's current revision (for BOOKMARK events and list metadata). */

@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import type { KubeObject } from '../../core/api/meta.js';
 import { BadRequestError, MethodNotAllowedError, toApiError } from '../../core/errors.js';
 import { parseJsonObject, readRequestText } from './body.js';
-import type { DeleteOptions, ObjectService } from './object-service.js';
+import { parseResourceVersion, type DeleteOptions, type ObjectService } from './object-service.js';
 import { parseResourcePath, type ResourceTarget } from './paths.js';
 import { watchResponse } from './watch-stream.js';
 
@@ -43,15 +43,23 @@ async function readDeleteOptions(c: Context): Promise<DeleteOptions> {
   const text = await readText(c);
   if (text.trim() !== '') {
     const body = parseJsonObject(text, c.req.header('content-type'));
-    if (body.preconditions !== undefined) {
+    if (body.preconditions !== undefined && body.preconditions !== null) {
+      // A precondition the server cannot read must refuse the delete, never let it through unguarded.
       const p = body.preconditions as Record<string, unknown>;
-      if (typeof p !== 'object' || p === null) throw new BadRequestError('preconditions must be an object');
+      if (typeof p !== 'object' || Array.isArray(p)) throw new BadRequestError(`preconditions must be an object, not ${JSON.stringify(p)}`);
+      for (const field of ['uid', 'resourceVersion'] as const) {
+        if (p[field] !== undefined && p[field] !== null && typeof p[field] !== 'string') {
+          throw new BadRequestError(`preconditions.${field} must be a string, not ${JSON.stringify(p[field])}`);
+        }
+      }
       options.preconditions = {
         uid: typeof p.uid === 'string' ? p.uid : undefined,
         resourceVersion: typeof p.resourceVersion === 'string' ? p.resourceVersion : undefined,
       };
     }
-    if (body.propagationPolicy !== undefined) options.propagationPolicy = body.propagationPolicy as DeleteOptions['propagationPolicy'];
+    if (body.propagationPolicy !== undefined && body.propagationPolicy !== null) {
+      options.propagationPolicy = body.propagationPolicy as DeleteOptions['propagationPolicy'];
+    }
     if (body.orphanDependents !== undefined && body.orphanDependents !== null) {
       if (typeof body.orphanDependents !== 'boolean') throw new BadRequestError('orphanDependents must be a boolean');
       options.orphanDependents = body.orphanDependents;
@@ -91,6 +99,9 @@ export async function handleResource(c: Context, options: ResourceRoutesOptions)
     // Collection: list, watch, create.
     if (method === 'GET') {
       const query = { labelSelector: c.req.query('labelSelector'), fieldSelector: c.req.query('fieldSelector') };
+      const revision = parseResourceVersion(c.req.query('resourceVersion'));
+      // A revision this store has not reached: wait briefly, then 504 rather than a watch that waits for ever.
+      if (revision !== undefined && revision > 0) await service.waitForRevision(revision);
       if (isTrue(c.req.query('watch'))) {
         const timeout = Number(c.req.query('timeoutSeconds') ?? '');
         return watchResponse(c, {
@@ -98,7 +109,7 @@ export async function handleResource(c: Context, options: ResourceRoutesOptions)
           def,
           bookmarkIntervalMs: options.bookmarkIntervalMs,
           timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout * 1000 : undefined,
-          initialRevision: Number(c.req.query('resourceVersion') ?? 0) || 0,
+          initialRevision: revision ?? 0,
         });
       }
       return c.body(await service.listJson(def, namespace, query), 200, { 'content-type': 'application/json' });
@@ -132,6 +143,9 @@ export async function handleResource(c: Context, options: ResourceRoutesOptions)
 /** Renders any thrown error as a Kubernetes Status body with its HTTP code. */
 export function statusResponse(c: Context, err: unknown): Response {
   const apiError = toApiError(err);
+  // Clients (client-go, ours) wait as long as Retry-After says before trying again: a 503 or 429 says when.
+  const retryAfter = apiError.details.retryAfterSeconds;
+  if (retryAfter !== undefined) c.header('retry-after', String(retryAfter));
   return json(c, apiError.toStatus(), apiError.code);
 }
 

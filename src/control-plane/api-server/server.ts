@@ -11,6 +11,7 @@ import type { Authenticator, UserInfo } from './auth.js';
 import { authorizationMiddleware } from './authorize-request.js';
 import { apiGroupList, apiResourceList, coreVersions } from './discovery.js';
 import { ObjectService, SYSTEM_NAMESPACES } from './object-service.js';
+import { checkRequestTarget } from './paths.js';
 import { METRICS_PATH, metricsResponse, requestCountingMiddleware } from './request-metrics-routes.js';
 import { handleResource, statusResponse } from './resource-routes.js';
 
@@ -46,6 +47,17 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
 
   app.onError((err, c) => statusResponse(c, err));
   app.notFound((c) => statusResponse(c, new NotFoundError('the server could not find the requested resource')));
+
+  // Before any route: the Request's URL has already resolved `..` and `%2e%2e`, so judge the target as it came off the socket.
+  app.use('*', async (c, next) => {
+    const incoming = (c.env as { incoming?: { url?: string } } | undefined)?.incoming;
+    if (incoming?.url !== undefined) checkRequestTarget(incoming.url);
+    else {
+      const url = new URL(c.req.url);
+      checkRequestTarget(`${url.pathname}${url.search}`);
+    }
+    return next();
+  });
 
   app.get('/healthz', (c) => c.text('ok'));
   app.get('/livez', (c) => c.text('ok'));

@@ -1,5 +1,6 @@
 // Function (minik8s.io/v1): Python handler code, its requirements and how it scales, built into images and run behind the activator.
 import * as v from 'valibot';
+import { CodeError, codeFiles, codePathProblem, handlerModuleFiles } from './code-archive.js';
 import type { KindDefinition } from './kind.js';
 import { cronProblem } from './cron.js';
 import { conditionSchema, kindSchema, type Condition } from './meta.js';
@@ -26,29 +27,12 @@ export const MAX_REQUIREMENTS_BYTES = 64 * 1024;
 export const MAX_CODE_FILES = 1000;
 export const DEFAULT_HANDLER = 'handler.handler';
 
+export { codePathProblem, handlerModuleFiles };
+
 const IDENT = '[A-Za-z_][A-Za-z0-9_]*';
 /** `module.function`, the module possibly dotted (`pkg.mod.fn`). */
 const HANDLER = new RegExp(`^${IDENT}(\\.${IDENT})*\\.${IDENT}$`);
-/** One path component of a code file: no `.`/`..`, no separators or control characters. */
-const PATH_PART = /^(?!\.{1,2}$)[A-Za-z0-9._+@=, -]+$/;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
-/** The problem with a code file's relative path, or undefined when it is fine. */
-export function codePathProblem(path: string): string | undefined {
-  if (path.length === 0) return 'must not be empty';
-  if (path.length > 255) return 'must be no more than 255 characters';
-  if (path.startsWith('/')) return 'must be a relative path';
-  const parts = path.split('/');
-  if (parts.some((p) => !PATH_PART.test(p))) return "must be a relative path of letters, digits and '._+@=, -', without '.' or '..' parts";
-  return undefined;
-}
-
-/** The files that may hold a handler's module: `pkg/mod.py` or `pkg/mod/__init__.py` for `pkg.mod.fn`. */
-export function handlerModuleFiles(handler: string): string[] {
-  const parts = handler.split('.');
-  const modulePath = parts.slice(0, -1).join('/');
-  return [`${modulePath}.py`, `${modulePath}/__init__.py`];
-}
 
 const codeSchema = v.strictObject({
   /** Text files by relative path (a directory becomes several entries). */
@@ -247,6 +231,20 @@ export const functionKind: KindDefinition = {
   namespaced: true,
   schema: functionSchema,
   statusSubresource: true,
+  // The archive is unpacked here with the very check the image build runs, so a damaged one, an
+  // entry outside the function's directory, a link or a zip bomb is a 422 at apply, not a failed build later.
+  async admit(obj) {
+    const spec = (obj as FunctionObject).spec;
+    try {
+      await codeFiles(spec.code, spec.handler);
+      return [];
+    } catch (err) {
+      if (!(err instanceof CodeError)) throw err;
+      const path = spec.code.archive !== undefined ? ['spec', 'code', 'archive'] : ['spec', 'code'];
+      const value = spec.code.archive !== undefined ? `${Buffer.byteLength(spec.code.archive, 'base64')} bytes` : '';
+      return [{ path, reason: 'FieldValueInvalid', value, detail: err.message }];
+    }
+  },
   columns: [
     { name: 'VERSION', value: (o) => String((o as FunctionObject).status?.version ?? '<none>') },
     { name: 'URL', value: (o) => (o as FunctionObject).status?.url ?? '<none>' },

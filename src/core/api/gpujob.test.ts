@@ -64,6 +64,11 @@ describe('GpuJob schema', () => {
     ],
     ['a binary file that is not base64', { program: { binaryFiles: { 'in.bin': 'not base64!' } }, script: './x' }, /must be base64/],
     [
+      'a file that another file needs as its directory',
+      { program: { files: { 'mm.cu': 'x', data: 'x', 'data/in.txt': '1' } } },
+      /spec\.program\.files\[data\]: Invalid value: "data": is a file, but "data\/in\.txt" needs it to be a directory/,
+    ],
+    [
       'a file both as text and binary',
       { program: { files: { 'in.bin': 'x' }, binaryFiles: { 'in.bin': 'AAEC' } }, script: './x' },
       /spec\.program\.binaryFiles\.in\.bin: Duplicate value/,

@@ -114,6 +114,22 @@ const gpuJobSpecSchema = withChecks(
         value: `${names.length} files`,
         detail: `must have at most ${MAX_PROGRAM_FILES} files`,
       });
+    // A file that is also another file's directory cannot be written: refused here, not when the submitter stages the files.
+    const all = new Set(names);
+    for (const name of names) {
+      for (let i = name.indexOf('/'); i > 0; i = name.indexOf('/', i + 1)) {
+        const dir = name.slice(0, i);
+        if (!all.has(dir)) continue;
+        const field = Object.hasOwn(files, dir) ? 'files' : 'binaryFiles';
+        problems.push({
+          path: ['program', field, dir],
+          reason: 'FieldValueInvalid',
+          value: dir,
+          detail: `is a file, but ${JSON.stringify(name)} needs it to be a directory`,
+        });
+        all.delete(dir);
+      }
+    }
     for (const name of Object.keys(binary)) {
       if (Object.hasOwn(files, name))
         problems.push({ path: ['program', 'binaryFiles', name], reason: 'FieldValueDuplicate', value: name, detail: 'is also in program.files' });

@@ -6,6 +6,20 @@ export const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-
 /** DNS-1123 label: namespaces, services, container names. */
 export const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
+/** DNS-1035 label: Service names, which become DNS labels that may not start with a digit. */
+export const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+
+/** A Service's name, refused with Kubernetes' own message (kubectl users recognise it). */
+export const dns1035LabelName = v.pipe(
+  v.string(),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(63, 'must be no more than 63 characters'),
+  v.regex(
+    DNS1035_LABEL,
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+  ),
+);
+
 export const subdomainName = v.pipe(
   v.string(),
   v.minLength(1, 'must not be empty'),
@@ -134,3 +148,6 @@ export function kindSchema<const TEntries extends v.ObjectEntries>(apiVersion: s
     ...entries,
   });
 }
+
+/** ObjectMeta whose name is a DNS-1035 label (Service), for kinds stricter than the subdomain rule. */
+export const dns1035ObjectMetaSchema = v.strictObject({ ...objectMetaSchema.entries, name: v.optional(dns1035LabelName) });

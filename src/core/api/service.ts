@@ -1,7 +1,7 @@
 // Service (v1): a stable virtual IP and ports in front of the pods its selector picks.
 import * as v from 'valibot';
 import type { KindDefinition } from './kind.js';
-import { conditionSchema, kindSchema, labelsSchema } from './meta.js';
+import { conditionSchema, dns1035ObjectMetaSchema, kindSchema, labelsSchema } from './meta.js';
 import { intSchema, portNameSchema, portNumberSchema, protocolSchema } from './pod.js';
 import { duplicates, withChecks, type FieldProblem } from './validate.js';
 
@@ -102,6 +102,7 @@ export const serviceSpecSchema = v.pipe(withChecks(serviceSpecBaseSchema, servic
 export type ServiceSpec = ServiceSpecBase;
 
 export const serviceSchema = kindSchema('v1', 'Service', {
+  metadata: dns1035ObjectMetaSchema,
   spec: v.optional(serviceSpecSchema, {}),
   status: v.optional(
     v.strictObject({

@@ -235,6 +235,12 @@ export class ApiClient implements Client {
   }
 
   private async send(method: string, path: string, options: RequestOptions, mode: { stream: boolean }): Promise<http.IncomingMessage> {
+    // URL parsing resolves `.` and `..` segments (`pods/..` would name the namespace): refuse them, as client-go refuses such names.
+    for (const segment of path.split('?')[0]!.split('/')) {
+      if (!/^(%2e|\.){1,2}$/i.test(segment)) continue;
+      const name = segment.replace(/%2e/gi, '.');
+      throw new ClientError(`invalid resource name ${JSON.stringify(name)}: [may not be '${name}']`);
+    }
     const url = new URL(path + queryString(options.query), this.server);
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.token) headers.authorization = `Bearer ${this.token}`;

@@ -1,13 +1,23 @@
 // The etcd Store: one transaction per write (CAS on mod revision), lists at one revision, watches from a revision.
-import { Etcd3, type IKeyValue, type IWatchResponse, type Watcher } from 'etcd3';
-import { AlreadyExistsError, ConflictError, GoneError, NotFoundError, ServiceUnavailableError } from '../errors.js';
+import { circuitBreaker, ConsecutiveBreaker, handleWhen, retry } from 'cockatiel';
+import { Etcd3, isRecoverableError, type IKeyValue, type IWatchResponse, type Watcher } from 'etcd3';
+import { AlreadyExistsError, ApiError, ConflictError, GoneError, NotFoundError, RequestEntityTooLargeError, ServiceUnavailableError } from '../errors.js';
 import { withFailedKey, type ListResult, type RawEntry, type Store, type StoreEntry, type StoreOp, type StoreWatchEvent, type WatchOptions } from './store.js';
 
 export interface EtcdStoreOptions {
   /** `127.0.0.1:2379` or `http://127.0.0.1:2379`. */
   endpoints: readonly string[];
   dialTimeoutMs?: number;
+  /** A unary call that has no answer after this long fails (503) instead of holding its request forever (default 15 s). */
+  callTimeoutMs?: number;
 }
+
+/** etcd's default --max-request-bytes: a write whose request is larger is refused by etcd. */
+export const MAX_REQUEST_BYTES = 1.5 * 1024 * 1024;
+/** Room left in a request for its keys, compares and framing beside the values. */
+const REQUEST_OVERHEAD_BYTES = 16 * 1024;
+/** How long a client told the store is unavailable should wait before trying again. */
+const RETRY_AFTER_SECONDS = 1;
 
 /** etcd's compare targets and results, as the gRPC enums number them. */
 const TARGET_MOD = 2;
@@ -68,12 +78,63 @@ function isCompaction(err: unknown): boolean {
   return err instanceof Error && /compacted/i.test(err.message);
 }
 
-/** Connection failures become 503s, so callers see "etcd unavailable" rather than a gRPC dump. */
-function unavailable(err: unknown): never {
-  if (err instanceof Error && /unavailable|ECONNREFUSED|No connection established|deadline/i.test(err.message)) {
-    throw new ServiceUnavailableError(`etcd is unavailable: ${err.message}`, { cause: err });
+/** etcd refused a request for its size: "request is too large" (InvalidArgument) or gRPC's RESOURCE_EXHAUSTED for a message past its limit. */
+function isTooLarge(err: unknown): boolean {
+  return err instanceof Error && /request is too large|larger than max|message too large/i.test(err.message);
+}
+
+/**
+ * The failures that say etcd itself is in trouble (connection lost, overloaded, slow): only
+ * these count towards the client's circuit breaker and retries. A request refused for its own
+ * size is the request's fault; counted, one oversized write would open the breaker and fail
+ * every other request for seconds.
+ */
+export function isStoreFault(err: Error): boolean {
+  return isRecoverableError(err) && !isTooLarge(err);
+}
+
+/** Unavailable-store failures: the connection, the circuit breaker, a closed client, a timeout. */
+function isUnavailable(err: Error): boolean {
+  if (isRecoverableError(err)) return true;
+  if ((err as { isBrokenCircuitError?: boolean }).isBrokenCircuitError) return true;
+  return /unavailable|ECONNREFUSED|ECONNRESET|No connection established|deadline|already closed|timed? ?out|circuit|leader changed|no leader/i.test(
+    `${err.name} ${err.message}`,
+  );
+}
+
+/**
+ * What a store failure means to an API client: a request too large for etcd is a 413 (the
+ * client can fix it); an unreachable or failing etcd is a 503 with Retry-After (the client
+ * can try again), never a 500 with a gRPC message.
+ */
+export function storeError(err: unknown): unknown {
+  if (!(err instanceof Error) || err instanceof ApiError) return err;
+  if (isTooLarge(err)) {
+    return new RequestEntityTooLargeError(`Request entity too large: the object is larger than the store's limit of ${MAX_REQUEST_BYTES} bytes`, {
+      cause: err,
+    });
   }
-  throw err;
+  if (isUnavailable(err)) {
+    return new ServiceUnavailableError(`etcd is unavailable: ${err.message}`, { cause: err, retryAfterSeconds: RETRY_AFTER_SECONDS });
+  }
+  return err;
+}
+
+function unavailable(err: unknown): never {
+  throw storeError(err);
+}
+
+/**
+ * A value's encoding, refused before it reaches etcd when etcd would refuse the request:
+ * sent, a value past gRPC's limit comes back as RESOURCE_EXHAUSTED, which the client would
+ * take for a failing server and answer by dropping its connections.
+ */
+function encode(value: unknown, budget = MAX_REQUEST_BYTES - REQUEST_OVERHEAD_BYTES): Buffer {
+  const buf = Buffer.from(JSON.stringify(value));
+  if (buf.byteLength > budget) {
+    throw new RequestEntityTooLargeError(`Request entity too large: the object is ${buf.byteLength} bytes encoded, over the store's limit of ${budget} bytes`);
+  }
+  return buf;
 }
 
 export class EtcdStore implements Store {
@@ -87,9 +148,17 @@ export class EtcdStore implements Store {
   #closed = false;
 
   constructor(options: EtcdStoreOptions) {
+    const callTimeoutMs = options.callTimeoutMs ?? 15_000;
     this.#client = new Etcd3({
       hosts: options.endpoints.map((e) => (/^https?:\/\//.test(e) ? e : `http://${e}`)),
       dialTimeout: options.dialTimeoutMs ?? 5000,
+      // Without a deadline a call to an etcd that accepts connections but never answers waits forever.
+      defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + callTimeoutMs }),
+      // etcd3's default policies, less the failures that are the request's own fault (see isStoreFault).
+      faultHandling: {
+        host: () => circuitBreaker(handleWhen(isStoreFault), { halfOpenAfter: 5000, breaker: new ConsecutiveBreaker(3) }),
+        global: retry(handleWhen(isStoreFault), { maxAttempts: 3 }),
+      },
       // Lists of 10,000 objects exceed gRPC's default 4 MiB message limit.
       grpcOptions: { 'grpc.max_receive_message_length': -1 },
     });
@@ -167,7 +236,7 @@ export class EtcdStore implements Store {
     const res = await this.#client.kv
       .txn({
         compare: [{ key: k, target: TARGET_VERSION, result: RESULT_EQUAL, version: '0' }],
-        success: [{ request_put: { key: k, value: Buffer.from(JSON.stringify(value)) } }],
+        success: [{ request_put: { key: k, value: encode(value) } }],
         failure: [],
       })
       .catch(unavailable);
@@ -180,7 +249,7 @@ export class EtcdStore implements Store {
     const res = await this.#client.kv
       .txn({
         compare: [{ key: k, target: TARGET_MOD, result: RESULT_EQUAL, mod_revision: String(expectedRevision) }],
-        success: [{ request_put: { key: k, value: Buffer.from(JSON.stringify(value)) } }],
+        success: [{ request_put: { key: k, value: encode(value) } }],
         // On failure, read the key to tell "gone" from "changed" in the same round trip.
         failure: [{ request_range: { key: k } }],
       })
@@ -216,6 +285,14 @@ export class EtcdStore implements Store {
   async transaction(ops: readonly StoreOp[]): Promise<number> {
     if (new Set(ops.map((o) => o.key)).size !== ops.length) throw new Error('a transaction names a key more than once');
     const keys = ops.map((op) => Buffer.from(op.key));
+    // The whole transaction is one etcd request: its values share one budget.
+    let budget = MAX_REQUEST_BYTES - REQUEST_OVERHEAD_BYTES;
+    const values = ops.map((op) => {
+      if (op.type === 'delete') return undefined;
+      const value = encode(op.value, budget);
+      budget -= value.byteLength;
+      return value;
+    });
     const res = await this.#client.kv
       .txn({
         compare: ops.map((op, i) => {
@@ -225,7 +302,7 @@ export class EtcdStore implements Store {
           return { key, target: TARGET_MOD, result: RESULT_EQUAL, mod_revision: String(op.expectedRevision) };
         }),
         success: ops.map((op, i) =>
-          op.type === 'delete' ? { request_delete_range: { key: keys[i]! } } : { request_put: { key: keys[i]!, value: Buffer.from(JSON.stringify(op.value)) } },
+          op.type === 'delete' ? { request_delete_range: { key: keys[i]! } } : { request_put: { key: keys[i]!, value: values[i]! } },
         ),
         // On failure, read every key in the same round trip to say which condition failed.
         failure: keys.map((key) => ({ request_range: { key } })),

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { pack } from 'tar-stream';
 import { BUILD_FIELDS, type FunctionSpec } from '../../core/api/function.js';
-import type { CodeFile } from './code-archive.js';
+import type { CodeFile } from '../../core/api/code-archive.js';
 
 /** Where things go in the image (the runtime template's README names the same places). */
 export const APP_DIR = '/app';

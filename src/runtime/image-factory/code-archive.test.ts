@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
 import { pack, type Header } from 'tar-stream';
 import { writeZip } from '../../../test/helpers/zip.js';
-import { CodeError, codeFiles, MAX_UNPACKED_BYTES, readZip, stripCommonRoot, unpackArchive } from './code-archive.js';
+import { CodeError, codeFiles, MAX_UNPACKED_BYTES, readZip, stripCommonRoot, unpackArchive } from '../../core/api/code-archive.js';
 
 async function tarOf(entries: (Partial<Header> & { name: string; body?: string })[]): Promise<Buffer> {
   const p = pack();

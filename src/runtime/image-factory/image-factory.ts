@@ -8,7 +8,7 @@ import type { FunctionSpec } from '../../core/api/function.js';
 import { dockerConnectOptions } from '../docker-provider.js';
 import { contextFiles, contextTar, normalizeRequirements, renderDockerfile, templateHash, type ContextFile } from './build-context.js';
 import { BuildLog, type DockerStreamEvent } from './build-progress.js';
-import { CodeError, codeFiles, type CodeFile } from './code-archive.js';
+import { CodeError, codeFiles, type CodeFile } from '../../core/api/code-archive.js';
 import { isLoopbackHost, startLoopbackForwarder, type LoopbackForwarder } from './loopback-forwarder.js';
 
 /** The runtime template shipped with minik8s: templates/python-function/ at the project root (from src/ or dist/src/). */

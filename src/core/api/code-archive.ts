@@ -1,8 +1,28 @@
-// A Function's code as files: its text files, or its base64 .tar.gz / .tar / .zip unpacked (zip read here: no zip library is among our dependencies).
+// A Function's code as files: its text files, or its base64 .tar.gz / .tar / .zip unpacked (zip read here: no zip library is among our dependencies); one check for admission and the image build.
 import { Readable } from 'node:stream';
 import { gunzipSync, inflateRawSync } from 'node:zlib';
 import { extract as tarExtract } from 'tar-stream';
-import { codePathProblem, handlerModuleFiles, type FunctionCode } from '../../core/api/function.js';
+import type { FunctionCode } from './function.js';
+
+/** One path component of a code file: no `.`/`..`, no separators or control characters. */
+const PATH_PART = /^(?!\.{1,2}$)[A-Za-z0-9._+@=, -]+$/;
+
+/** The problem with a code file's relative path, or undefined when it is fine. */
+export function codePathProblem(path: string): string | undefined {
+  if (path.length === 0) return 'must not be empty';
+  if (path.length > 255) return 'must be no more than 255 characters';
+  if (path.startsWith('/')) return 'must be a relative path';
+  const parts = path.split('/');
+  if (parts.some((p) => !PATH_PART.test(p))) return "must be a relative path of letters, digits and '._+@=, -', without '.' or '..' parts";
+  return undefined;
+}
+
+/** The files that may hold a handler's module: `pkg/mod.py` or `pkg/mod/__init__.py` for `pkg.mod.fn`. */
+export function handlerModuleFiles(handler: string): string[] {
+  const parts = handler.split('.');
+  const modulePath = parts.slice(0, -1).join('/');
+  return [`${modulePath}.py`, `${modulePath}/__init__.py`];
+}
 
 export interface CodeFile {
   /** Relative POSIX path under the function directory. */
