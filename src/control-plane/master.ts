@@ -5,6 +5,7 @@ import { serviceKind } from '../core/api/service.js';
 import { Activator } from './activator/activator.js';
 import { registerInvocationRoutes } from './activator/invocation-routes.js';
 import { startActivator } from './activator/start-activator.js';
+import { openAuditSink } from './api-server/audit-log.js';
 import { ADMIN_USER, anyOf, TokenAuthenticator } from './api-server/auth.js';
 import { registerBindingRoutes } from './api-server/binding-routes.js';
 import { registerEvictionRoutes } from './api-server/eviction-routes.js';
@@ -25,6 +26,7 @@ import { loadOrCreateAdminToken } from './master/admin-token.js';
 import { advertisedServerUrl, joinCommand, readyBanner } from './master/announce.js';
 import { ensureClusterDnsService } from './master/cluster-dns-service.js';
 import { prepareDataDir } from './master/data-dir.js';
+import { loadSecretsEncryption } from './master/encryption-config.js';
 import { ensureDefaultJoinToken } from './master/join-tokens.js';
 import { listenApi } from './master/listen-api.js';
 import { writeLocalClientConfig } from './master/local-client-config.js';
@@ -88,7 +90,9 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       endpoints = etcd.endpoints;
     }
 
-    const store = await openStore({ endpoints });
+    // Secrets are encrypted below the watch cache: etcd holds ciphertext, everything above sees the objects.
+    const encryption = loadSecretsEncryption({ dataDir, encrypt: config.secretsEncryption });
+    const store = await openStore({ endpoints, transformer: encryption.transformer });
     shutdown.push('store', () => store.close());
 
     const compacting = new StoreCompactor({ store, log }).start(shutdown.signalFor('compactor'));
@@ -142,8 +146,11 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     const executions = new ExecutionStore({ store, log });
     activator.setWorkflowRunner(new WorkflowRunner({ client: clientFor('workflow-runner'), invoker: activator, executions, log }));
 
+    const audit = config.auditLog ? openAuditSink(config.auditLog) : undefined;
+    if (audit) shutdown.push('audit-log', async () => audit.close());
     const api = await listenApi({
       store,
+      audit,
       service,
       informers,
       authenticator,

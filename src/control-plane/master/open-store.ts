@@ -1,6 +1,6 @@
 // Opens the master's store: etcd through EtcdStore, checked reachable within a deadline, with the watch cache in front.
 import { CachedStore } from '../../core/store/cached-store.js';
-import { EtcdStore } from '../../core/store/etcd-store.js';
+import { EtcdStore, type EtcdStoreOptions } from '../../core/store/etcd-store.js';
 import type { Store } from '../../core/store/store.js';
 import { StartupError } from '../../core/lifecycle/startup-error.js';
 
@@ -14,9 +14,22 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   ]);
 }
 
-export async function openStore(options: { endpoints: string[]; timeoutMs?: number }): Promise<Store> {
+export interface OpenStoreOptions {
+  endpoints: string[];
+  timeoutMs?: number;
+  /** Client certificate and CA for an etcd that requires them. */
+  tls?: EtcdStoreOptions['tls'];
+  /** Secrets' encryption at rest, applied below the watch cache. */
+  transformer?: EtcdStoreOptions['transformer'];
+}
+
+export async function openStore(options: OpenStoreOptions): Promise<Store> {
   const timeoutMs = options.timeoutMs ?? 20_000;
-  const etcd = new EtcdStore({ endpoints: options.endpoints });
+  const etcd = new EtcdStore({
+    endpoints: options.endpoints,
+    ...(options.tls ? { tls: options.tls } : {}),
+    ...(options.transformer ? { transformer: options.transformer } : {}),
+  });
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

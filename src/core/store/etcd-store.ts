@@ -1,12 +1,20 @@
 // The etcd Store: one transaction per write (CAS on mod revision), lists at one revision, watches from a revision.
 import { Etcd3, type IKeyValue, type IWatchResponse, type Watcher } from 'etcd3';
 import { AlreadyExistsError, ConflictError, GoneError, NotFoundError, ServiceUnavailableError } from '../errors.js';
+import { IDENTITY_TRANSFORMER, type ValueTransformer } from './value-transformer.js';
 import { withFailedKey, type ListResult, type RawEntry, type Store, type StoreEntry, type StoreOp, type StoreWatchEvent, type WatchOptions } from './store.js';
 
 export interface EtcdStoreOptions {
   /** `127.0.0.1:2379` or `http://127.0.0.1:2379`. */
   endpoints: readonly string[];
   dialTimeoutMs?: number;
+  /** PEM: the CA the servers' certificates are checked against, and the client certificate and key to show them (etcd's --client-cert-auth). */
+  tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer };
+  /**
+   * Applied to values on their way to etcd and back (Secrets encrypted at rest), so that the
+   * watch cache and everything above see plain values. Default: stored as given.
+   */
+  transformer?: ValueTransformer;
 }
 
 /** etcd's compare targets and results, as the gRPC enums number them. */
@@ -42,23 +50,26 @@ function prefixRange(prefix: string): { key: Buffer; end: Buffer } {
   return { key, end: prefixEnd(key) };
 }
 
-function decode<T>(kv: IKeyValue): StoreEntry<T> {
-  return { key: kv.key.toString('utf8'), value: JSON.parse(kv.value.toString('utf8')) as T, revision: Number(kv.mod_revision) };
+/** A stored value's JSON text, through the store's transformer. */
+type ReadValue = (kv: IKeyValue) => string;
+
+function decode<T>(kv: IKeyValue, read: ReadValue): StoreEntry<T> {
+  return { key: kv.key.toString('utf8'), value: JSON.parse(read(kv)) as T, revision: Number(kv.mod_revision) };
 }
 
 /** A put whose key was created by this very write is an ADDED; a delete carries the value it removed. */
-function toWatchEvent<T>(type: 'Put' | 'Delete', kv: IKeyValue, prev: IKeyValue | undefined): StoreWatchEvent<T> {
+function toWatchEvent<T>(type: 'Put' | 'Delete', kv: IKeyValue, prev: IKeyValue | undefined, read: ReadValue): StoreWatchEvent<T> {
   const key = kv.key.toString('utf8');
   const revision = Number(kv.mod_revision);
   if (type === 'Delete') {
     // Without prev_kv (compacted before the watch read it) there is no last value to give.
-    const value = prev ? (JSON.parse(prev.value.toString('utf8')) as T) : (undefined as T);
+    const value = prev ? (JSON.parse(read(prev)) as T) : (undefined as T);
     return { type: 'DELETED', key, value, revision };
   }
   return {
     type: kv.create_revision === kv.mod_revision ? 'ADDED' : 'MODIFIED',
     key,
-    value: JSON.parse(kv.value.toString('utf8')) as T,
+    value: JSON.parse(read(kv)) as T,
     revision,
   };
 }
@@ -85,10 +96,23 @@ export class EtcdStore implements Store {
    */
   readonly #watches = new Map<AbortController, { cancel(): Promise<void> }>();
   #closed = false;
+  readonly #transformer: ValueTransformer;
+  readonly #read: ReadValue;
 
   constructor(options: EtcdStoreOptions) {
+    this.#transformer = options.transformer ?? IDENTITY_TRANSFORMER;
+    this.#read = (kv) => this.#transformer.fromStorage(kv.key.toString('utf8'), kv.value).toString('utf8');
+    const tls = options.tls;
     this.#client = new Etcd3({
-      hosts: options.endpoints.map((e) => (/^https?:\/\//.test(e) ? e : `http://${e}`)),
+      hosts: options.endpoints.map((e) => (/^https?:\/\//.test(e) ? e : `${tls ? 'https' : 'http'}://${e}`)),
+      ...(tls
+        ? {
+            credentials: {
+              rootCertificate: tls.ca ?? (undefined as unknown as Buffer),
+              ...(tls.cert && tls.key ? { certChain: tls.cert, privateKey: tls.key } : {}),
+            },
+          }
+        : {}),
       dialTimeout: options.dialTimeoutMs ?? 5000,
       // Lists of 10,000 objects exceed gRPC's default 4 MiB message limit.
       grpcOptions: { 'grpc.max_receive_message_length': -1 },
@@ -99,14 +123,19 @@ export class EtcdStore implements Store {
     const res = await this.#client.kv.range({ key: Buffer.from(key) }).catch(unavailable);
     const kv = res.kvs[0];
     if (!kv) throw new NotFoundError(`key "${key}" not found`);
-    return decode<T>(kv);
+    return decode<T>(kv, this.#read);
+  }
+
+  /** A value as etcd is to store it: JSON text through the transformer. */
+  #encode(key: string, value: unknown): Buffer {
+    return this.#transformer.toStorage(key, Buffer.from(JSON.stringify(value)));
   }
 
   async list<T>(prefix: string): Promise<ListResult<T>> {
     const items: StoreEntry<T>[] = [];
     const revision = await this.#range(
       prefix,
-      (kv) => items.push(decode<T>(kv)),
+      (kv) => items.push(decode<T>(kv, this.#read)),
       () => {
         items.length = 0;
       },
@@ -118,7 +147,7 @@ export class EtcdStore implements Store {
     const items: RawEntry[] = [];
     const revision = await this.#range(
       prefix,
-      (kv) => items.push({ key: kv.key.toString('utf8'), json: kv.value.toString('utf8'), revision: Number(kv.mod_revision) }),
+      (kv) => items.push({ key: kv.key.toString('utf8'), json: this.#read(kv), revision: Number(kv.mod_revision) }),
       () => {
         items.length = 0;
       },
@@ -167,7 +196,7 @@ export class EtcdStore implements Store {
     const res = await this.#client.kv
       .txn({
         compare: [{ key: k, target: TARGET_VERSION, result: RESULT_EQUAL, version: '0' }],
-        success: [{ request_put: { key: k, value: Buffer.from(JSON.stringify(value)) } }],
+        success: [{ request_put: { key: k, value: this.#encode(key, value) } }],
         failure: [],
       })
       .catch(unavailable);
@@ -180,7 +209,7 @@ export class EtcdStore implements Store {
     const res = await this.#client.kv
       .txn({
         compare: [{ key: k, target: TARGET_MOD, result: RESULT_EQUAL, mod_revision: String(expectedRevision) }],
-        success: [{ request_put: { key: k, value: Buffer.from(JSON.stringify(value)) } }],
+        success: [{ request_put: { key: k, value: this.#encode(key, value) } }],
         // On failure, read the key to tell "gone" from "changed" in the same round trip.
         failure: [{ request_range: { key: k } }],
       })
@@ -206,7 +235,7 @@ export class EtcdStore implements Store {
     if (res.succeeded) {
       const prev = res.responses[0]?.response_delete_range?.prev_kvs[0];
       if (!prev) throw new NotFoundError(`key "${key}" not found`);
-      return { revision: Number(res.header.revision), value: JSON.parse(prev.value.toString('utf8')) as T };
+      return { revision: Number(res.header.revision), value: JSON.parse(this.#read(prev)) as T };
     }
     const current = res.responses[0]?.response_range?.kvs[0];
     if (!current) throw new NotFoundError(`key "${key}" not found`);
@@ -225,7 +254,7 @@ export class EtcdStore implements Store {
           return { key, target: TARGET_MOD, result: RESULT_EQUAL, mod_revision: String(op.expectedRevision) };
         }),
         success: ops.map((op, i) =>
-          op.type === 'delete' ? { request_delete_range: { key: keys[i]! } } : { request_put: { key: keys[i]!, value: Buffer.from(JSON.stringify(op.value)) } },
+          op.type === 'delete' ? { request_delete_range: { key: keys[i]! } } : { request_put: { key: keys[i]!, value: this.#encode(op.key, op.value) } },
         ),
         // On failure, read every key in the same round trip to say which condition failed.
         failure: keys.map((key) => ({ request_range: { key } })),
@@ -278,11 +307,19 @@ export class EtcdStore implements Store {
       .withPreviousKV()
       .watcher();
     watcher.on('data', (res: IWatchResponse) => {
+      // Nothing after an event that could not be read: delivering later ones would leave a gap.
+      if (failure) return;
       for (const ev of res.events) {
-        queue.push(toWatchEvent<T>(ev.type, ev.kv, ev.prev_kv));
+        try {
+          queue.push(toWatchEvent<T>(ev.type, ev.kv, ev.prev_kv, this.#read));
+        } catch (err) {
+          // A value that cannot be read back (a Secret under an unknown key): end the watch with the error rather than skip an event.
+          failure ??= err;
+          break;
+        }
         received = Number(ev.kv.mod_revision);
       }
-      if (res.events.length) notify();
+      if (res.events.length || failure) notify();
     });
     watcher.on('disconnected', () => {
       // etcd3 resumes a dropped watch from the revision in the last response header, which

@@ -1,0 +1,100 @@
+// A real master's store and audit trail: Secrets encrypted in etcd yet served whole, and an audit log recording admins' writes and nodes' refusals.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Etcd3 } from 'etcd3';
+import { waitFor } from '../src/core/wait-for.js';
+import { startMaster, type MasterProcess } from './helpers/master.js';
+
+interface AuditEvent {
+  verb: string;
+  user: { username: string };
+  objectRef?: { resource: string; namespace?: string; name?: string };
+  responseStatus: { code: number };
+}
+
+describe('secure store and audit log', () => {
+  let master: MasterProcess;
+  let logDir: string;
+  let auditPath: string;
+
+  before(async () => {
+    logDir = mkdtempSync(join(tmpdir(), 'minik8s-audit-'));
+    auditPath = join(logDir, 'audit.log');
+    master = await startMaster({ registry: false, extraArgs: ['--audit-log-path', auditPath] });
+  });
+
+  after(async () => {
+    await master?.stop();
+    rmSync(logDir, { recursive: true, force: true });
+  });
+
+  const api = (method: string, path: string, token: string, body?: unknown) =>
+    fetch(`${master.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+
+  /** An etcd client as any local user could make one: no certificate. */
+  const rawEtcd = () => new Etcd3({ hosts: `http://127.0.0.1:${master.etcdPort}`, dialTimeout: 3000 });
+
+  it('keeps Secrets in etcd as k8s:enc:aesgcm:v1:key1: ciphertext, and the API still returns them', async () => {
+    const password = 'correct-horse-battery-staple';
+    const res = await api('POST', '/api/v1/namespaces/default/secrets', master.token, { metadata: { name: 'db' }, stringData: { password } });
+    assert.equal(res.status, 201, await res.clone().text());
+
+    const etcd = rawEtcd();
+    try {
+      const raw = await etcd.get('/registry/core/secrets/default/db').buffer();
+      assert.ok(raw, 'the Secret is in etcd');
+      assert.ok(raw.toString('latin1').startsWith('k8s:enc:aesgcm:v1:key1:'), raw.subarray(0, 40).toString('latin1'));
+      for (const plain of [password, Buffer.from(password).toString('base64'), '"db"', 'Secret']) {
+        assert.ok(!raw.includes(Buffer.from(plain)), `etcd holds ${plain} in the clear`);
+      }
+      // Other kinds stay plain JSON.
+      const ns = await etcd.get('/registry/core/namespaces/default').string();
+      assert.match(ns ?? '', /^\{/);
+    } finally {
+      etcd.close();
+    }
+
+    const got = (await (await api('GET', '/api/v1/namespaces/default/secrets/db', master.token)).json()) as { data: Record<string, string> };
+    assert.equal(Buffer.from(got.data.password!, 'base64').toString(), password);
+    const list = (await (await api('GET', '/api/v1/namespaces/default/secrets', master.token)).json()) as { items: { data: Record<string, string> }[] };
+    assert.equal(Buffer.from(list.items[0]!.data.password!, 'base64').toString(), password);
+    assert.equal(statSync(join(master.dataDir, 'pki', 'encryption-config.json')).mode & 0o777, 0o600);
+  });
+
+  it("records an admin's create with 201 and a node's forbidden read with 403 (0600, JSON lines)", async () => {
+    const created = await api('POST', '/api/v1/namespaces', master.token, { metadata: { name: 'audited' } });
+    assert.equal(created.status, 201);
+    const joined = await api('POST', '/apis/minik8s.io/v1/join', master.joinToken, { apiVersion: 'minik8s.io/v1', kind: 'JoinRequest', nodeName: 'audit-n1' });
+    assert.equal(joined.status, 200, await joined.clone().text());
+    const nodeToken = ((await joined.json()) as { token: string }).token;
+    const refused = await api('GET', '/api/v1/namespaces/default/secrets/db', nodeToken);
+    assert.equal(refused.status, 403);
+
+    const events = () =>
+      readFileSync(auditPath, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as AuditEvent);
+    await waitFor(() => events().some((e) => e.user.username === 'system:node:audit-n1'), {
+      timeoutMs: 5000,
+      description: "the node's request in the audit log",
+    });
+    const create = events().find((e) => e.verb === 'create' && e.objectRef?.resource === 'namespaces');
+    assert.equal(create?.user.username, 'admin');
+    assert.equal(create?.responseStatus.code, 201);
+    const forbidden = events().find((e) => e.user.username === 'system:node:audit-n1' && e.objectRef?.resource === 'secrets');
+    assert.equal(forbidden?.verb, 'get');
+    assert.equal(forbidden?.objectRef?.name, 'db');
+    assert.equal(forbidden?.responseStatus.code, 403);
+    assert.equal(statSync(auditPath).mode & 0o777, 0o600);
+    const text = readFileSync(auditPath, 'utf8');
+    for (const secret of [master.token, nodeToken, master.joinToken, 'correct-horse']) assert.ok(!text.includes(secret), 'the audit log holds a secret');
+  });
+});
