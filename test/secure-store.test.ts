@@ -38,15 +38,21 @@ describe('secure store and audit log', () => {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
 
-  /** An etcd client as any local user could make one: no certificate. */
-  const rawEtcd = () => new Etcd3({ hosts: `http://127.0.0.1:${master.etcdPort}`, dialTimeout: 3000 });
+  const pki = (f: string) => readFileSync(join(master.dataDir, 'pki', f));
+  /** An etcd client with the master's own client certificate: what reads the stored bytes here. */
+  const masterEtcd = () =>
+    new Etcd3({
+      hosts: `https://127.0.0.1:${master.etcdPort}`,
+      credentials: { rootCertificate: pki('etcd/ca.crt'), certChain: pki('apiserver-etcd-client.crt'), privateKey: pki('apiserver-etcd-client.key') },
+      dialTimeout: 3000,
+    });
 
   it('keeps Secrets in etcd as k8s:enc:aesgcm:v1:key1: ciphertext, and the API still returns them', async () => {
     const password = 'correct-horse-battery-staple';
     const res = await api('POST', '/api/v1/namespaces/default/secrets', master.token, { metadata: { name: 'db' }, stringData: { password } });
     assert.equal(res.status, 201, await res.clone().text());
 
-    const etcd = rawEtcd();
+    const etcd = masterEtcd();
     try {
       const raw = await etcd.get('/registry/core/secrets/default/db').buffer();
       assert.ok(raw, 'the Secret is in etcd');
@@ -66,6 +72,32 @@ describe('secure store and audit log', () => {
     const list = (await (await api('GET', '/api/v1/namespaces/default/secrets', master.token)).json()) as { items: { data: Record<string, string> }[] };
     assert.equal(Buffer.from(list.items[0]!.data.password!, 'base64').toString(), password);
     assert.equal(statSync(join(master.dataDir, 'pki', 'encryption-config.json')).mode & 0o777, 0o600);
+  });
+
+  it("refuses etcd clients without etcd's client certificate, for reads and writes, and the master keeps working", async () => {
+    const attempts: [string, Etcd3][] = [
+      // What any local user could do before: plain HTTP on loopback.
+      ['plain', new Etcd3({ hosts: `http://127.0.0.1:${master.etcdPort}`, dialTimeout: 2000 })],
+      // TLS, trusting etcd's CA, but with no certificate to show.
+      ['no cert', new Etcd3({ hosts: `https://127.0.0.1:${master.etcdPort}`, credentials: { rootCertificate: pki('etcd/ca.crt') }, dialTimeout: 2000 })],
+    ];
+    for (const [what, etcd] of attempts) {
+      try {
+        await assert.rejects(etcd.get('/registry/core/secrets/default/db').buffer(), `${what}: read`);
+        await assert.rejects(etcd.put('/registry/minik8s.io/jointokens/planted').value('{}').exec(), `${what}: write`);
+      } finally {
+        etcd.close();
+      }
+    }
+    const etcd = masterEtcd();
+    try {
+      assert.equal(await etcd.get('/registry/minik8s.io/jointokens/planted').string(), null, 'nothing was planted');
+    } finally {
+      etcd.close();
+    }
+    const res = await api('POST', '/api/v1/namespaces/default/secrets', master.token, { metadata: { name: 'after' }, stringData: { a: 'b' } });
+    assert.equal(res.status, 201);
+    assert.equal((await api('GET', '/api/v1/namespaces/default/secrets/after', master.token)).status, 200);
   });
 
   it("records an admin's create with 201 and a node's forbidden read with 403 (0600, JSON lines)", async () => {

@@ -22,6 +22,7 @@ import { ServiceAllocator } from './api-server/service-allocator.js';
 import { registerTokenReviewRoutes } from './api-server/token-review-routes.js';
 import type { MasterConfig } from './master-config.js';
 import { startManagedEtcd } from './etcd/managed-etcd.js';
+import { readEtcdTLS } from './master/open-store.js';
 import { loadOrCreateAdminToken } from './master/admin-token.js';
 import { advertisedServerUrl, joinCommand, readyBanner } from './master/announce.js';
 import { ensureClusterDnsService } from './master/cluster-dns-service.js';
@@ -84,15 +85,17 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     const dataDir = prepareDataDir(config.dataDir);
 
     let endpoints = config.etcdEndpoints;
+    let etcdTLS = config.etcdTLS ? readEtcdTLS(config.etcdTLS) : undefined;
     if (!endpoints) {
       const etcd = await startManagedEtcd({ dataDir, clientPort: config.etcdPort, signal: shutdown.signalFor('etcd'), log });
       shutdown.push('etcd', () => etcd.stopped);
       endpoints = etcd.endpoints;
+      etcdTLS = etcd.tls;
     }
 
     // Secrets are encrypted below the watch cache: etcd holds ciphertext, everything above sees the objects.
     const encryption = loadSecretsEncryption({ dataDir, encrypt: config.secretsEncryption });
-    const store = await openStore({ endpoints, transformer: encryption.transformer });
+    const store = await openStore({ endpoints, tls: etcdTLS, transformer: encryption.transformer });
     shutdown.push('store', () => store.close());
 
     const compacting = new StoreCompactor({ store, log }).start(shutdown.signalFor('compactor'));

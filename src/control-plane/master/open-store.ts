@@ -1,8 +1,25 @@
 // Opens the master's store: etcd through EtcdStore, checked reachable within a deadline, with the watch cache in front.
+import { readFileSync } from 'node:fs';
 import { CachedStore } from '../../core/store/cached-store.js';
 import { EtcdStore, type EtcdStoreOptions } from '../../core/store/etcd-store.js';
 import type { Store } from '../../core/store/store.js';
 import { StartupError } from '../../core/lifecycle/startup-error.js';
+
+/** The PEM files of --etcd-cafile/--etcd-certfile/--etcd-keyfile, read once at start; unreadable ones stop the start with their path. */
+export function readEtcdTLS(files: { caFile?: string; certFile?: string; keyFile?: string }): EtcdStoreOptions['tls'] {
+  const read = (flag: string, path: string | undefined) => {
+    if (path === undefined) return undefined;
+    try {
+      return readFileSync(path);
+    } catch (err) {
+      throw new StartupError(`cannot read ${flag} ${path}: ${(err as Error).message}`, { cause: err });
+    }
+  };
+  const ca = read('--etcd-cafile', files.caFile);
+  const cert = read('--etcd-certfile', files.certFile);
+  const key = read('--etcd-keyfile', files.keyFile);
+  return { ...(ca ? { ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}) };
+}
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
