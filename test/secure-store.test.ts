@@ -1,10 +1,13 @@
 // A real master's store and audit trail: Secrets encrypted in etcd yet served whole, and an audit log recording admins' writes and nodes' refusals.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
+import { managedEtcdClientOptions } from '../src/control-plane/etcd/etcd-pki.js';
+import { parseEncryptionConfig, renderEncryptionConfig } from '../src/control-plane/master/encryption-config.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { startMaster, type MasterProcess } from './helpers/master.js';
 
@@ -40,12 +43,7 @@ describe('secure store and audit log', () => {
 
   const pki = (f: string) => readFileSync(join(master.dataDir, 'pki', f));
   /** An etcd client with the master's own client certificate: what reads the stored bytes here. */
-  const masterEtcd = () =>
-    new Etcd3({
-      hosts: `https://127.0.0.1:${master.etcdPort}`,
-      credentials: { rootCertificate: pki('etcd/ca.crt'), certChain: pki('apiserver-etcd-client.crt'), privateKey: pki('apiserver-etcd-client.key') },
-      dialTimeout: 3000,
-    });
+  const masterEtcd = () => new Etcd3({ ...managedEtcdClientOptions(master.dataDir, master.etcdPort), dialTimeout: 3000 });
 
   it('keeps Secrets in etcd as k8s:enc:aesgcm:v1:key1: ciphertext, and the API still returns them', async () => {
     const password = 'correct-horse-battery-staple';
@@ -79,7 +77,15 @@ describe('secure store and audit log', () => {
       // What any local user could do before: plain HTTP on loopback.
       ['plain', new Etcd3({ hosts: `http://127.0.0.1:${master.etcdPort}`, dialTimeout: 2000 })],
       // TLS, trusting etcd's CA, but with no certificate to show.
-      ['no cert', new Etcd3({ hosts: `https://127.0.0.1:${master.etcdPort}`, credentials: { rootCertificate: pki('etcd/ca.crt') }, dialTimeout: 2000 })],
+      [
+        'no cert',
+        new Etcd3({
+          hosts: `https://127.0.0.1:${master.etcdPort}`,
+          credentials: { rootCertificate: pki('etcd/ca.crt') },
+          grpcOptions: { 'grpc.ssl_target_name_override': 'localhost' },
+          dialTimeout: 2000,
+        }),
+      ],
     ];
     for (const [what, etcd] of attempts) {
       try {
@@ -98,6 +104,38 @@ describe('secure store and audit log', () => {
     const res = await api('POST', '/api/v1/namespaces/default/secrets', master.token, { metadata: { name: 'after' }, stringData: { a: 'b' } });
     assert.equal(res.status, 201);
     assert.equal((await api('GET', '/api/v1/namespaces/default/secrets/after', master.token)).status, 200);
+  });
+
+  it('rotates keys: a new first key and a restart rewrite every Secret with it; the old key can then go', async () => {
+    const configPath = join(master.dataDir, 'pki', 'encryption-config.json');
+    const rawSecret = async () => {
+      const etcd = masterEtcd();
+      try {
+        return (await etcd.get('/registry/core/secrets/default/db').buffer())?.toString('latin1') ?? '';
+      } finally {
+        etcd.close();
+      }
+    };
+    const password = async () => {
+      const res = await api('GET', '/api/v1/namespaces/default/secrets/db', master.token);
+      assert.equal(res.status, 200);
+      return Buffer.from(((await res.json()) as { data: { password: string } }).data.password, 'base64').toString();
+    };
+    assert.ok((await rawSecret()).startsWith('k8s:enc:aesgcm:v1:key1:'));
+    const [key1] = parseEncryptionConfig(readFileSync(configPath, 'utf8'));
+    const key2 = { name: 'key2', secret: randomBytes(32) };
+    // 1. add the new key first, 2. restart: the master rewrites the Secrets with it.
+    writeFileSync(configPath, renderEncryptionConfig([key2, key1!]));
+    await master.kill();
+    await master.restart();
+    assert.ok((await rawSecret()).startsWith('k8s:enc:aesgcm:v1:key2:'));
+    assert.match(master.output(), /secrets encryption: rewrote \d+ Secret\(s\) with key "key2"/);
+    assert.equal(await password(), 'correct-horse-battery-staple');
+    // 3. remove the old key and restart: everything still reads.
+    writeFileSync(configPath, renderEncryptionConfig([key2]));
+    await master.kill();
+    await master.restart();
+    assert.equal(await password(), 'correct-horse-battery-staple');
   });
 
   it("records an admin's create with 201 and a node's forbidden read with 403 (0600, JSON lines)", async () => {

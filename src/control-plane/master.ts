@@ -27,7 +27,7 @@ import { loadOrCreateAdminToken } from './master/admin-token.js';
 import { advertisedServerUrl, joinCommand, readyBanner } from './master/announce.js';
 import { ensureClusterDnsService } from './master/cluster-dns-service.js';
 import { prepareDataDir } from './master/data-dir.js';
-import { loadSecretsEncryption } from './master/encryption-config.js';
+import { loadSecretsEncryption, rewriteStaleSecrets } from './master/encryption-config.js';
 import { ensureDefaultJoinToken } from './master/join-tokens.js';
 import { listenApi } from './master/listen-api.js';
 import { writeLocalClientConfig } from './master/local-client-config.js';
@@ -95,7 +95,16 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
 
     // Secrets are encrypted below the watch cache: etcd holds ciphertext, everything above sees the objects.
     const encryption = loadSecretsEncryption({ dataDir, encrypt: config.secretsEncryption });
-    const store = await openStore({ endpoints, tls: etcdTLS, transformer: encryption.transformer });
+    const store = await openStore({
+      endpoints,
+      tls: etcdTLS,
+      transformer: encryption.transformer,
+      // A key rotation (a new first key) or encryption turned on or off takes effect for stored Secrets here.
+      beforeCache: async (etcd) => {
+        const n = await rewriteStaleSecrets(etcd);
+        if (n > 0) log(`secrets encryption: rewrote ${n} Secret(s) ${config.secretsEncryption ? `with key "${encryption.keyNames[0]}"` : 'in plain text'}`);
+      },
+    });
     shutdown.push('store', () => store.close());
 
     const compacting = new StoreCompactor({ store, log }).start(shutdown.signalFor('compactor'));

@@ -17,6 +17,8 @@ export interface EtcdClientTLS {
   ca: Buffer;
   cert: Buffer;
   key: Buffer;
+  /** The name to check etcd's certificate for: it listens on 127.0.0.1, and TLS may not send an IP as the server name. */
+  serverName: string;
 }
 
 export interface EtcdPki {
@@ -44,7 +46,7 @@ export async function ensureEtcdPki(dataDir: string): Promise<EtcdPki> {
   const client = await loadOrIssueCert(ca, { dir: join(dataDir, 'pki'), name: 'apiserver-etcd-client', commonName: ETCD_CLIENT_NAME, usages: ['client'] });
   return {
     server: { caFile: ca.certPath, certFile: server.certPath, keyFile: server.keyPath, peerCertFile: peer.certPath, peerKeyFile: peer.keyPath },
-    client: { ca: Buffer.from(ca.certPem), cert: Buffer.from(client.certPem), key: Buffer.from(client.keyPem) },
+    client: { ca: Buffer.from(ca.certPem), cert: Buffer.from(client.certPem), key: Buffer.from(client.keyPem), serverName: 'localhost' },
   };
 }
 
@@ -56,7 +58,7 @@ export async function ensureEtcdPki(dataDir: string): Promise<EtcdPki> {
 export function managedEtcdClientOptions(
   dataDir: string,
   port: number,
-): { hosts: string; credentials: { rootCertificate: Buffer; certChain: Buffer; privateKey: Buffer } } {
+): { hosts: string; credentials: { rootCertificate: Buffer; certChain: Buffer; privateKey: Buffer }; grpcOptions: Record<string, string> } {
   const pki = join(dataDir, 'pki');
   return {
     hosts: `https://127.0.0.1:${port}`,
@@ -65,5 +67,7 @@ export function managedEtcdClientOptions(
       certChain: readFileSync(join(pki, 'apiserver-etcd-client.crt')),
       privateKey: readFileSync(join(pki, 'apiserver-etcd-client.key')),
     },
+    // The certificate's DNS name: TLS may not send 127.0.0.1 as a server name.
+    grpcOptions: { 'grpc.ssl_target_name_override': 'localhost', 'grpc.default_authority': 'localhost' },
   };
 }

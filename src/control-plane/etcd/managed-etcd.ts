@@ -115,7 +115,7 @@ export function summarizeLog(lines: string[]): string[] {
 /** GET /health with the client certificate (with --client-cert-auth etcd asks for one on every path). */
 export function isEtcdHealthy(clientUrl: string, tls: EtcdClientTLS): Promise<boolean> {
   return new Promise((resolve) => {
-    const req = request(`${clientUrl}/health`, { ca: tls.ca, cert: tls.cert, key: tls.key, timeout: 1_000 }, (res) => {
+    const req = request(`${clientUrl}/health`, { ca: tls.ca, cert: tls.cert, key: tls.key, servername: tls.serverName, timeout: 1_000 }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => {

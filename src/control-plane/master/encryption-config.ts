@@ -4,7 +4,9 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { secretKind } from '../../core/api/secret.js';
 import { storePrefix } from '../../core/api/registry.js';
+import { ConflictError, NotFoundError } from '../../core/errors.js';
 import { StartupError } from '../../core/lifecycle/startup-error.js';
+import type { EtcdStore } from '../../core/store/etcd-store.js';
 import { AesGcmTransformer, checkAesGcmKeys, forKeyPrefixes, type AesGcmKey, type ValueTransformer } from '../../core/store/value-transformer.js';
 
 export function encryptionConfigPath(dataDir: string): string {
@@ -91,4 +93,26 @@ export function loadSecretsEncryption(options: { dataDir: string; encrypt: boole
     path,
     keyNames: keys.map((k) => k.name),
   };
+}
+
+/**
+ * Writes every Secret whose stored form is stale (plain text, or under a key that is no longer
+ * the first) back through the transformer, so that after a restart with a new first key the
+ * old key can be removed. Each write is a compare-and-swap on the revision read: a Secret
+ * changed meanwhile was written with the current key already. Returns how many were rewritten.
+ */
+export async function rewriteStaleSecrets(etcd: Pick<EtcdStore, 'staleKeys' | 'get' | 'update'>): Promise<number> {
+  let rewritten = 0;
+  for (const { key, revision } of await etcd.staleKeys(storePrefix(secretKind))) {
+    try {
+      const entry = await etcd.get(key);
+      if (entry.revision !== revision) continue;
+      await etcd.update(key, entry.value, revision);
+      rewritten++;
+    } catch (err) {
+      if (err instanceof ConflictError || err instanceof NotFoundError) continue;
+      throw err;
+    }
+  }
+  return rewritten;
 }

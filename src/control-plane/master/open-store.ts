@@ -38,6 +38,8 @@ export interface OpenStoreOptions {
   tls?: EtcdStoreOptions['tls'];
   /** Secrets' encryption at rest, applied below the watch cache. */
   transformer?: EtcdStoreOptions['transformer'];
+  /** Runs on etcd itself once it answers, before the watch cache lists (Secrets re-encrypted with the current key). */
+  beforeCache?: (etcd: EtcdStore) => Promise<void>;
 }
 
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
@@ -59,6 +61,12 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
       }
       await new Promise((r) => setTimeout(r, 200));
     }
+  }
+  try {
+    await options.beforeCache?.(etcd);
+  } catch (err) {
+    await etcd.close().catch(() => {});
+    throw err;
   }
   // Lists and watches are served from the watch cache; writes and gets go to etcd.
   return CachedStore.open(etcd);

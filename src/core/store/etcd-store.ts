@@ -9,7 +9,7 @@ export interface EtcdStoreOptions {
   endpoints: readonly string[];
   dialTimeoutMs?: number;
   /** PEM: the CA the servers' certificates are checked against, and the client certificate and key to show them (etcd's --client-cert-auth). */
-  tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer };
+  tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer; serverName?: string };
   /**
    * Applied to values on their way to etcd and back (Secrets encrypted at rest), so that the
    * watch cache and everything above see plain values. Default: stored as given.
@@ -114,8 +114,13 @@ export class EtcdStore implements Store {
           }
         : {}),
       dialTimeout: options.dialTimeoutMs ?? 5000,
-      // Lists of 10,000 objects exceed gRPC's default 4 MiB message limit.
-      grpcOptions: { 'grpc.max_receive_message_length': -1 },
+      grpcOptions: {
+        // Lists of 10,000 objects exceed gRPC's default 4 MiB message limit.
+        'grpc.max_receive_message_length': -1,
+        // The name checked in the server's certificate, for endpoints given by IP: TLS may not send
+        // an IP as its server name (Node warns on every connection), so the certificate's DNS name is used.
+        ...(tls?.serverName ? { 'grpc.ssl_target_name_override': tls.serverName, 'grpc.default_authority': tls.serverName } : {}),
+      },
     });
   }
 
@@ -189,6 +194,25 @@ export class EtcdStore implements Store {
       from = Buffer.concat([res.kvs[res.kvs.length - 1]!.key, Buffer.from([0])]);
     }
     return revision;
+  }
+
+  /**
+   * Keys under `prefix` whose stored bytes the transformer would write differently now (see
+   * ValueTransformer.isStale), with their revisions: what a key rotation must rewrite.
+   */
+  async staleKeys(prefix: string): Promise<{ key: string; revision: number }[]> {
+    const stale: { key: string; revision: number }[] = [];
+    await this.#range(
+      prefix,
+      (kv) => {
+        const key = kv.key.toString('utf8');
+        if (this.#transformer.isStale(key, kv.value)) stale.push({ key, revision: Number(kv.mod_revision) });
+      },
+      () => {
+        stale.length = 0;
+      },
+    );
+    return stale;
   }
 
   async create(key: string, value: unknown): Promise<number> {

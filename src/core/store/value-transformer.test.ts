@@ -63,6 +63,20 @@ describe('AesGcmTransformer', () => {
     assert.deepEqual(off.fromStorage(KEY, t.toStorage(KEY, PLAIN)), PLAIN);
   });
 
+  it('calls stale what the first key did not write: plain values, older keys; with encrypt false, encrypted ones', () => {
+    const t1 = new AesGcmTransformer({ keys: [k1] });
+    const rotated = new AesGcmTransformer({ keys: [k2, k1] });
+    const byK1 = t1.toStorage(KEY, PLAIN);
+    assert.equal(t1.isStale(KEY, byK1), false);
+    assert.equal(t1.isStale(KEY, PLAIN), true);
+    assert.equal(rotated.isStale(KEY, byK1), true);
+    assert.equal(rotated.isStale(KEY, rotated.toStorage(KEY, PLAIN)), false);
+    const off = new AesGcmTransformer({ keys: [k1], encrypt: false });
+    assert.equal(off.isStale(KEY, byK1), true);
+    assert.equal(off.isStale(KEY, PLAIN), false);
+    assert.equal(forKeyPrefixes(['/registry/core/secrets/'], t1).isStale('/registry/core/pods/a/b', PLAIN), false);
+  });
+
   it('checks keys: 32 bytes, names unique and usable in the prefix', () => {
     assert.throws(() => checkAesGcmKeys([]), /at least one key/);
     assert.throws(() => checkAesGcmKeys([{ name: 'k', secret: randomBytes(16) }]), /16 bytes; AES-256 needs 32/);

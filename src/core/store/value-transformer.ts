@@ -10,11 +10,18 @@ import { InternalError } from '../errors.js';
 export interface ValueTransformer {
   toStorage(key: string, data: Buffer): Buffer;
   fromStorage(key: string, data: Buffer): Buffer;
+  /**
+   * True when a stored value is not in the form toStorage writes now (plain text, or encrypted
+   * with a key that is no longer the first): rewriting it brings it to the current key, which is
+   * what a key rotation needs before the old key can be removed.
+   */
+  isStale(key: string, data: Buffer): boolean;
 }
 
 export const IDENTITY_TRANSFORMER: ValueTransformer = {
   toStorage: (_key, data) => data,
   fromStorage: (_key, data) => data,
+  isStale: () => false,
 };
 
 export interface AesGcmKey {
@@ -67,6 +74,12 @@ export class AesGcmTransformer implements ValueTransformer {
     this.#writeKey = options.encrypt === false ? undefined : options.keys[0];
   }
 
+  isStale(_key: string, data: Buffer): boolean {
+    const k = this.#writeKey;
+    if (!k) return startsWith(data, AESGCM_PREFIX);
+    return !startsWith(data, `${AESGCM_PREFIX}${k.name}:`);
+  }
+
   toStorage(key: string, data: Buffer): Buffer {
     const k = this.#writeKey;
     if (!k) return data;
@@ -115,5 +128,6 @@ export function forKeyPrefixes(prefixes: readonly string[], transformer: ValueTr
   return {
     toStorage: (key, data) => (applies(key) ? transformer.toStorage(key, data) : data),
     fromStorage: (key, data) => (applies(key) ? transformer.fromStorage(key, data) : data),
+    isStale: (key, data) => applies(key) && transformer.isStale(key, data),
   };
 }
