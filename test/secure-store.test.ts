@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { managedEtcdClientOptions } from '../src/control-plane/etcd/etcd-pki.js';
+import { startManagedEtcd, type ManagedEtcd } from '../src/control-plane/etcd/managed-etcd.js';
+import { etcdPorts } from '../scripts/sim/free-resources.js';
 import { parseEncryptionConfig, renderEncryptionConfig } from '../src/control-plane/master/encryption-config.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { startMaster, type MasterProcess } from './helpers/master.js';
@@ -166,5 +168,50 @@ describe('secure store and audit log', () => {
     assert.equal(statSync(auditPath).mode & 0o777, 0o600);
     const text = readFileSync(auditPath, 'utf8');
     for (const secret of [master.token, nodeToken, master.joinToken, 'correct-horse']) assert.ok(!text.includes(secret), 'the audit log holds a secret');
+  });
+});
+
+describe('external etcd over TLS', () => {
+  it('reaches an --etcd-endpoints etcd that requires a client certificate with --etcd-cafile/--etcd-certfile/--etcd-keyfile', async () => {
+    // An etcd of another data directory stands in for an external one: TLS with client-cert auth, its own CA.
+    const etcdDir = mkdtempSync(join(tmpdir(), 'minik8s-ext-etcd-'));
+    const stop = new AbortController();
+    let master: MasterProcess | undefined;
+    let etcd: ManagedEtcd | undefined;
+    try {
+      const port = await etcdPorts();
+      etcd = await startManagedEtcd({ dataDir: etcdDir, clientPort: port, signal: stop.signal, log: () => {} });
+      const pki = join(etcdDir, 'pki');
+      master = await startMaster({
+        registry: false,
+        extraArgs: [
+          '--etcd-endpoints',
+          etcd.endpoints[0]!,
+          '--etcd-cafile',
+          join(pki, 'etcd', 'ca.crt'),
+          '--etcd-certfile',
+          join(pki, 'apiserver-etcd-client.crt'),
+          '--etcd-keyfile',
+          join(pki, 'apiserver-etcd-client.key'),
+        ],
+      });
+      const res = await fetch(`${master.url}/api/v1/namespaces/default/secrets`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${master.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ metadata: { name: 'ext' }, stringData: { a: 'b' } }),
+      });
+      assert.equal(res.status, 201);
+      const client = new Etcd3({ ...managedEtcdClientOptions(etcdDir, port), dialTimeout: 3000 });
+      try {
+        assert.match((await client.get('/registry/core/secrets/default/ext').string()) ?? '', /^k8s:enc:aesgcm:v1:key1:/);
+      } finally {
+        client.close();
+      }
+    } finally {
+      await master?.stop();
+      stop.abort();
+      await etcd?.stopped;
+      rmSync(etcdDir, { recursive: true, force: true });
+    }
   });
 });
