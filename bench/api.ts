@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Etcd3 } from 'etcd3';
+import { managedEtcdClientOptions } from '../src/control-plane/etcd/etcd-pki.js';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const CREATES = Number(process.env.BENCH_CREATES ?? 5000);
@@ -163,7 +164,7 @@ async function startMaster() {
     await new Promise((r) => setTimeout(r, 100));
   }
   const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
-  return { child, base, token, etcdEndpoint: `127.0.0.1:${etcdPort}`, dataDir, home };
+  return { child, base, token, etcdPort, dataDir, home };
 }
 
 async function stopMaster(child: ChildProcess): Promise<void> {
@@ -202,7 +203,7 @@ function openWatcher(base: URL, token: string, path: string, onEvent: (name: str
 
 async function main(): Promise<void> {
   const master = await startMaster();
-  const etcd = new Etcd3({ hosts: master.etcdEndpoint });
+  const etcd = new Etcd3(managedEtcdClientOptions(master.dataDir, master.etcdPort));
   try {
     const { base, token } = master;
     const ns = '/api/v1/namespaces/default/pods';

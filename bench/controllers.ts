@@ -30,6 +30,7 @@ import { Agent, request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
+import { managedEtcdClientOptions } from '../src/control-plane/etcd/etcd-pki.js';
 import { parseRequestMetrics, requestDeltas, WRITE_VERBS, type RequestCount } from '../src/control-plane/api-server/request-metrics.js';
 import type { Deployment, DeploymentStatus } from '../src/core/api/deployment.js';
 import type { KubeObject } from '../src/core/api/meta.js';
@@ -455,7 +456,7 @@ async function main(): Promise<void> {
     log(`${NODES} fake nodes Ready in ${nodesReadySeconds} s`);
     for (const ns of [NS, DIRECT_NS, WARM_NS]) await k.json('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
 
-    etcd = new Etcd3({ hosts: `127.0.0.1:${master.etcdPort}` });
+    etcd = new Etcd3(managedEtcdClientOptions(master.dataDir, master.etcdPort));
     const storeRevision = async () => Number((await etcd!.get('/minik8s-bench-revision').exec()).header.revision);
     const metrics = async () => {
       const res = await k.call('GET', '/metrics');

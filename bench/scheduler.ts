@@ -31,6 +31,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Etcd3 } from 'etcd3';
+import { managedEtcdClientOptions } from '../src/control-plane/etcd/etcd-pki.js';
 
 function flag(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -503,7 +504,7 @@ async function main(): Promise<void> {
       });
       const floorCpu = floorMeter();
       log(`floor: ${PODS} API creates in ${Math.round(floorCreates.elapsedMs)} ms`);
-      etcd = new Etcd3({ hosts: `127.0.0.1:${clientPort}` });
+      etcd = new Etcd3(managedEtcdClientOptions(dataDir, clientPort));
       const bodies = JSON.stringify(podBody('floor-x'));
       const puts = await drive(PODS, CONCURRENCY, async (i) => {
         await etcd!.put(`/bench-floor/pod-${i}`).value(bodies);

@@ -2,12 +2,14 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '../src/core/wait-for.js';
-import { etcdArgs, etcdLayout, startManagedEtcd, type ManagedEtcd } from '../src/control-plane/etcd/managed-etcd.js';
+import { request } from 'node:https';
+import { etcdArgs, etcdLayout, isEtcdHealthy, startManagedEtcd, type ManagedEtcd } from '../src/control-plane/etcd/managed-etcd.js';
+import { ensureEtcdPki } from '../src/control-plane/etcd/etcd-pki.js';
 import { StartupError } from '../src/core/lifecycle/startup-error.js';
 import { findExecutable } from '../src/control-plane/supervisor/supervised-process.js';
 import { freePort } from './helpers/master.js';
@@ -41,13 +43,32 @@ function alive(pid: number): boolean {
   }
 }
 
-async function healthy(port: number): Promise<boolean> {
+/** Healthy over TLS with the master's client certificate (the managed etcd), or over plain HTTP without a data dir (a leftover started by hand). */
+async function healthy(port: number, dataDir?: string): Promise<boolean> {
+  if (dataDir) return isEtcdHealthy(`https://127.0.0.1:${port}`, (await ensureEtcdPki(dataDir)).client);
   try {
     const res = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(1000) });
     return res.ok && ((await res.json()) as { health: string }).health === 'true';
   } catch {
     return false;
   }
+}
+
+/** POST to etcd's JSON gateway over TLS; `cert: false` leaves the client certificate out. */
+async function etcdPost(port: number, dataDir: string, path: string, body: unknown, cert = true): Promise<{ status: number; json: unknown }> {
+  const tls = (await ensureEtcdPki(dataDir)).client;
+  return new Promise((resolve, reject) => {
+    const req = request(`https://127.0.0.1:${port}${path}`, { method: 'POST', ca: tls.ca, ...(cert ? { cert: tls.cert, key: tls.key } : {}) }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => {
+        text += d;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : undefined }));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
 }
 
 function listen(port: number): Promise<Server> {
@@ -99,8 +120,8 @@ describe('managed etcd', { skip: findExecutable('etcd') ? false : 'etcd is not i
     const s = await start();
     const pid = s.etcd.pid()!;
     assert.ok(pid > 0);
-    assert.deepEqual(s.etcd.endpoints, [`http://127.0.0.1:${s.port}`]);
-    assert.ok(await healthy(s.port));
+    assert.deepEqual(s.etcd.endpoints, [`https://127.0.0.1:${s.port}`]);
+    assert.ok(await healthy(s.port, s.dataDir));
     const layout = etcdLayout(s.dataDir);
     assert.equal(Number(readFileSync(layout.pidFile, 'utf8')), pid);
     assert.ok(existsSync(join(layout.etcdDataDir, 'member')), 'data under DATA_DIR/etcd');
@@ -117,17 +138,14 @@ describe('managed etcd', { skip: findExecutable('etcd') ? false : 'etcd is not i
 
   it('restarts etcd after it is killed and keeps the data', async () => {
     const s = await start();
-    const put = await fetch(`http://127.0.0.1:${s.port}/v3/kv/put`, {
-      method: 'POST',
-      body: JSON.stringify({ key: Buffer.from('k').toString('base64'), value: Buffer.from('v').toString('base64') }),
-    });
+    const put = await etcdPost(s.port, s.dataDir, '/v3/kv/put', { key: Buffer.from('k').toString('base64'), value: Buffer.from('v').toString('base64') });
     assert.equal(put.status, 200);
     const first = s.etcd.pid()!;
     process.kill(first, 'SIGKILL');
     await waitFor(
       async () => {
         const pid = s.etcd.pid();
-        return pid !== undefined && pid !== first && s.etcd.restarts() === 1 && (await healthy(s.port));
+        return pid !== undefined && pid !== first && s.etcd.restarts() === 1 && (await healthy(s.port, s.dataDir));
       },
       { timeoutMs: 20_000, description: 'etcd to be restarted' },
     );
@@ -135,11 +153,8 @@ describe('managed etcd', { skip: findExecutable('etcd') ? false : 'etcd is not i
       s.logs.some((l) => /killed by SIGKILL unexpectedly/.test(l)),
       s.logs.join('\n'),
     );
-    const range = await fetch(`http://127.0.0.1:${s.port}/v3/kv/range`, {
-      method: 'POST',
-      body: JSON.stringify({ key: Buffer.from('k').toString('base64') }),
-    });
-    const body = (await range.json()) as { kvs?: { value: string }[] };
+    const range = await etcdPost(s.port, s.dataDir, '/v3/kv/range', { key: Buffer.from('k').toString('base64') });
+    const body = range.json as { kvs?: { value: string }[] };
     assert.equal(Buffer.from(body.kvs![0]!.value, 'base64').toString(), 'v');
     assert.equal(Number(readFileSync(etcdLayout(s.dataDir).pidFile, 'utf8')), s.etcd.pid());
     const second = s.etcd.pid()!;
@@ -161,7 +176,7 @@ describe('managed etcd', { skip: findExecutable('etcd') ? false : 'etcd is not i
       const s = await start({ dataDir, port });
       await exited;
       assert.notEqual(s.etcd.pid(), leftover.pid);
-      assert.ok(await healthy(port));
+      assert.ok(await healthy(port, dataDir));
       assert.ok(
         s.logs.some((l) => l.includes(`leftover etcd (PID ${leftover.pid})`)),
         s.logs.join('\n'),
@@ -176,7 +191,22 @@ describe('managed etcd', { skip: findExecutable('etcd') ? false : 'etcd is not i
     const dataDir = tempDir();
     writeFileSync(etcdLayout(dataDir).pidFile, `${process.pid}\n`);
     const s = await start({ dataDir });
-    assert.ok(await healthy(s.port));
+    assert.ok(await healthy(s.port, s.dataDir));
+    await stop(s);
+  });
+
+  it('serves TLS only, to clients with a certificate of its own CA (DATA_DIR/pki/etcd, keys 0600)', async () => {
+    const s = await start();
+    const key = { key: Buffer.from('k').toString('base64') };
+    // Plain HTTP: no answer an HTTP client can read.
+    await assert.rejects(fetch(`http://127.0.0.1:${s.port}/v3/kv/range`, { method: 'POST', body: JSON.stringify(key) }));
+    // TLS without a client certificate: refused in the handshake, for reads and writes alike.
+    await assert.rejects(etcdPost(s.port, s.dataDir, '/v3/kv/range', key, false));
+    await assert.rejects(etcdPost(s.port, s.dataDir, '/v3/kv/put', { ...key, value: key.key }, false));
+    assert.equal((await etcdPost(s.port, s.dataDir, '/v3/kv/range', key)).status, 200);
+    for (const f of ['etcd/ca.key', 'etcd/server.key', 'etcd/peer.key', 'apiserver-etcd-client.key']) {
+      assert.equal(statSync(join(s.dataDir, 'pki', f)).mode & 0o777, 0o600, f);
+    }
     await stop(s);
   });
 

@@ -1,4 +1,5 @@
 // The master's settings, as the daemon's flags give them (src/daemon/daemon-config.ts parses and checks them).
+import type { AuditLogConfig } from './api-server/audit-log.js';
 import type { SchedulerPolicy } from './scheduler/scores.js';
 
 export interface MasterConfig {
@@ -9,6 +10,10 @@ export interface MasterConfig {
   port: number;
   /** External etcd client URLs; when absent the master runs its own etcd. */
   etcdEndpoints?: string[];
+  /** TLS files for the external etcd (--etcd-cafile, --etcd-certfile, --etcd-keyfile); the managed etcd uses DATA_DIR/pki/etcd. */
+  etcdTLS?: { caFile?: string; certFile?: string; keyFile?: string };
+  /** Encrypt Secrets at rest (--secrets-encryption, on by default); stored ones stay readable either way. */
+  secretsEncryption: boolean;
   /** Client port of the managed etcd (its peer port is the next one). */
   etcdPort: number;
   /** Write ~/.minik8s/config for the local CLI. */
@@ -44,4 +49,6 @@ export interface MasterConfig {
    * pods: on when the master runs alone; off when this process is a worker too (its overlay routes them).
    */
   podRoutes: boolean;
+  /** The audit log (--audit-log-path, --audit-log-maxsize, --audit-log-maxbackup); none when absent, as in kube-apiserver. */
+  auditLog?: AuditLogConfig;
 }

@@ -5,6 +5,7 @@ import { serviceKind } from '../core/api/service.js';
 import { Activator } from './activator/activator.js';
 import { registerInvocationRoutes } from './activator/invocation-routes.js';
 import { startActivator } from './activator/start-activator.js';
+import { openAuditSink } from './api-server/audit-log.js';
 import { ADMIN_USER, anyOf, TokenAuthenticator } from './api-server/auth.js';
 import { registerBindingRoutes } from './api-server/binding-routes.js';
 import { registerEvictionRoutes } from './api-server/eviction-routes.js';
@@ -21,10 +22,12 @@ import { ServiceAllocator } from './api-server/service-allocator.js';
 import { registerTokenReviewRoutes } from './api-server/token-review-routes.js';
 import type { MasterConfig } from './master-config.js';
 import { startManagedEtcd } from './etcd/managed-etcd.js';
+import { readEtcdTLS } from './master/open-store.js';
 import { loadOrCreateAdminToken } from './master/admin-token.js';
 import { advertisedServerUrl, joinCommand, readyBanner } from './master/announce.js';
 import { ensureClusterDnsService } from './master/cluster-dns-service.js';
 import { prepareDataDir } from './master/data-dir.js';
+import { loadSecretsEncryption, rewriteStaleSecrets } from './master/encryption-config.js';
 import { ensureDefaultJoinToken } from './master/join-tokens.js';
 import { listenApi } from './master/listen-api.js';
 import { writeLocalClientConfig } from './master/local-client-config.js';
@@ -82,13 +85,26 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     const dataDir = prepareDataDir(config.dataDir);
 
     let endpoints = config.etcdEndpoints;
+    let etcdTLS = config.etcdTLS ? readEtcdTLS(config.etcdTLS) : undefined;
     if (!endpoints) {
       const etcd = await startManagedEtcd({ dataDir, clientPort: config.etcdPort, signal: shutdown.signalFor('etcd'), log });
       shutdown.push('etcd', () => etcd.stopped);
       endpoints = etcd.endpoints;
+      etcdTLS = etcd.tls;
     }
 
-    const store = await openStore({ endpoints });
+    // Secrets are encrypted below the watch cache: etcd holds ciphertext, everything above sees the objects.
+    const encryption = loadSecretsEncryption({ dataDir, encrypt: config.secretsEncryption });
+    const store = await openStore({
+      endpoints,
+      tls: etcdTLS,
+      transformer: encryption.transformer,
+      // A key rotation (a new first key) or encryption turned on or off takes effect for stored Secrets here.
+      beforeCache: async (etcd) => {
+        const n = await rewriteStaleSecrets(etcd);
+        if (n > 0) log(`secrets encryption: rewrote ${n} Secret(s) ${config.secretsEncryption ? `with key "${encryption.keyNames[0]}"` : 'in plain text'}`);
+      },
+    });
     shutdown.push('store', () => store.close());
 
     const compacting = new StoreCompactor({ store, log }).start(shutdown.signalFor('compactor'));
@@ -142,8 +158,11 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     const executions = new ExecutionStore({ store, log });
     activator.setWorkflowRunner(new WorkflowRunner({ client: clientFor('workflow-runner'), invoker: activator, executions, log }));
 
+    const audit = config.auditLog ? openAuditSink(config.auditLog) : undefined;
+    if (audit) shutdown.push('audit-log', async () => audit.close());
     const api = await listenApi({
       store,
+      audit,
       service,
       informers,
       authenticator,

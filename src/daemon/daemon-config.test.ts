@@ -1,4 +1,5 @@
 // Unit tests for daemon flag validation and the CLI server URL the master writes.
+import { resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { toDaemonConfig, UsageError, type RawDaemonFlags } from './daemon-config.js';
@@ -24,6 +25,7 @@ describe('toDaemonConfig', () => {
       port: 6443,
       etcdEndpoints: undefined,
       etcdPort: 2379,
+      secretsEncryption: true,
       writeClientConfig: true,
       registryPort: 5000,
       clusterCIDR: '10.244.0.0/16',
@@ -47,6 +49,33 @@ describe('toDaemonConfig', () => {
     assert.equal(toDaemonConfig({ ...base, role: 'master,worker' }).master.podRoutes, false);
     assert.throws(() => toDaemonConfig({ ...base, activatorPort: '0' }), /--activator-port must be a port number from 1 to 65535, not "0"/);
     assert.throws(() => toDaemonConfig({ ...base, activatorAddress: 'here' }), /--activator-address must be an IP address/);
+  });
+
+  it('reads the audit log flags as kube-apiserver spells them; no audit log without a path', () => {
+    assert.equal(toDaemonConfig(base).master.auditLog, undefined);
+    assert.deepEqual(toDaemonConfig({ ...base, auditLogPath: 'audit.log' }).master.auditLog, { path: resolve('audit.log'), maxSizeMB: 100, maxBackups: 10 });
+    assert.deepEqual(toDaemonConfig({ ...base, auditLogPath: '-', auditLogMaxSize: '0', auditLogMaxBackup: '3' }).master.auditLog, {
+      path: '-',
+      maxSizeMB: 0,
+      maxBackups: 3,
+    });
+    assert.throws(
+      () => toDaemonConfig({ ...base, auditLogPath: 'a', auditLogMaxSize: '1M' }),
+      /--audit-log-maxsize must be a whole number from 0 up, not "1M"/,
+    );
+    assert.throws(() => toDaemonConfig({ ...base, auditLogPath: ' ' }), /--audit-log-path must name a file, or - for stdout/);
+  });
+
+  it('reads --secrets-encryption (on by default) and the external etcd TLS files', () => {
+    assert.equal(toDaemonConfig({ ...base, secretsEncryption: false }).master.secretsEncryption, false);
+    const ext = { ...base, etcdEndpoints: 'https://10.0.0.9:2379' };
+    assert.deepEqual(toDaemonConfig({ ...ext, etcdCAFile: 'ca.crt', etcdCertFile: 'c.crt', etcdKeyFile: 'c.key' }).master.etcdTLS, {
+      caFile: resolve('ca.crt'),
+      certFile: resolve('c.crt'),
+      keyFile: resolve('c.key'),
+    });
+    assert.throws(() => toDaemonConfig({ ...ext, etcdCertFile: 'c.crt' }), /--etcd-certfile and --etcd-keyfile go together/);
+    assert.throws(() => toDaemonConfig({ ...base, etcdCAFile: 'ca.crt' }), /are for an external etcd \(--etcd-endpoints\)/);
   });
 
   it('reads the service range and node port range', () => {

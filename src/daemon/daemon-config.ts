@@ -35,6 +35,13 @@ export interface RawDaemonFlags {
   port: string;
   etcdEndpoints?: string;
   etcdPort: string;
+  etcdCAFile?: string;
+  etcdCertFile?: string;
+  etcdKeyFile?: string;
+  secretsEncryption?: boolean;
+  auditLogPath?: string;
+  auditLogMaxSize?: string;
+  auditLogMaxBackup?: string;
   writeConfig: boolean;
   registry?: boolean;
   registryPort?: string;
@@ -268,6 +275,38 @@ function parseNodeName(text: string): string {
   return name;
 }
 
+/** A whole number from 0 up, for counts and sizes. */
+function parseCount(flag: string, value: string): number {
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(Number(value))) throw new UsageError(`--${flag} must be a whole number from 0 up, not "${value}"`);
+  return Number(value);
+}
+
+/** --audit-log-path and its rotation (kube-apiserver's flags); undefined without a path. */
+export function parseAuditLog(flags: Pick<RawDaemonFlags, 'auditLogPath' | 'auditLogMaxSize' | 'auditLogMaxBackup'>): MasterConfig['auditLog'] {
+  const maxSizeMB = parseCount('audit-log-maxsize', flags.auditLogMaxSize ?? '100');
+  const maxBackups = parseCount('audit-log-maxbackup', flags.auditLogMaxBackup ?? '10');
+  if (flags.auditLogPath === undefined) return undefined;
+  const path = flags.auditLogPath.trim();
+  if (!path) throw new UsageError('--audit-log-path must name a file, or - for stdout');
+  return { path: path === '-' ? '-' : resolve(path), maxSizeMB, maxBackups };
+}
+
+/** --etcd-cafile/--etcd-certfile/--etcd-keyfile: for --etcd-endpoints only; a cert needs its key and the other way round. */
+export function parseEtcdTLS(flags: Pick<RawDaemonFlags, 'etcdEndpoints' | 'etcdCAFile' | 'etcdCertFile' | 'etcdKeyFile'>): MasterConfig['etcdTLS'] {
+  const { etcdCAFile: caFile, etcdCertFile: certFile, etcdKeyFile: keyFile } = flags;
+  if (caFile === undefined && certFile === undefined && keyFile === undefined) return undefined;
+  if (flags.etcdEndpoints === undefined)
+    throw new UsageError(
+      '--etcd-cafile, --etcd-certfile and --etcd-keyfile are for an external etcd (--etcd-endpoints); the managed etcd has its own certificates',
+    );
+  if ((certFile === undefined) !== (keyFile === undefined)) throw new UsageError('--etcd-certfile and --etcd-keyfile go together: give both or neither');
+  return {
+    ...(caFile !== undefined ? { caFile: resolve(caFile) } : {}),
+    ...(certFile !== undefined ? { certFile: resolve(certFile) } : {}),
+    ...(keyFile !== undefined ? { keyFile: resolve(keyFile) } : {}),
+  };
+}
+
 /** Validates the parsed flags; throws UsageError with a message for humans. */
 export function toDaemonConfig(flags: RawDaemonFlags): DaemonConfig {
   const words = flags.positionals;
@@ -345,6 +384,9 @@ export function toDaemonConfig(flags: RawDaemonFlags): DaemonConfig {
       etcdEndpoints: flags.etcdEndpoints === undefined ? undefined : parseEndpoints(flags.etcdEndpoints),
       // The peer port is the next one, so the client port must leave room for it.
       etcdPort: parsePort('etcd-port', flags.etcdPort, 65534),
+      ...(parseEtcdTLS(flags) ? { etcdTLS: parseEtcdTLS(flags) } : {}),
+      secretsEncryption: flags.secretsEncryption ?? true,
+      ...(parseAuditLog(flags) ? { auditLog: parseAuditLog(flags) } : {}),
       writeClientConfig: flags.writeConfig,
       registryPort: flags.registry === false ? undefined : parsePort('registry-port', flags.registryPort ?? '5000'),
       clusterCIDR: parseClusterCIDR(flags.clusterCIDR ?? '10.244.0.0/16'),

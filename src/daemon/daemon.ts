@@ -25,6 +25,21 @@ function parser(argv: string[]) {
     .option('port', { type: 'string', requiresArg: true, default: '6443', describe: 'API server port' })
     .option('etcd-endpoints', { type: 'string', requiresArg: true, describe: 'comma-separated etcd client URLs; when given, no etcd is started' })
     .option('etcd-port', { type: 'string', requiresArg: true, default: '2379', describe: 'client port of the managed etcd (peer port: the next one)' })
+    .option('etcd-cafile', { type: 'string', requiresArg: true, describe: 'CA bundle to verify the --etcd-endpoints servers by (PEM)' })
+    .option('etcd-certfile', { type: 'string', requiresArg: true, describe: 'client certificate the master shows the --etcd-endpoints servers (PEM)' })
+    .option('etcd-keyfile', { type: 'string', requiresArg: true, describe: 'private key of --etcd-certfile (PEM)' })
+    .option('secrets-encryption', {
+      type: 'boolean',
+      default: true,
+      describe: 'encrypt Secrets in etcd with AES-GCM, keys in DATA_DIR/pki/encryption-keys.json (--no-secrets-encryption to store new ones in plain text)',
+    })
+    .option('audit-log-path', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'write an audit event per request to this file (- for stdout); no audit log without it',
+    })
+    .option('audit-log-maxsize', { type: 'string', requiresArg: true, default: '100', describe: 'megabytes of audit log before it is rotated (0: never)' })
+    .option('audit-log-maxbackup', { type: 'string', requiresArg: true, default: '10', describe: 'rotated audit log files kept (0: all)' })
     .option('write-config', { type: 'boolean', default: true, describe: 'write ~/.minik8s/config for the CLI (--no-write-config to skip)' })
     .option('registry', { type: 'boolean', default: true, describe: 'run the image registry (--no-registry to skip)' })
     .option('registry-port', { type: 'string', requiresArg: true, default: '5000', describe: "port of the master's image registry" })
@@ -164,6 +179,13 @@ async function parse(argv: string[]): Promise<DaemonConfig | number> {
       port: raw.port,
       etcdEndpoints: raw['etcd-endpoints'],
       etcdPort: raw['etcd-port'],
+      etcdCAFile: raw['etcd-cafile'],
+      etcdCertFile: raw['etcd-certfile'],
+      etcdKeyFile: raw['etcd-keyfile'],
+      secretsEncryption: raw['secrets-encryption'],
+      auditLogPath: raw['audit-log-path'],
+      auditLogMaxSize: raw['audit-log-maxsize'],
+      auditLogMaxBackup: raw['audit-log-maxbackup'],
       writeConfig: raw['write-config'],
       registry: raw.registry,
       registryPort: raw['registry-port'],

@@ -7,6 +7,7 @@ import type { InformerFactory } from '../../core/controller/informer-factory.js'
 import { AlreadyExistsError, NotFoundError, UnauthorizedError } from '../../core/errors.js';
 import type { Store } from '../../core/store/store.js';
 import { versionInfo } from '../../core/version.js';
+import { auditMiddleware, type AuditSink } from './audit-log.js';
 import type { Authenticator, UserInfo } from './auth.js';
 import { authorizationMiddleware } from './authorize-request.js';
 import { apiGroupList, apiResourceList, coreVersions } from './discovery.js';
@@ -29,6 +30,8 @@ export interface ApiAppOptions {
   routes?: readonly ApiRoutes[];
   /** Idle watches get a BOOKMARK this often (Kubernetes guarantees at least once a minute). */
   bookmarkIntervalMs?: number;
+  /** Where each request's audit event goes (--audit-log-path); no audit log without it. */
+  audit?: AuditSink;
   now?: () => Date;
 }
 
@@ -71,6 +74,8 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
   });
   app.get('/version', (c) => c.json(versionInfo()));
 
+  // Ahead of authentication, so that refused credentials are recorded too; it reads the user once the request is answered.
+  if (options.audit) app.use('*', auditMiddleware({ sink: options.audit, skipPaths: PUBLIC_PATHS }));
   app.use('*', async (c, next) => {
     if (PUBLIC_PATHS.has(c.req.path)) return next();
     const header = c.req.header('authorization') ?? '';

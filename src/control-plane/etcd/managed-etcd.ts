@@ -1,7 +1,9 @@
 // Runs etcd as the master's supervised child: its command line, files, health check and log reading; supervision is shared.
 import { mkdirSync } from 'node:fs';
+import { request } from 'node:https';
 import { basename, join, resolve } from 'node:path';
 import { portInUseMessage, StartupError } from '../../core/lifecycle/startup-error.js';
+import { ensureEtcdPki, type EtcdClientTLS, type EtcdServerTLSFiles } from './etcd-pki.js';
 import { findExecutable, probePort, startSupervisedProcess, summarizeLogLines, type SupervisionOptions } from '../supervisor/supervised-process.js';
 
 /** Supervision knobs (SupervisionOptions): etcd gets 30 s to answer /health at start and after a restart unless startTimeoutMs says otherwise. */
@@ -17,8 +19,10 @@ export interface ManagedEtcdOptions extends SupervisionOptions {
 }
 
 export interface ManagedEtcd {
-  /** Client URLs to hand to the store. */
+  /** Client URLs to hand to the store (https). */
   endpoints: string[];
+  /** The CA to check etcd by and the master's client certificate: etcd refuses clients without one. */
+  tls: EtcdClientTLS;
   /** The running etcd's PID (undefined between a crash and its restart). */
   pid(): number | undefined;
   /** How many times etcd has been restarted after dying. */
@@ -40,11 +44,36 @@ export function etcdLayout(dataDir: string): EtcdLayout {
   return { etcdDataDir: join(dir, 'etcd'), pidFile: join(dir, 'etcd.pid'), logFile: join(dir, 'etcd.log') };
 }
 
-/** etcd's command line (without the executable): a one-member cluster listening on 127.0.0.1 only. */
-export function etcdArgs(options: { dataDir: string; clientPort: number; peerPort: number }): string[] {
-  const client = `http://127.0.0.1:${options.clientPort}`;
-  const peer = `http://127.0.0.1:${options.peerPort}`;
+/**
+ * etcd's command line (without the executable): a one-member cluster listening on 127.0.0.1 only.
+ * With `tls`, clients and peers speak TLS and must show a certificate of etcd's CA: loopback
+ * alone would let any local user read every Secret and plant records (a join token, say).
+ */
+export function etcdArgs(options: { dataDir: string; clientPort: number; peerPort: number; tls?: EtcdServerTLSFiles }): string[] {
+  const scheme = options.tls ? 'https' : 'http';
+  const client = `${scheme}://127.0.0.1:${options.clientPort}`;
+  const peer = `${scheme}://127.0.0.1:${options.peerPort}`;
+  const tls = options.tls;
+  const tlsArgs = tls
+    ? [
+        '--cert-file',
+        tls.certFile,
+        '--key-file',
+        tls.keyFile,
+        '--trusted-ca-file',
+        tls.caFile,
+        '--client-cert-auth',
+        '--peer-cert-file',
+        tls.peerCertFile,
+        '--peer-key-file',
+        tls.peerKeyFile,
+        '--peer-trusted-ca-file',
+        tls.caFile,
+        '--peer-client-cert-auth',
+      ]
+    : [];
   return [
+    ...tlsArgs,
     '--name',
     MEMBER_NAME,
     '--data-dir',
@@ -83,14 +112,29 @@ export function summarizeLog(lines: string[]): string[] {
   });
 }
 
-async function isHealthy(clientUrl: string): Promise<boolean> {
-  try {
-    const res = await fetch(`${clientUrl}/health`, { signal: AbortSignal.timeout(1_000) });
-    const body = (await res.json()) as { health?: unknown };
-    return res.ok && (body.health === 'true' || body.health === true);
-  } catch {
-    return false;
-  }
+/** GET /health with the client certificate (with --client-cert-auth etcd asks for one on every path). */
+export function isEtcdHealthy(clientUrl: string, tls: EtcdClientTLS): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = request(`${clientUrl}/health`, { ca: tls.ca, cert: tls.cert, key: tls.key, servername: tls.serverName, timeout: 1_000 }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => {
+        text += d;
+      });
+      res.on('end', () => {
+        try {
+          const body = JSON.parse(text) as { health?: unknown };
+          resolve(res.statusCode === 200 && (body.health === 'true' || body.health === true));
+        } catch {
+          resolve(false);
+        }
+      });
+      res.on('error', () => resolve(false));
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(false));
+    req.end();
+  });
 }
 
 /** Starts etcd, waits until it is healthy, and keeps it running until `options.signal` aborts. */
@@ -98,13 +142,16 @@ export async function startManagedEtcd(options: ManagedEtcdOptions): Promise<Man
   const clientPort = options.clientPort ?? 2379;
   const peerPort = options.peerPort ?? clientPort + 1;
   const layout = etcdLayout(options.dataDir);
-  const clientUrl = `http://127.0.0.1:${clientPort}`;
+  const clientUrl = `https://127.0.0.1:${clientPort}`;
 
   const etcdPath = findExecutable(options.binary ?? 'etcd');
   if (!etcdPath) {
     const what = options.binary?.includes('/') ? `etcd not found at ${options.binary}` : 'etcd not found on PATH';
     throw new StartupError(`${what}: install it with "apt-get install -y etcd-server"`);
   }
+
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  const pki = await ensureEtcdPki(options.dataDir);
 
   const portError = (port: number): StartupError =>
     new StartupError(
@@ -120,7 +167,7 @@ export async function startManagedEtcd(options: ManagedEtcdOptions): Promise<Man
       name: 'etcd',
       title: 'etcd',
       executable: etcdPath,
-      args: etcdArgs({ dataDir: options.dataDir, clientPort, peerPort }),
+      args: etcdArgs({ dataDir: options.dataDir, clientPort, peerPort, tls: pki.server }),
       pidFile: layout.pidFile,
       logFile: layout.logFile,
       leftoverFor: layout.etcdDataDir,
@@ -134,7 +181,7 @@ export async function startManagedEtcd(options: ManagedEtcdOptions): Promise<Man
         }
       },
       defaultStartTimeoutMs: 30_000,
-      isHealthy: () => isHealthy(clientUrl),
+      isHealthy: () => isEtcdHealthy(clientUrl, pki.client),
       healthGoal: `become healthy at ${clientUrl}`,
       // etcd warns about deprecated flags at every start: noise that would push out its real complaint.
       ignoreLogLine: (l) => l.startsWith('[WARNING] Deprecated'),
@@ -147,5 +194,5 @@ export async function startManagedEtcd(options: ManagedEtcdOptions): Promise<Man
     options,
   );
 
-  return { endpoints: [clientUrl], pid: supervised.pid, restarts: supervised.restarts, stopped: supervised.stopped };
+  return { endpoints: [clientUrl], tls: pki.client, pid: supervised.pid, restarts: supervised.restarts, stopped: supervised.stopped };
 }

@@ -2,6 +2,7 @@
 import { circuitBreaker, ConsecutiveBreaker, handleWhen, retry } from 'cockatiel';
 import { Etcd3, isRecoverableError, type IKeyValue, type IWatchResponse, type Watcher } from 'etcd3';
 import { AlreadyExistsError, ApiError, ConflictError, GoneError, NotFoundError, RequestEntityTooLargeError, ServiceUnavailableError } from '../errors.js';
+import { IDENTITY_TRANSFORMER, type ValueTransformer } from './value-transformer.js';
 import { withFailedKey, type ListResult, type RawEntry, type Store, type StoreEntry, type StoreOp, type StoreWatchEvent, type WatchOptions } from './store.js';
 
 export interface EtcdStoreOptions {
@@ -10,6 +11,13 @@ export interface EtcdStoreOptions {
   dialTimeoutMs?: number;
   /** A unary call that has no answer after this long fails (503) instead of holding its request forever (default 15 s). */
   callTimeoutMs?: number;
+  /** PEM: the CA the servers' certificates are checked against, and the client certificate and key to show them (etcd's --client-cert-auth). */
+  tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer; serverName?: string };
+  /**
+   * Applied to values on their way to etcd and back (Secrets encrypted at rest), so that the
+   * watch cache and everything above see plain values. Default: stored as given.
+   */
+  transformer?: ValueTransformer;
 }
 
 /** etcd's default --max-request-bytes: a write whose request is larger is refused by etcd. */
@@ -52,23 +60,26 @@ function prefixRange(prefix: string): { key: Buffer; end: Buffer } {
   return { key, end: prefixEnd(key) };
 }
 
-function decode<T>(kv: IKeyValue): StoreEntry<T> {
-  return { key: kv.key.toString('utf8'), value: JSON.parse(kv.value.toString('utf8')) as T, revision: Number(kv.mod_revision) };
+/** A stored value's JSON text, through the store's transformer. */
+type ReadValue = (kv: IKeyValue) => string;
+
+function decode<T>(kv: IKeyValue, read: ReadValue): StoreEntry<T> {
+  return { key: kv.key.toString('utf8'), value: JSON.parse(read(kv)) as T, revision: Number(kv.mod_revision) };
 }
 
 /** A put whose key was created by this very write is an ADDED; a delete carries the value it removed. */
-function toWatchEvent<T>(type: 'Put' | 'Delete', kv: IKeyValue, prev: IKeyValue | undefined): StoreWatchEvent<T> {
+function toWatchEvent<T>(type: 'Put' | 'Delete', kv: IKeyValue, prev: IKeyValue | undefined, read: ReadValue): StoreWatchEvent<T> {
   const key = kv.key.toString('utf8');
   const revision = Number(kv.mod_revision);
   if (type === 'Delete') {
     // Without prev_kv (compacted before the watch read it) there is no last value to give.
-    const value = prev ? (JSON.parse(prev.value.toString('utf8')) as T) : (undefined as T);
+    const value = prev ? (JSON.parse(read(prev)) as T) : (undefined as T);
     return { type: 'DELETED', key, value, revision };
   }
   return {
     type: kv.create_revision === kv.mod_revision ? 'ADDED' : 'MODIFIED',
     key,
-    value: JSON.parse(kv.value.toString('utf8')) as T,
+    value: JSON.parse(read(kv)) as T,
     revision,
   };
 }
@@ -129,8 +140,7 @@ function unavailable(err: unknown): never {
  * sent, a value past gRPC's limit comes back as RESOURCE_EXHAUSTED, which the client would
  * take for a failing server and answer by dropping its connections.
  */
-function encode(value: unknown, budget = MAX_REQUEST_BYTES - REQUEST_OVERHEAD_BYTES): Buffer {
-  const buf = Buffer.from(JSON.stringify(value));
+function withinBudget(buf: Buffer, budget = MAX_REQUEST_BYTES - REQUEST_OVERHEAD_BYTES): Buffer {
   if (buf.byteLength > budget) {
     throw new RequestEntityTooLargeError(`Request entity too large: the object is ${buf.byteLength} bytes encoded, over the store's limit of ${budget} bytes`);
   }
@@ -146,11 +156,24 @@ export class EtcdStore implements Store {
    */
   readonly #watches = new Map<AbortController, { cancel(): Promise<void> }>();
   #closed = false;
+  readonly #transformer: ValueTransformer;
+  readonly #read: ReadValue;
 
   constructor(options: EtcdStoreOptions) {
     const callTimeoutMs = options.callTimeoutMs ?? 15_000;
+    this.#transformer = options.transformer ?? IDENTITY_TRANSFORMER;
+    this.#read = (kv) => this.#transformer.fromStorage(kv.key.toString('utf8'), kv.value).toString('utf8');
+    const tls = options.tls;
     this.#client = new Etcd3({
-      hosts: options.endpoints.map((e) => (/^https?:\/\//.test(e) ? e : `http://${e}`)),
+      hosts: options.endpoints.map((e) => (/^https?:\/\//.test(e) ? e : `${tls ? 'https' : 'http'}://${e}`)),
+      ...(tls
+        ? {
+            credentials: {
+              rootCertificate: tls.ca ?? (undefined as unknown as Buffer),
+              ...(tls.cert && tls.key ? { certChain: tls.cert, privateKey: tls.key } : {}),
+            },
+          }
+        : {}),
       dialTimeout: options.dialTimeoutMs ?? 5000,
       // Without a deadline a call to an etcd that accepts connections but never answers waits forever.
       defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + callTimeoutMs }),
@@ -159,8 +182,13 @@ export class EtcdStore implements Store {
         host: () => circuitBreaker(handleWhen(isStoreFault), { halfOpenAfter: 5000, breaker: new ConsecutiveBreaker(3) }),
         global: retry(handleWhen(isStoreFault), { maxAttempts: 3 }),
       },
-      // Lists of 10,000 objects exceed gRPC's default 4 MiB message limit.
-      grpcOptions: { 'grpc.max_receive_message_length': -1 },
+      grpcOptions: {
+        // Lists of 10,000 objects exceed gRPC's default 4 MiB message limit.
+        'grpc.max_receive_message_length': -1,
+        // The name checked in the server's certificate, for endpoints given by IP: TLS may not send
+        // an IP as its server name (Node warns on every connection), so the certificate's DNS name is used.
+        ...(tls?.serverName ? { 'grpc.ssl_target_name_override': tls.serverName, 'grpc.default_authority': tls.serverName } : {}),
+      },
     });
   }
 
@@ -168,14 +196,19 @@ export class EtcdStore implements Store {
     const res = await this.#client.kv.range({ key: Buffer.from(key) }).catch(unavailable);
     const kv = res.kvs[0];
     if (!kv) throw new NotFoundError(`key "${key}" not found`);
-    return decode<T>(kv);
+    return decode<T>(kv, this.#read);
+  }
+
+  /** A value as etcd is to store it: JSON text through the transformer. */
+  #encode(key: string, value: unknown, budget?: number): Buffer {
+    return withinBudget(this.#transformer.toStorage(key, Buffer.from(JSON.stringify(value))), budget);
   }
 
   async list<T>(prefix: string): Promise<ListResult<T>> {
     const items: StoreEntry<T>[] = [];
     const revision = await this.#range(
       prefix,
-      (kv) => items.push(decode<T>(kv)),
+      (kv) => items.push(decode<T>(kv, this.#read)),
       () => {
         items.length = 0;
       },
@@ -187,7 +220,7 @@ export class EtcdStore implements Store {
     const items: RawEntry[] = [];
     const revision = await this.#range(
       prefix,
-      (kv) => items.push({ key: kv.key.toString('utf8'), json: kv.value.toString('utf8'), revision: Number(kv.mod_revision) }),
+      (kv) => items.push({ key: kv.key.toString('utf8'), json: this.#read(kv), revision: Number(kv.mod_revision) }),
       () => {
         items.length = 0;
       },
@@ -231,12 +264,31 @@ export class EtcdStore implements Store {
     return revision;
   }
 
+  /**
+   * Keys under `prefix` whose stored bytes the transformer would write differently now (see
+   * ValueTransformer.isStale), with their revisions: what a key rotation must rewrite.
+   */
+  async staleKeys(prefix: string): Promise<{ key: string; revision: number }[]> {
+    const stale: { key: string; revision: number }[] = [];
+    await this.#range(
+      prefix,
+      (kv) => {
+        const key = kv.key.toString('utf8');
+        if (this.#transformer.isStale(key, kv.value)) stale.push({ key, revision: Number(kv.mod_revision) });
+      },
+      () => {
+        stale.length = 0;
+      },
+    );
+    return stale;
+  }
+
   async create(key: string, value: unknown): Promise<number> {
     const k = Buffer.from(key);
     const res = await this.#client.kv
       .txn({
         compare: [{ key: k, target: TARGET_VERSION, result: RESULT_EQUAL, version: '0' }],
-        success: [{ request_put: { key: k, value: encode(value) } }],
+        success: [{ request_put: { key: k, value: this.#encode(key, value) } }],
         failure: [],
       })
       .catch(unavailable);
@@ -249,7 +301,7 @@ export class EtcdStore implements Store {
     const res = await this.#client.kv
       .txn({
         compare: [{ key: k, target: TARGET_MOD, result: RESULT_EQUAL, mod_revision: String(expectedRevision) }],
-        success: [{ request_put: { key: k, value: encode(value) } }],
+        success: [{ request_put: { key: k, value: this.#encode(key, value) } }],
         // On failure, read the key to tell "gone" from "changed" in the same round trip.
         failure: [{ request_range: { key: k } }],
       })
@@ -275,7 +327,7 @@ export class EtcdStore implements Store {
     if (res.succeeded) {
       const prev = res.responses[0]?.response_delete_range?.prev_kvs[0];
       if (!prev) throw new NotFoundError(`key "${key}" not found`);
-      return { revision: Number(res.header.revision), value: JSON.parse(prev.value.toString('utf8')) as T };
+      return { revision: Number(res.header.revision), value: JSON.parse(this.#read(prev)) as T };
     }
     const current = res.responses[0]?.response_range?.kvs[0];
     if (!current) throw new NotFoundError(`key "${key}" not found`);
@@ -289,7 +341,7 @@ export class EtcdStore implements Store {
     let budget = MAX_REQUEST_BYTES - REQUEST_OVERHEAD_BYTES;
     const values = ops.map((op) => {
       if (op.type === 'delete') return undefined;
-      const value = encode(op.value, budget);
+      const value = this.#encode(op.key, op.value, budget);
       budget -= value.byteLength;
       return value;
     });
@@ -355,11 +407,19 @@ export class EtcdStore implements Store {
       .withPreviousKV()
       .watcher();
     watcher.on('data', (res: IWatchResponse) => {
+      // Nothing after an event that could not be read: delivering later ones would leave a gap.
+      if (failure) return;
       for (const ev of res.events) {
-        queue.push(toWatchEvent<T>(ev.type, ev.kv, ev.prev_kv));
+        try {
+          queue.push(toWatchEvent<T>(ev.type, ev.kv, ev.prev_kv, this.#read));
+        } catch (err) {
+          // A value that cannot be read back (a Secret under an unknown key): end the watch with the error rather than skip an event.
+          failure ??= err;
+          break;
+        }
         received = Number(ev.kv.mod_revision);
       }
-      if (res.events.length) notify();
+      if (res.events.length || failure) notify();
     });
     watcher.on('disconnected', () => {
       // etcd3 resumes a dropped watch from the revision in the last response header, which
