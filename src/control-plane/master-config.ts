@@ -44,4 +44,10 @@ export interface MasterConfig {
    * pods: on when the master runs alone; off when this process is a worker too (its overlay routes them).
    */
   podRoutes: boolean;
+  /** Connections the API server holds at once (--max-connections); undefined sizes it under the fd limit. */
+  maxConnections?: number;
+  /** Non-mutating API requests served at once (--max-requests-inflight, 400; 0 for no limit). */
+  maxRequestsInFlight: number;
+  /** Mutating API requests served at once (--max-mutating-requests-inflight, 200; 0 for no limit). */
+  maxMutatingRequestsInFlight: number;
 }

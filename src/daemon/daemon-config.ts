@@ -49,6 +49,9 @@ export interface RawDaemonFlags {
   pipIndexUrl?: string;
   activatorPort?: string;
   activatorAddress?: string;
+  maxConnections?: string;
+  maxRequestsInflight?: string;
+  maxMutatingRequestsInflight?: string;
   server?: string;
   token?: string;
   name?: string;
@@ -82,6 +85,14 @@ function parseSeconds(flag: string, value: string, min: number): number {
 function parsePort(flag: string, value: string, max = 65535): number {
   if (!/^\d+$/.test(value.trim()) || Number(value) < 1 || Number(value) > max) {
     throw new UsageError(`--${flag} must be a port number from 1 to ${max}, not "${value}"`);
+  }
+  return Number(value);
+}
+
+/** A whole number from min up, for counts such as --max-connections. */
+function parseCount(flag: string, value: string, min: number): number {
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(Number(value)) || Number(value) < min) {
+    throw new UsageError(`--${flag} must be a whole number${min > 0 ? ` of at least ${min}` : ''}, not "${value}"`);
   }
   return Number(value);
 }
@@ -360,6 +371,9 @@ export function toDaemonConfig(flags: RawDaemonFlags): DaemonConfig {
       activatorPort: parsePort('activator-port', flags.activatorPort ?? '8090'),
       ...(flags.activatorAddress !== undefined ? { activatorAddress: flags.activatorAddress } : {}),
       podRoutes: !worker,
+      ...(flags.maxConnections !== undefined ? { maxConnections: parseCount('max-connections', flags.maxConnections, 1) } : {}),
+      maxRequestsInFlight: parseCount('max-requests-inflight', flags.maxRequestsInflight ?? '400', 0),
+      maxMutatingRequestsInFlight: parseCount('max-mutating-requests-inflight', flags.maxMutatingRequestsInflight ?? '200', 0),
     },
     worker: {
       server: flags.server,
