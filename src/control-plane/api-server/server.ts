@@ -30,6 +30,10 @@ export interface ApiAppOptions {
   routes?: readonly ApiRoutes[];
   /** Idle watches get a BOOKMARK this often (Kubernetes guarantees at least once a minute). */
   bookmarkIntervalMs?: number;
+  /** Bytes each watch stream may hold for a client that does not read (default 1 MiB). */
+  watchBufferBytes?: number;
+  /** How long a watch waits for its client to read before ending (default 10 s; the client re-lists). */
+  slowWatcherTimeoutMs?: number;
   /** Non-mutating requests served at once (--max-requests-inflight, default 400; 0 for no limit). Watches, logs and exec do not count. */
   maxRequestsInFlight?: number;
   /** Mutating requests served at once (--max-mutating-requests-inflight, default 200; 0 for no limit). */
@@ -99,7 +103,13 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
   app.get('/api/:version', (c) => discovery(c, '', c.req.param('version')));
   app.get('/apis/:group/:version', (c) => discovery(c, c.req.param('group'), c.req.param('version')));
 
-  const resources = (c: Context) => handleResource(c, { service, bookmarkIntervalMs });
+  const resources = (c: Context) =>
+    handleResource(c, {
+      service,
+      bookmarkIntervalMs,
+      watchBufferBytes: options.watchBufferBytes,
+      slowWatcherTimeoutMs: options.slowWatcherTimeoutMs,
+    });
   app.all('/api/*', resources);
   app.all('/apis/*', resources);
 
