@@ -51,4 +51,10 @@ export interface MasterConfig {
   podRoutes: boolean;
   /** The audit log (--audit-log-path, --audit-log-maxsize, --audit-log-maxbackup); none when absent, as in kube-apiserver. */
   auditLog?: AuditLogConfig;
+  /** Connections the API server holds at once (--max-connections); undefined sizes it under the fd limit. */
+  maxConnections?: number;
+  /** Non-mutating API requests served at once (--max-requests-inflight, 400; 0 for no limit). */
+  maxRequestsInFlight: number;
+  /** Mutating API requests served at once (--max-mutating-requests-inflight, 200; 0 for no limit). */
+  maxMutatingRequestsInFlight: number;
 }

@@ -169,6 +169,9 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       address: config.address,
       port: config.port,
       signal: shutdown.signalFor('api'),
+      ...(config.maxConnections !== undefined ? { listenerLimits: { maxConnections: config.maxConnections } } : {}),
+      maxRequestsInFlight: config.maxRequestsInFlight,
+      maxMutatingRequestsInFlight: config.maxMutatingRequestsInFlight,
       routes: [
         // Kubelets check the API server's calls (logs, exec, stats) with a TokenReview of the admin token.
         (app) => registerNodeProxyRoutes(app, { service, kubeletToken: admin.token }),

@@ -38,7 +38,18 @@ describe('toDaemonConfig', () => {
       nodePortRange: { min: 30000, max: 32767 },
       activatorPort: 8090,
       podRoutes: true,
+      maxRequestsInFlight: 400,
+      maxMutatingRequestsInFlight: 200,
     });
+  });
+
+  it('reads the API server limits: connections, and requests in flight (0: no limit)', () => {
+    const c = toDaemonConfig({ ...base, maxConnections: '5000', maxRequestsInflight: '0', maxMutatingRequestsInflight: '10' });
+    assert.equal(c.master.maxConnections, 5000);
+    assert.equal(c.master.maxRequestsInFlight, 0);
+    assert.equal(c.master.maxMutatingRequestsInFlight, 10);
+    assert.throws(() => toDaemonConfig({ ...base, maxConnections: '0' }), /--max-connections must be a whole number of at least 1, not "0"/);
+    assert.throws(() => toDaemonConfig({ ...base, maxRequestsInflight: 'many' }), /--max-requests-inflight must be a whole number from 0 up, not "many"/);
   });
 
   it('reads the activator flags; a master that is also a worker keeps no pod routes of its own', () => {

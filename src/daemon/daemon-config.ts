@@ -56,6 +56,9 @@ export interface RawDaemonFlags {
   pipIndexUrl?: string;
   activatorPort?: string;
   activatorAddress?: string;
+  maxConnections?: string;
+  maxRequestsInflight?: string;
+  maxMutatingRequestsInflight?: string;
   server?: string;
   token?: string;
   name?: string;
@@ -89,6 +92,14 @@ function parseSeconds(flag: string, value: string, min: number): number {
 function parsePort(flag: string, value: string, max = 65535): number {
   if (!/^\d+$/.test(value.trim()) || Number(value) < 1 || Number(value) > max) {
     throw new UsageError(`--${flag} must be a port number from 1 to ${max}, not "${value}"`);
+  }
+  return Number(value);
+}
+
+/** A whole number from min up, for counts and sizes such as --max-connections. */
+function parseCount(flag: string, value: string, min = 0): number {
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(Number(value)) || Number(value) < min) {
+    throw new UsageError(`--${flag} must be a whole number ${min > 0 ? `of at least ${min}` : 'from 0 up'}, not "${value}"`);
   }
   return Number(value);
 }
@@ -275,12 +286,6 @@ function parseNodeName(text: string): string {
   return name;
 }
 
-/** A whole number from 0 up, for counts and sizes. */
-function parseCount(flag: string, value: string): number {
-  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(Number(value))) throw new UsageError(`--${flag} must be a whole number from 0 up, not "${value}"`);
-  return Number(value);
-}
-
 /** --audit-log-path and its rotation (kube-apiserver's flags); undefined without a path. */
 export function parseAuditLog(flags: Pick<RawDaemonFlags, 'auditLogPath' | 'auditLogMaxSize' | 'auditLogMaxBackup'>): MasterConfig['auditLog'] {
   const maxSizeMB = parseCount('audit-log-maxsize', flags.auditLogMaxSize ?? '100');
@@ -402,6 +407,9 @@ export function toDaemonConfig(flags: RawDaemonFlags): DaemonConfig {
       activatorPort: parsePort('activator-port', flags.activatorPort ?? '8090'),
       ...(flags.activatorAddress !== undefined ? { activatorAddress: flags.activatorAddress } : {}),
       podRoutes: !worker,
+      ...(flags.maxConnections !== undefined ? { maxConnections: parseCount('max-connections', flags.maxConnections, 1) } : {}),
+      maxRequestsInFlight: parseCount('max-requests-inflight', flags.maxRequestsInflight ?? '400', 0),
+      maxMutatingRequestsInFlight: parseCount('max-mutating-requests-inflight', flags.maxMutatingRequestsInflight ?? '200', 0),
     },
     worker: {
       server: flags.server,

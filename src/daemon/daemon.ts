@@ -82,6 +82,23 @@ function parser(argv: string[]) {
       default: '8090',
       describe: 'port of the activator (function and workflow URLs: /function/NAME, /workflow/NAME)',
     })
+    .option('max-connections', {
+      type: 'string',
+      requiresArg: true,
+      describe: "connections the API server holds at once; beyond them new ones are dropped (default: 80% of the process's open-file limit)",
+    })
+    .option('max-requests-inflight', {
+      type: 'string',
+      requiresArg: true,
+      default: '400',
+      describe: 'non-mutating API requests served at once; the excess gets 429 (watches, logs and exec do not count; 0: no limit)',
+    })
+    .option('max-mutating-requests-inflight', {
+      type: 'string',
+      requiresArg: true,
+      default: '200',
+      describe: 'mutating API requests (create, update, patch, delete) served at once; the excess gets 429 (0: no limit)',
+    })
     .option('activator-address', { type: 'string', requiresArg: true, describe: 'address the activator listens on (default: --address)' })
     .option('pip-index-url', {
       type: 'string',
@@ -200,6 +217,9 @@ async function parse(argv: string[]): Promise<DaemonConfig | number> {
       pipIndexUrl: raw['pip-index-url'],
       activatorPort: raw['activator-port'],
       activatorAddress: raw['activator-address'],
+      maxConnections: raw['max-connections'],
+      maxRequestsInflight: raw['max-requests-inflight'],
+      maxMutatingRequestsInflight: raw['max-mutating-requests-inflight'],
       server: raw.server,
       token: raw.token,
       name: raw.name,

@@ -1,7 +1,7 @@
 // Runs the network tools (ip, bridge, iptables, iptables-restore, iptables-save), found in sbin too, and fails with their own stderr.
 import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
-import { execa } from 'execa';
+import { spawn } from 'node:child_process';
 
 /** One invocation of a network tool: what the pure planners hand to a shell. */
 export interface NetCommand {
@@ -11,7 +11,7 @@ export interface NetCommand {
   input?: string;
 }
 
-/** Runs a command and resolves with its stdout; the default runner is execa, tests pass a fake. */
+/** Runs a command and resolves with its stdout; the default runner spawns the tool, tests pass a fake. */
 export type NetRunner = (command: NetCommand) => Promise<string>;
 
 /** A failed network command: the command line and what the tool said. */
@@ -48,17 +48,59 @@ function locate(tool: string): string {
   return path;
 }
 
-/** The real runner: each command bounded by 30 s, so a wedged tool fails a reconcile instead of stalling it. */
-export const runNetCommand: NetRunner = async (command) => {
-  const file = locate(command.tool);
-  try {
-    const result = await execa(file, command.args, { input: command.input, timeout: 30_000, stripFinalNewline: false });
-    return result.stdout;
-  } catch (err) {
-    const e = err as { stderr?: string; shortMessage?: string; message: string };
-    throw new NetCommandError(command, (e.stderr || e.shortMessage || e.message).trim(), { cause: err });
-  }
-};
+/** How long one tool may run before it is killed and its command fails. */
+const COMMAND_TIMEOUT_MS = 30_000;
+
+/**
+ * The real runner: each command bounded by 30 s, so a wedged tool fails a reconcile instead of
+ * stalling it. Spawned by hand rather than through execa: when the process is out of file
+ * descriptors (EMFILE) Node's spawn returns a child without pipes and emits 'error' on the next
+ * tick; execa 9 then throws a TypeError and leaves that 'error' unheard, an uncaught exception
+ * that killed the master. Here every failure to run a tool is this command's rejection.
+ */
+export const runNetCommand: NetRunner = (command) =>
+  new Promise<string>((resolve, reject) => {
+    const file = locate(command.tool);
+    let settled = false;
+    const fail = (stderr: string, cause?: unknown) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      reject(new NetCommandError(command, stderr.trim(), { cause }));
+    };
+    let timer: NodeJS.Timeout | undefined;
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(file, command.args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    } catch (err) {
+      fail(`cannot run ${command.tool}: ${(err as Error).message}`, err);
+      return;
+    }
+    // Listened to before anything else can emit it: EMFILE, ENOENT, EACCES all arrive here.
+    child.on('error', (err) => fail(`cannot run ${command.tool}: ${err.message}`, err));
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout?.on('data', (b: Buffer) => out.push(b));
+    child.stderr?.on('data', (b: Buffer) => err.push(b));
+    // A tool that exits before reading its input closes the pipe: that is its exit's story, not an error of ours.
+    child.stdin?.on('error', () => {});
+    child.stdin?.end(command.input ?? '');
+    timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      fail(`timed out after ${COMMAND_TIMEOUT_MS} ms`);
+    }, COMMAND_TIMEOUT_MS);
+    child.on('close', (code, signal) => {
+      if (settled) return;
+      const stderr = Buffer.concat(err).toString();
+      if (code === 0) {
+        settled = true;
+        clearTimeout(timer);
+        resolve(Buffer.concat(out).toString());
+        return;
+      }
+      fail(stderr || (signal ? `killed by ${signal}` : `exited with code ${code}`));
+    });
+  });
 
 /** The command as a shell would show it, for logs. */
 export function formatNetCommand(command: NetCommand): string {

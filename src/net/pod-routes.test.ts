@@ -1,7 +1,8 @@
 // The master's host routes to nodes' pod ranges: the plan from nodes and routes, the commands, and the sync against a fake `ip`.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { NetCommand } from './net-command.js';
+import { existsSync, closeSync, openSync } from 'node:fs';
+import { NetCommandError, runNetCommand, type NetCommand } from './net-command.js';
 import {
   parseRouteGet,
   parseRoutes,
@@ -117,5 +118,38 @@ describe('syncPodRoutes and removePodRoutes', () => {
     assert.deepEqual(ran.slice(0, 3), ['ip -j route show table main', 'ip -j route get 10.123.5.11', 'ip -j route get 10.123.5.99']);
     ran.length = 0;
     assert.deepEqual(await removePodRoutes({ clusterCIDR: CLUSTER, run }), ['ip route del 10.200.9.0/24 proto 117']);
+  });
+});
+
+describe('syncPodRoutes with the real runner when the process is out of file descriptors', () => {
+  const ip = ['/usr/sbin/ip', '/sbin/ip', '/usr/bin/ip', '/bin/ip'].some((p) => existsSync(p));
+  it('fails the sync with EMFILE in its message, and nothing is thrown past it', { skip: !ip && 'ip is not installed' }, async () => {
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', onUncaught);
+    const held: number[] = [];
+    try {
+      // Use up every descriptor the process may open, as 20,000 idle connections did to the master.
+      try {
+        for (;;) held.push(openSync('/dev/null', 'r'));
+      } catch (err) {
+        assert.equal((err as NodeJS.ErrnoException).code, 'EMFILE');
+      }
+      // Keep one free for spawn's own bookkeeping so that the failure is the pipes', as under a flood of sockets.
+      closeSync(held.pop()!);
+      await assert.rejects(syncPodRoutes({ nodes: [node('a', '10.200.1.0/24', '10.123.5.11')], clusterCIDR: CLUSTER, run: runNetCommand }), (err: unknown) => {
+        assert.ok(err instanceof NetCommandError, String(err));
+        assert.match(err.message, /EMFILE/);
+        return true;
+      });
+      // Node emits the spawn's 'error' on a later tick: give it the chance to escape.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      for (const fd of held) closeSync(fd);
+      process.off('uncaughtException', onUncaught);
+    }
+    assert.deepEqual(uncaught, []);
+    // With descriptors back the same runner works again: the reconciler's retry succeeds.
+    assert.match(await runNetCommand({ tool: 'ip', args: ['-j', 'route', 'show', 'table', 'main'] }), /^\[/);
   });
 });

@@ -24,6 +24,7 @@ import type { FunctionInvoker, InvokeRequest, InvokeResult } from './invoker.js'
 import type { KpaTuning, ScaleSettings } from './kpa.js';
 import { SCALE_EVENT_COMPONENT, scaleMessage, scaleReason } from './scale-events.js';
 import { forward, UpstreamError, UpstreamPool } from './upstream.js';
+import { applyListenerLimits, defaultListenerLimits, listenerServerOptions } from '../../core/lifecycle/listener-limits.js';
 
 /** The parts of a Function (minik8s.io/v1) the activator reads; the schema itself is the function kind's. */
 export interface FunctionView extends KubeObject {
@@ -236,7 +237,10 @@ export class Activator implements FunctionInvoker {
 
   /** Binds the port; rejects with the listen error (EADDRINUSE ...) so the master can report it. */
   async listen(): Promise<{ port: number }> {
-    const server = http.createServer({ keepAliveTimeout: 90_000, headersTimeout: 60_000, requestTimeout: 0 }, (req, res) => void this.#handle(req, res));
+    // The API server's limits: a connection cap under the fd limit, headers within 10 s, whole requests within 120 s.
+    const limits = defaultListenerLimits();
+    const server = http.createServer(listenerServerOptions(limits), (req, res) => void this.#handle(req, res));
+    applyListenerLimits(server, limits);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.#o.port, this.#o.address, () => {

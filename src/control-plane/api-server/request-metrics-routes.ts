@@ -4,6 +4,7 @@ import { ForbiddenError } from '../../core/errors.js';
 import type { UserInfo } from './auth.js';
 import { MASTERS_GROUP, requestAttributes } from './authorization.js';
 import { renderRequestMetrics, type RequestCounter } from './request-metrics.js';
+import { watchStats } from './watch-stream.js';
 
 export const METRICS_PATH = '/metrics';
 
@@ -36,5 +37,17 @@ export function metricsResponse(c: Context, counter: RequestCounter): Response {
       `forbidden: User "${user?.name ?? 'system:anonymous'}" cannot get path "${METRICS_PATH}": only cluster admins may read the API server's metrics`,
     );
   }
-  return c.body(renderRequestMetrics(counter.snapshot()), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+  const watches = [
+    '# HELP apiserver_watch_buffered_bytes Bytes queued in open watch streams for clients that have not read them yet.',
+    '# TYPE apiserver_watch_buffered_bytes gauge',
+    `apiserver_watch_buffered_bytes ${watchStats.bufferedBytes}`,
+    '# HELP apiserver_watch_buffered_bytes_max The most bytes one watch stream has held at once.',
+    '# TYPE apiserver_watch_buffered_bytes_max gauge',
+    `apiserver_watch_buffered_bytes_max ${watchStats.maxBufferedBytes}`,
+    '# HELP apiserver_terminated_watchers_total Watches ended because their client did not read.',
+    '# TYPE apiserver_terminated_watchers_total counter',
+    `apiserver_terminated_watchers_total ${watchStats.slowWatchersClosed}`,
+    '',
+  ].join('\n');
+  return c.body(renderRequestMetrics(counter.snapshot()) + watches, 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
 }

@@ -11,6 +11,9 @@ export interface ResourceRoutesOptions {
   service: ObjectService;
   /** How often an idle watch gets a BOOKMARK event. */
   bookmarkIntervalMs: number;
+  /** Per-watch buffer bound and how long a non-reading watcher is waited for (watch-stream.ts' defaults when absent). */
+  watchBufferBytes?: number;
+  slowWatcherTimeoutMs?: number;
 }
 
 function json(c: Context, body: unknown, status = 200): Response {
@@ -108,6 +111,8 @@ export async function handleResource(c: Context, options: ResourceRoutesOptions)
           events: (signal) => service.watch(def, namespace, { ...query, resourceVersion: c.req.query('resourceVersion'), signal }),
           def,
           bookmarkIntervalMs: options.bookmarkIntervalMs,
+          maxBufferedBytes: options.watchBufferBytes,
+          slowWatcherTimeoutMs: options.slowWatcherTimeoutMs,
           timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout * 1000 : undefined,
           initialRevision: revision ?? 0,
         });

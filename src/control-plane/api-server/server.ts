@@ -6,11 +6,13 @@ import { Informer } from '../../core/controller/informer.js';
 import type { InformerFactory } from '../../core/controller/informer-factory.js';
 import { AlreadyExistsError, NotFoundError, UnauthorizedError } from '../../core/errors.js';
 import type { Store } from '../../core/store/store.js';
+import { applyListenerLimits, defaultListenerLimits, listenerServerOptions, type ListenerLimits } from '../../core/lifecycle/listener-limits.js';
 import { versionInfo } from '../../core/version.js';
 import { auditMiddleware, type AuditSink } from './audit-log.js';
 import type { Authenticator, UserInfo } from './auth.js';
 import { authorizationMiddleware } from './authorize-request.js';
 import { apiGroupList, apiResourceList, coreVersions } from './discovery.js';
+import { DEFAULT_MAX_MUTATING_REQUESTS_IN_FLIGHT, DEFAULT_MAX_REQUESTS_IN_FLIGHT, maxInFlightMiddleware } from './max-in-flight.js';
 import { ObjectService, SYSTEM_NAMESPACES } from './object-service.js';
 import { checkRequestTarget } from './paths.js';
 import { METRICS_PATH, metricsResponse, requestCountingMiddleware } from './request-metrics-routes.js';
@@ -32,6 +34,14 @@ export interface ApiAppOptions {
   bookmarkIntervalMs?: number;
   /** Where each request's audit event goes (--audit-log-path); no audit log without it. */
   audit?: AuditSink;
+  /** Bytes each watch stream may hold for a client that does not read (default 1 MiB). */
+  watchBufferBytes?: number;
+  /** How long a watch waits for its client to read before ending (default 10 s; the client re-lists). */
+  slowWatcherTimeoutMs?: number;
+  /** Non-mutating requests served at once (--max-requests-inflight, default 400; 0 for no limit). Watches, logs and exec do not count. */
+  maxRequestsInFlight?: number;
+  /** Mutating requests served at once (--max-mutating-requests-inflight, default 200; 0 for no limit). */
+  maxMutatingRequestsInFlight?: number;
   now?: () => Date;
 }
 
@@ -87,6 +97,14 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
   });
   // Counted into the service's counters, where its client views count the in-process controllers' calls.
   app.use('*', requestCountingMiddleware(service.requests));
+  // After counting, so that the 429s are counted as kube-apiserver counts them.
+  app.use(
+    '*',
+    maxInFlightMiddleware({
+      maxRequestsInFlight: options.maxRequestsInFlight ?? DEFAULT_MAX_REQUESTS_IN_FLIGHT,
+      maxMutatingRequestsInFlight: options.maxMutatingRequestsInFlight ?? DEFAULT_MAX_MUTATING_REQUESTS_IN_FLIGHT,
+    }),
+  );
   app.use('*', authorizationMiddleware({ service }));
   app.get(METRICS_PATH, (c) => metricsResponse(c, service.requests));
 
@@ -102,7 +120,13 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
   app.get('/api/:version', (c) => discovery(c, '', c.req.param('version')));
   app.get('/apis/:group/:version', (c) => discovery(c, c.req.param('group'), c.req.param('version')));
 
-  const resources = (c: Context) => handleResource(c, { service, bookmarkIntervalMs });
+  const resources = (c: Context) =>
+    handleResource(c, {
+      service,
+      bookmarkIntervalMs,
+      watchBufferBytes: options.watchBufferBytes,
+      slowWatcherTimeoutMs: options.slowWatcherTimeoutMs,
+    });
   app.all('/api/*', resources);
   app.all('/apis/*', resources);
 
@@ -129,6 +153,8 @@ export interface StartApiServerOptions extends ApiAppOptions {
    * Namespace informer. Without it (tests), the server runs a Namespace informer of its own.
    */
   informers?: InformerFactory;
+  /** Connection cap and timeouts of the listener (default: defaultListenerLimits(), sized under the fd limit). */
+  listenerLimits?: Partial<ListenerLimits>;
 }
 
 export interface RunningApiServer {
@@ -143,15 +169,16 @@ export interface RunningApiServer {
 export async function startApiServer(options: StartApiServerOptions): Promise<RunningApiServer> {
   const { app, service } = createApiApp(options);
   await ensureSystemNamespaces(service);
+  const limits: ListenerLimits = { ...defaultListenerLimits(), ...options.listenerLimits };
   const server = await new Promise<ServerType>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: options.address, port: options.port }, () => resolve(s));
+    const s = serve({ fetch: app.fetch, hostname: options.address, port: options.port, serverOptions: listenerServerOptions(limits) }, () => resolve(s));
     s.once('error', reject);
   });
-  // Node closes an idle kept-alive connection after 5 s; a client that reuses it at that moment (a kubelet
-  // between heartbeats, a busy CLI) sees its request fail unsent. Keep them as long as Go's servers do.
-  const http = server as unknown as { keepAliveTimeout: number; headersTimeout: number };
-  http.keepAliveTimeout = 90_000;
-  http.headersTimeout = 91_000;
+  // A cap under the fd limit, so that a flood of idle connections cannot use every descriptor the
+  // master has; headers within 10 s (slowloris); a long keep-alive, since Node closes an idle
+  // kept-alive connection after 5 s and a client reusing it at that moment (a kubelet between
+  // heartbeats, a busy CLI) sees its request fail unsent.
+  applyListenerLimits(server, limits);
   let informerDone: Promise<void> = Promise.resolve();
   if (options.informers) {
     // The factory starts later (with the controllers): until its first list the cache is empty,

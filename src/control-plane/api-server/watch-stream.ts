@@ -12,7 +12,24 @@ export interface WatchResponseOptions {
   timeoutMs?: number;
   /** The revision the client asked to resume from, used by BOOKMARKs until an event arrives. */
   initialRevision: number;
+  /** Bytes the stream holds for a client that does not read (default 1 MiB); beyond them it waits. */
+  maxBufferedBytes?: number;
+  /** How long it waits for the client to read before it ends the watch (default 10 s): the client re-lists and watches again. */
+  slowWatcherTimeoutMs?: number;
 }
+
+/** Counters of every watch stream of the process, for /metrics and tests: memory held for watchers is bounded and visible. */
+export const watchStats = {
+  /** Bytes queued in all open watch streams now. */
+  bufferedBytes: 0,
+  /** The most one stream has held at once. */
+  maxBufferedBytes: 0,
+  /** Watches ended because their client did not read. */
+  slowWatchersClosed: 0,
+};
+
+export const DEFAULT_WATCH_BUFFER_BYTES = 1024 * 1024;
+export const DEFAULT_SLOW_WATCHER_TIMEOUT_MS = 10_000;
 
 /**
  * How long to wait for the first event before sending headers. A watch from a compacted
@@ -60,56 +77,107 @@ export async function watchResponse(c: Context, options: WatchResponseOptions): 
     void iterator.return?.(undefined).catch(() => {});
   };
 
-  const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
-      let closed = false;
-      const close = () => {
-        if (closed) return;
-        closed = true;
-        cleanup();
-        try {
-          controller.close();
-        } catch {
-          /* already closed by a cancel */
-        }
-      };
-      const send = (event: ObjectWatchEvent) => {
-        lastRevision = Math.max(lastRevision, event.revision);
-        controller.enqueue(line({ type: event.type, object: event.object }));
-      };
-      bookmarkTimer = setInterval(() => {
-        if (closed) return;
-        controller.enqueue(
-          line({
-            type: 'BOOKMARK',
-            object: { kind: options.def.kind, apiVersion: apiVersionOf(options.def), metadata: { resourceVersion: String(lastRevision) } },
-          }),
-        );
-      }, options.bookmarkIntervalMs);
-      if (options.timeoutMs) timeoutTimer = setTimeout(close, options.timeoutMs);
-      abort.signal.addEventListener('abort', close, { once: true });
+  const maxBuffered = options.maxBufferedBytes ?? DEFAULT_WATCH_BUFFER_BYTES;
+  const slowTimeoutMs = options.slowWatcherTimeoutMs ?? DEFAULT_SLOW_WATCHER_TIMEOUT_MS;
+  /** Bytes enqueued and not yet taken by the HTTP layer (which takes only as fast as the socket drains). */
+  let queued = 0;
+  /** Wakes the pump when the HTTP layer has taken what was queued. */
+  let onPull: (() => void) | undefined;
 
-      const pump = async () => {
-        try {
-          let result = first === 'pending' ? await firstPull : first;
-          while (!result.done && !closed) {
-            send(result.value);
-            result = await iterator.next();
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        let closed = false;
+        const enqueue = (chunk: Uint8Array) => {
+          // Counted first: enqueue may call pull at once, which recounts from the stream's own queue.
+          queued += chunk.byteLength;
+          watchStats.bufferedBytes += chunk.byteLength;
+          controller.enqueue(chunk);
+          if (queued > watchStats.maxBufferedBytes) watchStats.maxBufferedBytes = queued;
+        };
+        const close = () => {
+          if (closed) return;
+          closed = true;
+          watchStats.bufferedBytes -= queued;
+          queued = 0;
+          onPull?.();
+          cleanup();
+          try {
+            controller.close();
+          } catch {
+            /* already closed by a cancel */
           }
-        } catch (err) {
-          if (!closed && !abort.signal.aborted) {
-            const status = (err instanceof ApiError ? err : toApiError(err)).toStatus();
-            controller.enqueue(line({ type: 'ERROR', object: status }));
+        };
+        const send = (event: ObjectWatchEvent) => {
+          lastRevision = Math.max(lastRevision, event.revision);
+          enqueue(line({ type: event.type, object: event.object }));
+        };
+        bookmarkTimer = setInterval(() => {
+          // A client that is not reading has no use for a BOOKMARK either.
+          if (closed || queued >= maxBuffered) return;
+          enqueue(
+            line({
+              type: 'BOOKMARK',
+              object: { kind: options.def.kind, apiVersion: apiVersionOf(options.def), metadata: { resourceVersion: String(lastRevision) } },
+            }),
+          );
+        }, options.bookmarkIntervalMs);
+        if (options.timeoutMs) timeoutTimer = setTimeout(close, options.timeoutMs);
+        abort.signal.addEventListener('abort', close, { once: true });
+
+        const pump = async () => {
+          try {
+            let result = first === 'pending' ? await firstPull : first;
+            while (!result.done && !closed) {
+              // Events wait in the shared watch cache, not here: a watcher that does not read gets
+              // no more than maxBuffered bytes queued, and is ended if it does not read for a while
+              // (as kube-apiserver ends unresponsive watchers).
+              if (queued >= maxBuffered && !(await drained())) {
+                watchStats.slowWatchersClosed++;
+                break;
+              }
+              send(result.value);
+              result = await iterator.next();
+            }
+          } catch (err) {
+            if (!closed && !abort.signal.aborted) {
+              const status = (err instanceof ApiError ? err : toApiError(err)).toStatus();
+              enqueue(line({ type: 'ERROR', object: status }));
+            }
           }
-        }
-        close();
-      };
-      void pump();
+          close();
+        };
+        /** Resolves true once the queue is below the bound again, false after slowTimeoutMs or when the stream ends. */
+        const drained = () =>
+          new Promise<boolean>((resolve) => {
+            const timer = setTimeout(() => {
+              onPull = undefined;
+              resolve(false);
+            }, slowTimeoutMs);
+            onPull = () => {
+              if (queued >= maxBuffered && !closed) return;
+              clearTimeout(timer);
+              onPull = undefined;
+              resolve(!closed);
+            };
+          });
+        void pump();
+      },
+      pull(controller) {
+        // The HTTP layer reads when the socket has drained: what it took has left our queue.
+        const held = Math.max(0, controller.desiredSize === null ? 0 : maxBuffered - controller.desiredSize);
+        watchStats.bufferedBytes -= queued - held;
+        queued = held;
+        onPull?.();
+      },
+      cancel() {
+        watchStats.bufferedBytes -= queued;
+        queued = 0;
+        cleanup();
+      },
     },
-    cancel() {
-      cleanup();
-    },
-  });
+    new ByteLengthQueuingStrategy({ highWaterMark: maxBuffered }),
+  );
 
   return new Response(stream, {
     status: 200,

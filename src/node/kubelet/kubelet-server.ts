@@ -6,6 +6,7 @@ import type { Pod } from '../../core/api/pod.js';
 import { ApiError, BadRequestError, ForbiddenError, NotFoundError, ServiceUnavailableError, UnauthorizedError, toApiError } from '../../core/errors.js';
 import type { ContainerStats, PodProvider, PodRef, RuntimeContainer } from '../../runtime/provider.js';
 import type { KubeletUser } from './token-review.js';
+import { applyListenerLimits, defaultListenerLimits, listenerServerOptions } from '../../core/lifecycle/listener-limits.js';
 
 /** The group whose members may use the kubelet API (the API server's proxy credential is one). */
 export const KUBELET_API_GROUP = 'system:masters';
@@ -274,10 +275,13 @@ export function parseExecBody(text: string): ExecRequest {
 /** Listens on address:port (0 picks a free port); rejects with `code` EADDRINUSE when the port is taken. */
 export async function startKubeletServer(options: StartKubeletServerOptions): Promise<RunningKubeletServer> {
   const app = createKubeletApp(options);
+  const limits = defaultListenerLimits();
   const server = await new Promise<ServerType>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: options.address, port: options.port }, () => resolve(s));
+    const s = serve({ fetch: app.fetch, hostname: options.address, port: options.port, serverOptions: listenerServerOptions(limits) }, () => resolve(s));
     s.once('error', reject);
   });
+  // As the API server's listener: a connection cap under the fd limit, headers within 10 s.
+  applyListenerLimits(server, limits);
   // Followed log streams would hold close() forever: end open connections on shutdown.
   const closed = new Promise<void>((resolve) => {
     const stop = () => {
