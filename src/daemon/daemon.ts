@@ -216,6 +216,7 @@ async function startMasterAndWorker(config: DaemonConfig, signal: AbortSignal): 
   let worker: Promise<void> | undefined;
   let workerFailure: unknown;
   const master = startMaster(config.master, masterStop.signal, {
+    controlPlaneNodeName: config.worker.name,
     onReady: (info) => {
       worker = (async () => {
         // Other machines reach this node where they reach the master, not at the loopback it joins over.

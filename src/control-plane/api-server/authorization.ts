@@ -45,12 +45,6 @@ export interface RequestAttributes {
    */
   podNodeName?: string | null;
   /**
-   * For a node's writes to a Node's spec: whether the body sets spec.podCIDR or spec.podCIDRs
-   * to something other than what is stored. The master allocates pod ranges; a node that could
-   * rewrite its own would take addresses another node holds.
-   */
-  changesPodCIDR?: boolean;
-  /**
    * For a GPU job token's requests: the stored job's uid and phase, null when no such job exists,
    * undefined when nobody looked (denied). The token is bound to one job object, not to its name.
    */
@@ -166,14 +160,17 @@ export function needsPodLookup(user: UserInfo, attrs: RequestAttributes): boolea
   return (r.subresource === 'status' && (attrs.verb === 'update' || attrs.verb === 'patch')) || (r.subresource === undefined && attrs.verb === 'delete');
 }
 
-/** True when judging this request needs the body compared with the stored Node (a node writing a Node's spec). */
-export function needsNodeSpecCheck(user: UserInfo, attrs: RequestAttributes): boolean {
+/**
+ * True when an allowed request must also pass node restriction (node-restriction.ts): a node
+ * writing a Node or its status, judged on the stored and the resulting object.
+ */
+export function needsNodeRestriction(user: UserInfo, attrs: RequestAttributes): boolean {
   const r = attrs.resource;
   return (
     WRITE_VERBS.has(attrs.verb) &&
     r?.group === '' &&
     r.resource === 'nodes' &&
-    r.subresource === undefined &&
+    (r.subresource === undefined || r.subresource === 'status') &&
     !user.groups.includes(MASTERS_GROUP) &&
     nodeNameOf(user) !== undefined
   );
@@ -214,7 +211,6 @@ function authorizeNode(nodeName: string | undefined, attrs: RequestAttributes): 
     if (verb === 'delete' || verb === 'deletecollection') return { allowed: false, reason: 'a node may not delete Node objects' };
     if (!WRITE_VERBS.has(verb) || (r.subresource !== undefined && r.subresource !== 'status')) return { allowed: false };
     if (r.name !== nodeName) return { allowed: false, reason: `node "${nodeName}" may only change its own Node object` };
-    if (attrs.changesPodCIDR) return { allowed: false, reason: 'a node may not change its pod CIDR: the master allocates it at the join' };
     return ALLOW;
   }
   if (r.group === '' && r.resource === 'pods') {

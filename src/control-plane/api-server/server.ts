@@ -9,6 +9,7 @@ import type { Store } from '../../core/store/store.js';
 import { versionInfo } from '../../core/version.js';
 import type { Authenticator, UserInfo } from './auth.js';
 import { authorizationMiddleware } from './authorize-request.js';
+import type { NodeAddressPolicy } from './node-restriction.js';
 import { apiGroupList, apiResourceList, coreVersions } from './discovery.js';
 import { ObjectService, SYSTEM_NAMESPACES } from './object-service.js';
 import { METRICS_PATH, metricsResponse, requestCountingMiddleware } from './request-metrics-routes.js';
@@ -29,6 +30,8 @@ export interface ApiAppOptions {
   /** Idle watches get a BOOKMARK this often (Kubernetes guarantees at least once a minute). */
   bookmarkIntervalMs?: number;
   now?: () => Date;
+  /** Which addresses nodes may report for themselves (node restriction); default: none loopback, none shared. */
+  nodeAddresses?: NodeAddressPolicy;
 }
 
 export interface ApiApp {
@@ -70,7 +73,7 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
   });
   // Counted into the service's counters, where its client views count the in-process controllers' calls.
   app.use('*', requestCountingMiddleware(service.requests));
-  app.use('*', authorizationMiddleware({ service }));
+  app.use('*', authorizationMiddleware({ service, nodeAddresses: options.nodeAddresses }));
   app.get(METRICS_PATH, (c) => metricsResponse(c, service.requests));
 
   for (const routes of options.routes ?? []) routes(app, { service });
