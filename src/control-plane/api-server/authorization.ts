@@ -49,6 +49,11 @@ export interface RequestAttributes {
    * undefined when nobody looked (denied). The token is bound to one job object, not to its name.
    */
   gpuJob?: { uid: string; phase?: string } | null;
+  /**
+   * For a node's read of one Secret: whether a pod bound to that node names it (Kubernetes'
+   * node authorizer's rule); undefined when nobody looked (denied).
+   */
+  secretUsedByNodePod?: boolean;
 }
 
 export type Decision = { allowed: true } | { allowed: false; reason?: string };
@@ -176,6 +181,21 @@ export function needsNodeRestriction(user: UserInfo, attrs: RequestAttributes): 
   );
 }
 
+/** True when judging this request needs the pods bound to the node (a node reading one Secret). */
+export function needsSecretLookup(user: UserInfo, attrs: RequestAttributes): boolean {
+  const r = attrs.resource;
+  return (
+    attrs.verb === 'get' &&
+    r?.group === '' &&
+    r.resource === 'secrets' &&
+    r.subresource === undefined &&
+    r.name !== undefined &&
+    r.namespace !== undefined &&
+    !user.groups.includes(MASTERS_GROUP) &&
+    nodeNameOf(user) !== undefined
+  );
+}
+
 /** True when judging this request needs the name from the body (a node creating a Node). */
 export function needsBodyName(user: UserInfo, attrs: RequestAttributes): boolean {
   const r = attrs.resource;
@@ -202,8 +222,15 @@ function authorizeNode(nodeName: string | undefined, attrs: RequestAttributes): 
   if (r.group === JOIN_GROUP && (r.resource === JOIN_TOKENS_RESOURCE || r.resource === JOIN_RESOURCE)) {
     return { allowed: false, reason: 'join tokens are for cluster admins' };
   }
-  // A kubelet here mounts no Secrets, so no node needs to read them (Kubernetes' node authorizer allows only its pods' ones).
-  if (r.group === '' && r.resource === 'secrets') return { allowed: false, reason: 'nodes do not read Secrets' };
+  // As Kubernetes' node authorizer: a node reads one Secret at a time, and only one a pod bound to it names (its env's secretKeyRef).
+  if (r.group === '' && r.resource === 'secrets') {
+    if (verb === 'get' && r.name !== undefined && attrs.secretUsedByNodePod) return ALLOW;
+    return { allowed: false, reason: 'a node may only read Secrets that pods bound to it use' };
+  }
+  // The submission inlines the SSH private key of the job's cluster: only the job's own token (and admins) read it.
+  if (r.group === 'minik8s.io' && r.resource === 'gpujobs' && r.subresource === 'submission') {
+    return { allowed: false, reason: "a GPU job's submission holds its cluster's credentials: only the job's own token reads it" };
+  }
   if (READ_VERBS.has(verb)) return ALLOW;
   if (nodeName === undefined) return { allowed: false, reason: 'the user is in group system:nodes but is not named system:node:<name>' };
 

@@ -3,7 +3,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { gpuJobKind, type GpuJob } from '../../core/api/gpujob.js';
 import type { KubeObject } from '../../core/api/meta.js';
 import { nodeKind, type Node } from '../../core/api/node.js';
-import { podKind } from '../../core/api/pod.js';
+import { podKind, type Pod } from '../../core/api/pod.js';
 import { ForbiddenError, NotFoundError } from '../../core/errors.js';
 import type { UserInfo } from './auth.js';
 import {
@@ -14,6 +14,7 @@ import {
   needsGpuJobLookup,
   needsNodeRestriction,
   needsPodLookup,
+  needsSecretLookup,
   nodeNameOf,
   requestAttributes,
   type RequestAttributes,
@@ -38,6 +39,24 @@ async function podNode(service: ObjectService, namespace: string, name: string):
     if (err instanceof NotFoundError) return null;
     throw err;
   }
+}
+
+/** Whether a pod bound to `nodeName` in `namespace` names the Secret (env secretKeyRef or envFrom, or a secret volume). */
+async function secretUsedByNodePod(service: ObjectService, nodeName: string, namespace: string, name: string): Promise<boolean> {
+  const pods = (await service.list(podKind, namespace, { fieldSelector: `spec.nodeName=${nodeName}` })).items as Pod[];
+  return pods.some((pod) => podSecretNames(pod).has(name));
+}
+
+/** The Secrets a pod refers to. */
+function podSecretNames(pod: Pod): Set<string> {
+  const names = new Set<string>();
+  const spec = pod.spec as Pod['spec'] & { volumes?: { secret?: { secretName?: string } }[] };
+  for (const c of [...(spec.initContainers ?? []), ...spec.containers]) {
+    for (const e of c.env ?? []) if (e.valueFrom?.secretKeyRef?.name) names.add(e.valueFrom.secretKeyRef.name);
+    for (const f of (c as { envFrom?: { secretRef?: { name?: string } }[] }).envFrom ?? []) if (f.secretRef?.name) names.add(f.secretRef.name);
+  }
+  for (const v of spec.volumes ?? []) if (v.secret?.secretName) names.add(v.secret.secretName);
+  return names;
 }
 
 /** The stored GpuJob's uid and phase, null when there is no such job (a job token is good for that one object only). */
@@ -139,6 +158,10 @@ export function authorizationMiddleware(options: AuthorizationMiddlewareOptions)
     const attrs: RequestAttributes = requestAttributes(c.req.method, c.req.path, { watch: c.req.query('watch') });
     if (needsPodLookup(user, attrs)) {
       attrs.podNodeName = await podNode(options.service, attrs.resource!.namespace!, attrs.resource!.name!);
+    }
+    if (needsSecretLookup(user, attrs)) {
+      const r = attrs.resource!;
+      attrs.secretUsedByNodePod = await secretUsedByNodePod(options.service, nodeNameOf(user)!, r.namespace!, r.name!);
     }
     if (needsGpuJobLookup(user, attrs)) {
       attrs.gpuJob = await gpuJobFacts(options.service, attrs.resource!.namespace!, attrs.resource!.name!);
