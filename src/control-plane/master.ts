@@ -23,7 +23,7 @@ import type { MasterConfig } from './master-config.js';
 import { startManagedEtcd } from './etcd/managed-etcd.js';
 import { loadOrCreateAdminToken } from './master/admin-token.js';
 import { mintKubeletClientCredential } from './master/kubelet-client-credential.js';
-import { advertisedServerUrl, joinCommand, readyBanner } from './master/announce.js';
+import { advertisedServerUrl, joinCommand, readyBanner, writeJoinCommandFile } from './master/announce.js';
 import { ensureClusterDnsService } from './master/cluster-dns-service.js';
 import { prepareDataDir } from './master/data-dir.js';
 import { ensureDefaultJoinToken } from './master/join-tokens.js';
@@ -266,7 +266,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
 
     if (!signal.aborted) {
       announce(readyBanner({ url: api.url, registry: registryAddress, dataDir, adminTokenPath: admin.path, joinTokenPath: joinToken.path }));
-      announce(joinCommand(await advertisedServerUrl(config.address, api.port), joinToken.token));
+      announce(joinCommand(writeJoinCommandFile(dataDir, await advertisedServerUrl(config.address, api.port), joinToken.token)));
       options.onReady?.({ url: api.url, adminToken: admin.token, joinToken: joinToken.token, registryPort: config.registryPort });
     }
     await shutdown.untilAborted(signal);
