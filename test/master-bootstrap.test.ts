@@ -135,9 +135,13 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
       first.stdout().trim(),
       [
         `minik8s master ready: API ${url}, registry 127.0.0.1:${registryPort}, data ${dataDir}, admin token in ${join(dataDir, 'admin-token')}, join token in ${join(dataDir, 'join-token')}`,
-        `join a worker: minik8s --role=worker --server ${url} --token ${joinToken}`,
+        `join a worker: run the command in ${join(dataDir, 'join-command')} there (it holds the join token: copy it only to the worker)`,
       ].join('\n'),
     );
+    // The token is in the 0600 file, not in the banner (which ends up in logs).
+    assert.equal(first.stdout().includes(joinToken), false);
+    assert.equal(readFileSync(join(dataDir, 'join-command'), 'utf8'), `MINIK8S_TOKEN=${joinToken} minik8s --role=worker --server ${url}\n`);
+    assert.equal(statSync(join(dataDir, 'join-command')).mode & 0o777, 0o600);
     assert.equal(first.stdout().includes('etcdmain'), false, 'etcd output goes to its log, not stdout');
 
     assert.equal(statSync(dataDir).mode & 0o777, 0o700);

@@ -3,6 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { waitFor } from '../src/core/wait-for.js';
 import { cidrContains } from '../src/core/api/ipv4.js';
@@ -45,8 +47,9 @@ describe('node join', () => {
     }
     return { status: res.status, body: parsed as T };
   };
-  const joinAs = <T = Status>(nodeName: unknown, token = master.joinToken) =>
-    call<T>('POST', JOIN, token, { apiVersion: 'minik8s.io/v1', kind: 'JoinRequest', nodeName });
+  // Each name's machine has one node password, as a worker keeps it in its data dir.
+  const joinAs = <T = Status>(nodeName: unknown, token = master.joinToken, nodePassword = `password-of-node-${String(nodeName)}`) =>
+    call<T>('POST', JOIN, token, { apiVersion: 'minik8s.io/v1', kind: 'JoinRequest', nodeName, nodePassword });
   const joined = async (nodeName: string, token = master.joinToken): Promise<Joined> => {
     const res = await joinAs<Joined>(nodeName, token);
     assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -67,7 +70,8 @@ describe('node join', () => {
     assert.match(master.joinToken, /^[a-z0-9]{6}\.[a-z0-9]{16}$/);
     assert.equal(statSync(join(master.dataDir, 'join-token')).mode & 0o777, 0o600);
     assert.match(master.output(), new RegExp(`join token in ${join(master.dataDir, 'join-token')}`));
-    assert.ok(master.output().includes(`join a worker: minik8s --role=worker --server ${master.url} --token ${master.joinToken}`), master.output());
+    assert.ok(master.output().includes(`join a worker: run the command in ${join(master.dataDir, 'join-command')} there`), master.output());
+    assert.equal(master.output().includes(master.joinToken), false, 'the banner does not print the join token');
     assert.match(master.output(), new RegExp(`registry 127\\.0\\.0\\.1:${master.registryPort}`));
     assert.equal((await fetch(`http://127.0.0.1:${master.registryPort}/v2/`)).status, 200, 'the managed registry serves');
   });
@@ -163,21 +167,15 @@ describe('node join', () => {
       /^nodes "n2" is forbidden: User "system:node:n1" cannot patch resource "nodes\/status" in API group "" at the cluster scope/,
     );
     assert.equal((await call('DELETE', '/api/v1/nodes/n1', n1)).status, 403);
-    // Labels and taints are the node's to set; its pod range is the master's.
-    const labelled = await call<Node>(
-      'PATCH',
-      '/api/v1/nodes/n1',
-      n1,
-      { metadata: { labels: { disk: 'ssd' } }, spec: { taints: [{ key: 'k', effect: 'NoSchedule' }] } },
-      MERGE,
-    );
+    // Its own labels are the node's to set; roles, taints and its pod range are not (node restriction).
+    const labelled = await call<Node>('PATCH', '/api/v1/nodes/n1', n1, { metadata: { labels: { disk: 'ssd' } } }, MERGE);
     assert.equal(labelled.status, 200, JSON.stringify(labelled.body));
     const cidr = labelled.body.spec.podCIDR;
     const same = await call('PATCH', '/api/v1/nodes/n1', n1, { spec: { podCIDR: cidr } }, MERGE);
     assert.equal(same.status, 200, 'restating the range it holds is no change');
     const grab = await call<Status>('PATCH', '/api/v1/nodes/n1', n1, { spec: { podCIDR: '10.99.0.0/24', podCIDRs: ['10.99.0.0/24'] } }, MERGE);
     assert.equal(grab.status, 403);
-    assert.match(grab.body.message, /may not change its pod CIDR/);
+    assert.equal(grab.body.message, 'nodes "n1" is forbidden: node "n1" is not allowed to modify pod CIDR');
     assert.equal((await admin<Node>('GET', '/api/v1/nodes/n1')).body.spec.podCIDR, cidr);
 
     const pod = (name: string, nodeName: string) => ({
@@ -215,6 +213,111 @@ describe('node join', () => {
       ).status,
       403,
     );
+  });
+
+  it("keeps a node from changing what is not its own on its Node (node restriction), with Kubernetes' words", async () => {
+    const n = (await joined('restricted')).token;
+    assert.equal((await admin('PATCH', '/api/v1/nodes/restricted', { spec: { taints: [{ key: 'dedicated', effect: 'NoSchedule' }] } }, MERGE)).status, 200);
+    const refused = async (path: string, body: unknown, message: string) => {
+      const res = await call<Status>('PATCH', path, n, body, MERGE);
+      assert.equal(res.status, 403, JSON.stringify(body));
+      assert.equal(res.body.reason, 'Forbidden');
+      assert.equal(res.body.message, `nodes "restricted" is forbidden: ${message}`);
+    };
+    await refused(
+      '/api/v1/nodes/restricted',
+      { metadata: { labels: { 'node-role.kubernetes.io/control-plane': '' } } },
+      'node "restricted" is not allowed to modify labels: node-role.kubernetes.io/control-plane',
+    );
+    await refused(
+      '/api/v1/nodes/restricted',
+      { metadata: { labels: { 'node-restriction.kubernetes.io/pool': 'a' } } },
+      'node "restricted" is not allowed to modify labels: node-restriction.kubernetes.io/pool',
+    );
+    await refused('/api/v1/nodes/restricted', { spec: { taints: null } }, 'node "restricted" is not allowed to modify taints');
+    await refused('/api/v1/nodes/restricted', { spec: { unschedulable: true } }, 'node "restricted" is not allowed to modify unschedulable');
+    await refused('/api/v1/nodes/restricted', { metadata: { finalizers: ['example.com/hold'] } }, 'node "restricted" is not allowed to modify finalizers');
+    // A PUT of the whole object is judged the same way.
+    const stored = (await call<Node>('GET', '/api/v1/nodes/restricted', n)).body;
+    const put = await call<Status>('PUT', '/api/v1/nodes/restricted', n, { ...stored, spec: { ...stored.spec, taints: [] } });
+    assert.equal(put.status, 403);
+    assert.match(put.body.message, /not allowed to modify taints/);
+    // What stays its own: its other labels; and the admin's taint is still there.
+    assert.equal((await call('PATCH', '/api/v1/nodes/restricted', n, { metadata: { labels: { disk: 'ssd' } } }, MERGE)).status, 200);
+    assert.deepEqual((await admin<Node>('GET', '/api/v1/nodes/restricted')).body.spec.taints, [{ key: 'dedicated', effect: 'NoSchedule' }]);
+    // The admin deletes it without waiting on a finalizer the node would have added.
+    assert.equal((await admin('DELETE', '/api/v1/nodes/restricted')).status, 200);
+    assert.equal((await admin('GET', '/api/v1/nodes/restricted')).status, 404);
+  });
+
+  it('never hands a node the admin token through an address it reports, and refuses a moved kubelet port (defect 1)', async () => {
+    const n = (await joined('lure')).token;
+    // The node's own listener, where it wants the master to call.
+    const seen: (string | undefined)[] = [];
+    const listener = createServer((req, res) => {
+      seen.push(req.headers.authorization);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const port = (listener.address() as AddressInfo).port;
+    try {
+      // Its first status names its kubelet (loopback is its true address: this master listens on loopback).
+      const first = {
+        status: {
+          conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady' }],
+          addresses: [{ type: 'InternalIP', address: '127.0.0.1' }],
+          daemonEndpoints: { kubeletEndpoint: { Port: port } },
+        },
+      };
+      assert.equal((await call('PATCH', '/api/v1/nodes/lure/status', n, first, MERGE)).status, 200);
+      await admin('GET', '/apis/metrics.k8s.io/v1beta1/nodes/lure');
+      assert.ok(seen.length > 0, 'the master called the reported address');
+      for (const authorization of seen) {
+        assert.notEqual(authorization, `Bearer ${master.token}`, 'the master presented the admin token to a node');
+        const token = String(authorization).replace(/^Bearer /, '');
+        const review = await admin<{ status: { user?: { username: string; groups: string[] } } }>('POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
+          apiVersion: 'authentication.k8s.io/v1',
+          kind: 'TokenReview',
+          spec: { token },
+        });
+        assert.deepEqual(review.body.status.user, { username: 'kube-apiserver-kubelet-client', groups: ['system:kubelet-api-admin'] });
+        // What the node caught opens nothing in the API.
+        assert.equal((await call('GET', '/api/v1/namespaces/kube-system/secrets', token)).status, 403);
+        assert.equal((await call('GET', '/api/v1/nodes', token)).status, 403);
+      }
+      // Once registered, the node may not move its kubelet, nor report an address the master must not call.
+      const moved = await call<Status>(
+        'PATCH',
+        '/api/v1/nodes/lure/status',
+        n,
+        { status: { daemonEndpoints: { kubeletEndpoint: { Port: port + 1 } } } },
+        MERGE,
+      );
+      assert.equal(moved.status, 403);
+      assert.equal(moved.body.message, `nodes "lure" is forbidden: node "lure" is not allowed to change its kubelet port from ${port} to ${port + 1}`);
+      for (const address of ['0.0.0.0', '169.254.169.254']) {
+        const res = await call<Status>('PATCH', '/api/v1/nodes/lure/status', n, { status: { addresses: [{ type: 'InternalIP', address }] } }, MERGE);
+        assert.equal(res.status, 403, address);
+        assert.match(res.body.message, new RegExp(`node "lure" is not allowed to report InternalIP ${address.replace(/\./g, '\\.')}`));
+      }
+    } finally {
+      listener.close();
+    }
+  });
+
+  it('binds a node name to its node password: a second join with another password is refused and the real node keeps working (defect 6)', async () => {
+    const real = await joined('owned');
+    const intruder = await joinAs('owned', master.joinToken, 'the-intruders-own-password');
+    assert.equal(intruder.status, 403);
+    assert.match(intruder.body.message, /^node "owned" has already joined with another node password/);
+    assert.equal((await call('GET', '/api/v1/nodes/owned', real.token)).status, 200, "the real node's credential still works");
+    assert.equal((await call('PATCH', '/api/v1/nodes/owned/status', real.token, { status: { phase: 'Running' } }, MERGE)).status, 200);
+    // Deleting the Node (an admin's act) frees the name for another machine.
+    assert.equal((await admin('DELETE', '/api/v1/nodes/owned')).status, 200);
+    await waitFor(async () => (await joinAs('owned', master.joinToken, 'the-intruders-own-password')).status === 200, {
+      timeoutMs: 10_000,
+      description: 'the name to be free once the Node is gone',
+    });
   });
 
   it('answers token reviews for node credentials', async () => {

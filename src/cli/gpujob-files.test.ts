@@ -1,7 +1,7 @@
 // A GpuJob manifest's program.path read by the CLI: a file, a directory (hidden files left out, binary ones base64), the limits, and every manifest in examples/gpu valid once read.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gpuJobKind, MAX_PROGRAM_BYTES, type GpuJob } from '../core/api/gpujob.js';
@@ -61,6 +61,38 @@ describe('program.path', () => {
       await assert.rejects(fn, (err: unknown) => err instanceof CliError && message.test(err.message));
     });
   }
+
+  it("refuses a path or a symbolic link that leads outside the manifest's directory, naming it (defect 13)", async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'gpujob-outside-'));
+    try {
+      writeFileSync(join(outside, 'id_rsa'), 'PRIVATE KEY\n');
+      const manifestDir = join(dir, 'jobs');
+      mkdirSync(join(manifestDir, 'prog'), { recursive: true });
+      writeFileSync(join(manifestDir, 'prog', 'main.c'), 'int main(){}\n');
+      const job = (path: string) => ({ apiVersion: 'minik8s.io/v1', kind: 'GpuJob', metadata: { name: 'j' }, spec: { cluster: 'hpc', program: { path } } });
+      const manifest = join(manifestDir, 'job.yaml');
+      await assert.rejects(
+        resolveGpuJobManifest(job('../one.cu'), manifest),
+        (err: unknown) => err instanceof CliError && /spec\.program\.path "\.\.\/one\.cu" is outside the manifest's directory/.test(err.message),
+      );
+      await assert.rejects(resolveGpuJobManifest(job(join(outside, 'id_rsa')), manifest), /is outside the manifest's directory/);
+      // A link inside the program directory to a file elsewhere, and a program path that is such a link.
+      symlinkSync(join(outside, 'id_rsa'), join(manifestDir, 'prog', 'key'));
+      await assert.rejects(
+        resolveGpuJobManifest(job('prog'), manifest),
+        (err: unknown) => err instanceof CliError && /the program file "key" resolves to .*id_rsa, outside the manifest's directory/.test(err.message),
+      );
+      rmSync(join(manifestDir, 'prog', 'key'));
+      symlinkSync(outside, join(manifestDir, 'elsewhere'));
+      await assert.rejects(resolveGpuJobManifest(job('elsewhere'), manifest), /resolves to .*outside the manifest's directory/);
+      // Links that stay inside are fine.
+      symlinkSync(join(manifestDir, 'prog', 'main.c'), join(manifestDir, 'prog', 'alias.c'));
+      const ok = await resolveGpuJobManifest(job('prog'), manifest);
+      assert.deepEqual(Object.keys((ok as GpuJob).spec.program.files ?? {}).sort(), ['alias.c', 'main.c']);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
 
   it('refuses a program over the limit before sending anything', async () => {
     const big = join(dir, 'big');

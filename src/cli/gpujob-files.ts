@@ -1,6 +1,6 @@
 // Reads a GpuJob manifest's spec.program.path (a .cu/.c file or a directory, relative to the manifest) into spec.program.files, as `apply` uploads it.
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { basename, dirname, join, relative, resolve } from 'node:path';
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { MAX_PROGRAM_BYTES, MAX_PROGRAM_FILES } from '../core/api/gpujob.js';
 import type { KubeObject } from '../core/api/meta.js';
 import { CliError } from './cli-error.js';
@@ -14,9 +14,30 @@ export interface ProgramFiles {
   binaryFiles: Record<string, string>;
 }
 
-/** Every file under `root` (hidden ones aside), by path relative to it, within the job's limits. */
-export async function readProgram(root: string): Promise<ProgramFiles> {
+/** Whether `path` is `dir` or lies under it (both absolute and resolved). */
+function isWithin(path: string, dir: string): boolean {
+  const rel = relative(dir, path);
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
+}
+
+/**
+ * Refuses a program file or directory that is, or leads through a symbolic link to, something
+ * outside `within` (the manifest's directory): a job's files land in a spec every node reads, so
+ * a manifest must not be able to pick up ~/.ssh or /etc by a path or a link.
+ */
+async function checkWithin(path: string, within: string, shown: string): Promise<void> {
+  const real = await realpath(path);
+  if (!isWithin(real, await realpath(within))) {
+    throw new CliError(
+      `the program file "${shown}" resolves to ${real}, outside the manifest's directory ${within}: a GpuJob uploads only files beside its manifest`,
+    );
+  }
+}
+
+/** Every file under `root` (hidden ones aside), by path relative to it, within the job's limits; with `within`, nothing outside that directory. */
+export async function readProgram(root: string, within?: string): Promise<ProgramFiles> {
   const info = await statExisting(root, 'program path');
+  if (within !== undefined) await checkWithin(root, within, root);
   const found: { path: string; data: Buffer }[] = [];
   let total = 0;
   const add = async (full: string, path: string) => {
@@ -38,6 +59,7 @@ export async function readProgram(root: string): Promise<ProgramFiles> {
       for (const entry of entries) {
         if (HIDDEN.test(entry.name)) continue;
         const full = join(dir, entry.name);
+        if (within !== undefined && entry.isSymbolicLink()) await checkWithin(full, within, relative(root, full));
         const target = await stat(full).catch(() => undefined);
         if (target?.isDirectory()) await walk(full);
         else if (target?.isFile()) await add(full, relative(root, full).split('\\').join('/'));
@@ -71,7 +93,13 @@ export async function resolveGpuJobManifest(object: KubeObject, source: string):
     throw new CliError(`error validating "${source}": spec.program has both path and files: give one`);
   }
   const base = source === 'STDIN' ? process.cwd() : dirname(resolve(source));
-  const read = await readProgram(resolve(base, program.path));
+  const target = resolve(base, program.path);
+  if (!isWithin(target, base)) {
+    throw new CliError(
+      `error validating "${source}": spec.program.path "${program.path}" is outside the manifest's directory ${base}: a GpuJob uploads only files beside its manifest`,
+    );
+  }
+  const read = await readProgram(target, base);
   const { path: _path, ...rest } = program;
   const next = { ...rest, files: read.files, ...(Object.keys(read.binaryFiles).length ? { binaryFiles: read.binaryFiles } : {}) };
   return { ...object, spec: { ...spec, program: next } };

@@ -24,7 +24,8 @@ import type { MasterConfig } from './master-config.js';
 import { startManagedEtcd } from './etcd/managed-etcd.js';
 import { readEtcdTLS } from './master/open-store.js';
 import { loadOrCreateAdminToken } from './master/admin-token.js';
-import { advertisedServerUrl, joinCommand, readyBanner } from './master/announce.js';
+import { mintKubeletClientCredential } from './master/kubelet-client-credential.js';
+import { advertisedServerUrl, joinCommand, readyBanner, writeJoinCommandFile } from './master/announce.js';
 import { ensureClusterDnsService } from './master/cluster-dns-service.js';
 import { prepareDataDir } from './master/data-dir.js';
 import { loadSecretsEncryption, rewriteStaleSecrets } from './master/encryption-config.js';
@@ -72,8 +73,14 @@ export interface MasterOptions {
   announce?: (message: string) => void;
   /** The CLI config file (default ~/.minik8s/config). */
   clientConfigPath?: string;
+  /** The node the same process runs (both roles): its Node gets the control-plane role label when it joins. */
+  controlPlaneNodeName?: string;
   /** Called once, when the API serves and the banner is out. */
   onReady?: (info: MasterReadyInfo) => void;
+}
+
+function isLoopbackAddress(address: string): boolean {
+  return address.startsWith('127.') || address === '::1' || address === 'localhost';
 }
 
 /** Runs the master until `signal` aborts; resolves once everything has stopped. Startup problems reject with a StartupError. */
@@ -122,6 +129,9 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     const admin = loadOrCreateAdminToken(dataDir);
     const admins = new TokenAuthenticator();
     admins.add(admin.token, ADMIN_USER);
+    // What the master presents to kubelets (logs, exec, the metrics scrape): never the admin token, which a node could lure to a listener of its own.
+    const kubeletClient = mintKubeletClientCredential();
+    admins.add(kubeletClient.token, kubeletClient.user);
 
     // Service cluster IPs and node ports are recorded in the same transaction as each Service.
     const serviceAllocator = new ServiceAllocator({ store, ranges: { serviceCIDR: config.serviceCIDR, nodePorts: config.nodePortRange } });
@@ -136,7 +146,14 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     const informers = new InformerFactory({ client: clientFor('shared-informers'), log });
     // Before the API serves, so that no create is half-way: records for services stored without them.
     for (const note of await serviceAllocator.repair()) log(`service allocations: ${note}`);
-    const nodes = await startNodeAccess({ store, service, clusterCIDR: config.clusterCIDR, signal: shutdown.signalFor('node-access'), log });
+    const nodes = await startNodeAccess({
+      store,
+      service,
+      clusterCIDR: config.clusterCIDR,
+      controlPlaneNodeName: options.controlPlaneNodeName,
+      signal: shutdown.signalFor('node-access'),
+      log,
+    });
     shutdown.push('node-access', () => nodes.stopped);
     const joinToken = await ensureDefaultJoinToken({ tokens: nodes.joinTokens, dataDir });
     // Cheapest first: the admin token is compared in memory, node credentials too; join tokens cost a store read.
@@ -168,16 +185,18 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       authenticator,
       address: config.address,
       port: config.port,
+      // A master on loopback has all its nodes on this machine: 127.0.0.1 is their true address, shared by all of them.
+      nodeAddresses: isLoopbackAddress(config.address) ? { allowLoopback: true, allowShared: true } : undefined,
       signal: shutdown.signalFor('api'),
       ...(config.maxConnections !== undefined ? { listenerLimits: { maxConnections: config.maxConnections } } : {}),
       maxRequestsInFlight: config.maxRequestsInFlight,
       maxMutatingRequestsInFlight: config.maxMutatingRequestsInFlight,
       routes: [
-        // Kubelets check the API server's calls (logs, exec, stats) with a TokenReview of the admin token.
-        (app) => registerNodeProxyRoutes(app, { service, kubeletToken: admin.token }),
+        // Kubelets check the API server's calls (logs, exec, stats) with a TokenReview of its kubelet client token.
+        (app) => registerNodeProxyRoutes(app, { service, kubeletToken: kubeletClient.token }),
         (app) =>
           registerJoinRoutes(app, {
-            join: (name) => nodes.registrar.join(name),
+            join: (name, details) => nodes.registrar.join(name, details),
             tokens: nodes.joinTokens,
             registryPort: config.registryPort,
             clusterCIDR: config.clusterCIDR,
@@ -226,13 +245,13 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       new GatewayReconciler({ client: clientFor('gateway-controller'), informers, log }).start(reconcilerSignal),
       new ReplicaSetController({ client: clientFor('replicaset-controller'), informers, log }).start(reconcilerSignal),
       new DeploymentController({ client: clientFor('deployment-controller'), informers, log }).start(reconcilerSignal),
-      // Samples come from the kubelets of the pods' nodes, as the metrics API's do (the admin token is what kubelets accept).
+      // Samples come from the kubelets of the pods' nodes, as the metrics API's do (with the master's kubelet client credential).
       new HorizontalPodAutoscalerController({
         client: clientFor('horizontal-pod-autoscaler'),
         informers,
         metrics: new KubeletResourceMetrics({
           client: new LocalClient(service),
-          summary: (node) => fetchKubeletSummary(node, { token: admin.token, timeoutMs: 5000 }),
+          summary: (node) => fetchKubeletSummary(node, { token: kubeletClient.token, timeoutMs: 5000 }),
         }),
         syncPeriodMs: config.hpaSyncPeriodSeconds * 1000,
         log,
@@ -269,7 +288,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
 
     if (!signal.aborted) {
       announce(readyBanner({ url: api.url, registry: registryAddress, dataDir, adminTokenPath: admin.path, joinTokenPath: joinToken.path }));
-      announce(joinCommand(await advertisedServerUrl(config.address, api.port), joinToken.token));
+      announce(joinCommand(writeJoinCommandFile(dataDir, await advertisedServerUrl(config.address, api.port), joinToken.token)));
       options.onReady?.({ url: api.url, adminToken: admin.token, joinToken: joinToken.token, registryPort: config.registryPort });
     }
     await shutdown.untilAborted(signal);

@@ -2,7 +2,10 @@
 import { resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { toDaemonConfig, UsageError, type RawDaemonFlags } from './daemon-config.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { joinTokenOf, toDaemonConfig, UsageError, type RawDaemonFlags } from './daemon-config.js';
 import { localServerUrl } from '../control-plane/master/local-client-config.js';
 
 const base: RawDaemonFlags = {
@@ -208,6 +211,22 @@ describe('toDaemonConfig for workers', () => {
     assert.deepEqual(d.worker.labels, {});
   });
 
+  it('takes the join token from --token, else --token-file, else MINIK8S_TOKEN', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'minik8s-token-file-'));
+    try {
+      const file = join(dir, 'join-token');
+      writeFileSync(file, 'fromfile.0123456789abcdef\n', { mode: 0o600 });
+      assert.equal(joinTokenOf({ token: 'flag', tokenFile: file, tokenEnv: 'env' }), 'flag');
+      assert.equal(joinTokenOf({ tokenFile: file, tokenEnv: 'env' }), 'fromfile.0123456789abcdef');
+      assert.equal(joinTokenOf({ tokenEnv: ' env.0123456789abcdef\n' }), 'env.0123456789abcdef');
+      assert.equal(joinTokenOf({}), undefined);
+      writeFileSync(file, '\n');
+      assert.throws(() => joinTokenOf({ tokenFile: file }), /--token-file: .* is empty/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('lets master,worker go without --server and --token', () => {
     const c = toDaemonConfig({ ...base, role: 'master,worker' });
     assert.deepEqual(c.roles, ['master', 'worker']);
@@ -253,7 +272,8 @@ describe('toDaemonConfig for workers', () => {
     ['a fake heartbeat of no seconds', { fakeNodes: '2', fakeNodeHeartbeat: '0' }, /--fake-node-heartbeat must be a number of seconds from 1 to 3600, not "0"/],
     ['a fake heartbeat with a unit', { fakeNodes: '2', fakeNodeHeartbeat: '10s' }, /--fake-node-heartbeat must be a number of seconds/],
     ['a fake node prefix too long', { fakeNodes: '100', name: 'a'.repeat(252) }, /too long to prefix/],
-    ['a worker without a token', { token: undefined }, /needs --token JOIN_TOKEN/],
+    ['a worker without a token', { token: undefined }, /needs a join token: --token-file FILE or the MINIK8S_TOKEN environment variable/],
+    ['a token file that is not there', { token: undefined, tokenFile: '/nonexistent/join-token' }, /--token-file: cannot read \/nonexistent\/join-token/],
     ['a server that is no URL', { server: 'master:6443' }, /is not a URL/],
     ['a master given a server', { role: 'master,worker' }, /for --role=worker alone/],
     ['a label without a value', { labels: 'disk' }, /--labels: "disk" is not a label/],

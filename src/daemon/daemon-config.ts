@@ -1,4 +1,5 @@
 // Daemon flags -> a validated config: which roles to run, the master's and the worker's settings. Pure, so it is unit tested.
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
@@ -61,6 +62,10 @@ export interface RawDaemonFlags {
   maxMutatingRequestsInflight?: string;
   server?: string;
   token?: string;
+  /** --token-file: a file holding the join token (kept out of argv, which every local user reads in /proc). */
+  tokenFile?: string;
+  /** The MINIK8S_TOKEN environment variable: the join token when neither flag gives one. */
+  tokenEnv?: string;
   name?: string;
   nodeIP?: string;
   labels?: string;
@@ -313,7 +318,25 @@ export function parseEtcdTLS(flags: Pick<RawDaemonFlags, 'etcdEndpoints' | 'etcd
 }
 
 /** Validates the parsed flags; throws UsageError with a message for humans. */
-export function toDaemonConfig(flags: RawDaemonFlags): DaemonConfig {
+/** The join token from --token, else --token-file, else MINIK8S_TOKEN; undefined when none gives one. */
+export function joinTokenOf(flags: Pick<RawDaemonFlags, 'token' | 'tokenFile' | 'tokenEnv'>): string | undefined {
+  if (flags.token) return flags.token;
+  if (flags.tokenFile) {
+    let text: string;
+    try {
+      text = readFileSync(flags.tokenFile, 'utf8');
+    } catch (err) {
+      throw new UsageError(`--token-file: cannot read ${flags.tokenFile}: ${(err as Error).message}`);
+    }
+    const token = text.trim();
+    if (!token) throw new UsageError(`--token-file: ${flags.tokenFile} is empty`);
+    return token;
+  }
+  return flags.tokenEnv?.trim() || undefined;
+}
+
+export function toDaemonConfig(rawFlags: RawDaemonFlags): DaemonConfig {
+  const flags = { ...rawFlags, token: joinTokenOf(rawFlags) };
   const words = flags.positionals;
   if (words.length > 1) throw new UsageError(`unexpected argument "${words[1]}"`);
   const fromWord = words[0] === undefined ? undefined : parseRoles(words[0]);
@@ -331,9 +354,12 @@ export function toDaemonConfig(flags: RawDaemonFlags): DaemonConfig {
   const worker = roles.includes('worker');
   if (worker && !master) {
     if (!flags.server) throw new UsageError("--role=worker needs --server URL (the master's API, e.g. http://10.0.0.1:6443)");
-    if (!flags.token) throw new UsageError('--role=worker needs --token JOIN_TOKEN (the master prints one; or run "minik8s token create" there)');
+    if (!flags.token)
+      throw new UsageError(
+        '--role=worker needs a join token: --token-file FILE or the MINIK8S_TOKEN environment variable (the master writes its join command to DATA_DIR/join-command; or run "minik8s token create" there)',
+      );
   }
-  if (master && (flags.server || flags.token)) {
+  if (master && (flags.server || rawFlags.token || rawFlags.tokenFile)) {
     throw new UsageError('--server and --token are for --role=worker alone; a master,worker joins its own master');
   }
   if (flags.server) {

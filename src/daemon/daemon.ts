@@ -109,6 +109,7 @@ function parser(argv: string[]) {
       [
         'server',
         'token',
+        'token-file',
         'name',
         'node-ip',
         'labels',
@@ -130,7 +131,12 @@ function parser(argv: string[]) {
       'Worker:',
     )
     .option('server', { type: 'string', requiresArg: true, describe: "the master's API server URL (worker only)" })
-    .option('token', { type: 'string', requiresArg: true, describe: 'join token from the master (worker only)' })
+    .option('token', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'join token from the master (worker only; visible to local users in /proc: prefer --token-file or MINIK8S_TOKEN)',
+    })
+    .option('token-file', { type: 'string', requiresArg: true, describe: 'file holding the join token (worker only)' })
     .option('name', { type: 'string', requiresArg: true, describe: 'node name (default: the host name)' })
     .option('node-ip', { type: 'string', requiresArg: true, describe: "the node's address (default: the one that routes to the master)" })
     .option('labels', { type: 'string', requiresArg: true, describe: 'node labels, k=v,...' })
@@ -187,6 +193,11 @@ async function parse(argv: string[]): Promise<DaemonConfig | number> {
     return EXIT_USAGE;
   }
   if (raw.help) return EXIT_OK;
+  if (raw.token) {
+    process.stderr.write(
+      'warning: --token puts the join token on the command line, which every local user can read in /proc; use --token-file FILE or the MINIK8S_TOKEN environment variable\n',
+    );
+  }
   try {
     return toDaemonConfig({
       positionals: raw._.map(String),
@@ -222,6 +233,8 @@ async function parse(argv: string[]): Promise<DaemonConfig | number> {
       maxMutatingRequestsInflight: raw['max-mutating-requests-inflight'],
       server: raw.server,
       token: raw.token,
+      tokenFile: raw['token-file'],
+      tokenEnv: process.env.MINIK8S_TOKEN,
       name: raw.name,
       nodeIP: raw['node-ip'],
       labels: raw.labels,
@@ -258,6 +271,7 @@ async function startMasterAndWorker(config: DaemonConfig, signal: AbortSignal): 
   let worker: Promise<void> | undefined;
   let workerFailure: unknown;
   const master = startMaster(config.master, masterStop.signal, {
+    controlPlaneNodeName: config.worker.name,
     onReady: (info) => {
       worker = (async () => {
         // Other machines reach this node where they reach the master, not at the loopback it joins over.

@@ -44,10 +44,18 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
       throw new StartupError(`cannot find this machine's address towards ${server} (${err.message}); pass --node-ip`, { cause: err });
     }));
   if (config.provider === 'fake') {
-    await startFakeWorker({ config, server, joinToken, nodeIP, controlPlane: options.localMaster !== undefined, log }, signal);
+    await startFakeWorker({ config, server, joinToken, nodeIP, log }, signal);
     return;
   }
-  const credential = await obtainNodeCredential({ server, nodeName: config.name, joinToken, dataDir: config.dataDir, signal, log });
+  const credential = await obtainNodeCredential({
+    server,
+    nodeName: config.name,
+    joinToken,
+    dataDir: config.dataDir,
+    registration: { labels: config.labels, taints: config.taints },
+    signal,
+    log,
+  });
   const client = new ApiClient({ server, token: credential.token, timeoutMs: 15_000 });
   try {
     // Unqualified image names come from the master's registry, on the host workers reach the master at.
@@ -89,8 +97,6 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
       nodeIP,
       kubeletPort: config.kubeletPort,
       labels: config.labels,
-      taints: config.taints,
-      controlPlane: options.localMaster !== undefined,
       info: () => provider.info(),
       log,
     });

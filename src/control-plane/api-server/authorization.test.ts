@@ -128,8 +128,6 @@ describe('authorize', () => {
     ['node patches its Node', n1, attrs('PATCH', '/api/v1/nodes/n1'), true],
     ['node updates its Node', n1, attrs('PUT', '/api/v1/nodes/n1'), true],
     ['node patches its Node status', n1, attrs('PATCH', '/api/v1/nodes/n1/status'), true],
-    ['node patches its pod CIDR', n1, attrs('PATCH', '/api/v1/nodes/n1', { changesPodCIDR: true }), false, /may not change its pod CIDR/],
-    ['node updates its Node keeping its pod CIDR', n1, attrs('PUT', '/api/v1/nodes/n1', { changesPodCIDR: false }), true],
     ['node patches another Node status', n1, attrs('PATCH', '/api/v1/nodes/n2/status'), false, /node "n1" may only change its own Node object/],
     ['node deletes its Node', n1, attrs('DELETE', '/api/v1/nodes/n1'), false, /may not delete/],
     ['node deletes all Nodes', n1, attrs('DELETE', '/api/v1/nodes'), false],

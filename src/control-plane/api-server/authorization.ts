@@ -45,16 +45,15 @@ export interface RequestAttributes {
    */
   podNodeName?: string | null;
   /**
-   * For a node's writes to a Node's spec: whether the body sets spec.podCIDR or spec.podCIDRs
-   * to something other than what is stored. The master allocates pod ranges; a node that could
-   * rewrite its own would take addresses another node holds.
-   */
-  changesPodCIDR?: boolean;
-  /**
    * For a GPU job token's requests: the stored job's uid and phase, null when no such job exists,
    * undefined when nobody looked (denied). The token is bound to one job object, not to its name.
    */
   gpuJob?: { uid: string; phase?: string } | null;
+  /**
+   * For a node's read of one Secret: whether a pod bound to that node names it (Kubernetes'
+   * node authorizer's rule); undefined when nobody looked (denied).
+   */
+  secretUsedByNodePod?: boolean;
 }
 
 export type Decision = { allowed: true } | { allowed: false; reason?: string };
@@ -166,14 +165,32 @@ export function needsPodLookup(user: UserInfo, attrs: RequestAttributes): boolea
   return (r.subresource === 'status' && (attrs.verb === 'update' || attrs.verb === 'patch')) || (r.subresource === undefined && attrs.verb === 'delete');
 }
 
-/** True when judging this request needs the body compared with the stored Node (a node writing a Node's spec). */
-export function needsNodeSpecCheck(user: UserInfo, attrs: RequestAttributes): boolean {
+/**
+ * True when an allowed request must also pass node restriction (node-restriction.ts): a node
+ * writing a Node or its status, judged on the stored and the resulting object.
+ */
+export function needsNodeRestriction(user: UserInfo, attrs: RequestAttributes): boolean {
   const r = attrs.resource;
   return (
     WRITE_VERBS.has(attrs.verb) &&
     r?.group === '' &&
     r.resource === 'nodes' &&
+    (r.subresource === undefined || r.subresource === 'status') &&
+    !user.groups.includes(MASTERS_GROUP) &&
+    nodeNameOf(user) !== undefined
+  );
+}
+
+/** True when judging this request needs the pods bound to the node (a node reading one Secret). */
+export function needsSecretLookup(user: UserInfo, attrs: RequestAttributes): boolean {
+  const r = attrs.resource;
+  return (
+    attrs.verb === 'get' &&
+    r?.group === '' &&
+    r.resource === 'secrets' &&
     r.subresource === undefined &&
+    r.name !== undefined &&
+    r.namespace !== undefined &&
     !user.groups.includes(MASTERS_GROUP) &&
     nodeNameOf(user) !== undefined
   );
@@ -205,8 +222,15 @@ function authorizeNode(nodeName: string | undefined, attrs: RequestAttributes): 
   if (r.group === JOIN_GROUP && (r.resource === JOIN_TOKENS_RESOURCE || r.resource === JOIN_RESOURCE)) {
     return { allowed: false, reason: 'join tokens are for cluster admins' };
   }
-  // A kubelet here mounts no Secrets, so no node needs to read them (Kubernetes' node authorizer allows only its pods' ones).
-  if (r.group === '' && r.resource === 'secrets') return { allowed: false, reason: 'nodes do not read Secrets' };
+  // As Kubernetes' node authorizer: a node reads one Secret at a time, and only one a pod bound to it names (its env's secretKeyRef).
+  if (r.group === '' && r.resource === 'secrets') {
+    if (verb === 'get' && r.name !== undefined && attrs.secretUsedByNodePod) return ALLOW;
+    return { allowed: false, reason: 'a node may only read Secrets that pods bound to it use' };
+  }
+  // The submission inlines the SSH private key of the job's cluster: only the job's own token (and admins) read it.
+  if (r.group === 'minik8s.io' && r.resource === 'gpujobs' && r.subresource === 'submission') {
+    return { allowed: false, reason: "a GPU job's submission holds its cluster's credentials: only the job's own token reads it" };
+  }
   if (READ_VERBS.has(verb)) return ALLOW;
   if (nodeName === undefined) return { allowed: false, reason: 'the user is in group system:nodes but is not named system:node:<name>' };
 
@@ -214,7 +238,6 @@ function authorizeNode(nodeName: string | undefined, attrs: RequestAttributes): 
     if (verb === 'delete' || verb === 'deletecollection') return { allowed: false, reason: 'a node may not delete Node objects' };
     if (!WRITE_VERBS.has(verb) || (r.subresource !== undefined && r.subresource !== 'status')) return { allowed: false };
     if (r.name !== nodeName) return { allowed: false, reason: `node "${nodeName}" may only change its own Node object` };
-    if (attrs.changesPodCIDR) return { allowed: false, reason: 'a node may not change its pod CIDR: the master allocates it at the join' };
     return ALLOW;
   }
   if (r.group === '' && r.resource === 'pods') {

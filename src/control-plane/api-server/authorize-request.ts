@@ -2,8 +2,8 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { gpuJobKind, type GpuJob } from '../../core/api/gpujob.js';
 import type { KubeObject } from '../../core/api/meta.js';
-import { nodeKind } from '../../core/api/node.js';
-import { podKind } from '../../core/api/pod.js';
+import { nodeKind, type Node } from '../../core/api/node.js';
+import { podKind, type Pod } from '../../core/api/pod.js';
 import { ForbiddenError, NotFoundError } from '../../core/errors.js';
 import type { UserInfo } from './auth.js';
 import {
@@ -12,16 +12,22 @@ import {
   MASTERS_GROUP,
   needsBodyName,
   needsGpuJobLookup,
-  needsNodeSpecCheck,
+  needsNodeRestriction,
   needsPodLookup,
+  needsSecretLookup,
+  nodeNameOf,
   requestAttributes,
   type RequestAttributes,
 } from './authorization.js';
 import { BODY_TEXT_VARIABLE, readRequestText } from './body.js';
+import { applyMergePatch } from './merge-patch.js';
+import { type NodeAddressPolicy, nodeRestriction } from './node-restriction.js';
 import type { ObjectService } from './object-service.js';
 
 export interface AuthorizationMiddlewareOptions {
   service: ObjectService;
+  /** Which node addresses node restriction accepts (default: no loopback, none shared). */
+  nodeAddresses?: NodeAddressPolicy;
 }
 
 /** The node the stored pod is bound to, '' when unscheduled, null when there is no such pod. */
@@ -35,6 +41,24 @@ async function podNode(service: ObjectService, namespace: string, name: string):
   }
 }
 
+/** Whether a pod bound to `nodeName` in `namespace` names the Secret (env secretKeyRef or envFrom, or a secret volume). */
+async function secretUsedByNodePod(service: ObjectService, nodeName: string, namespace: string, name: string): Promise<boolean> {
+  const pods = (await service.list(podKind, namespace, { fieldSelector: `spec.nodeName=${nodeName}` })).items as Pod[];
+  return pods.some((pod) => podSecretNames(pod).has(name));
+}
+
+/** The Secrets a pod refers to. */
+function podSecretNames(pod: Pod): Set<string> {
+  const names = new Set<string>();
+  const spec = pod.spec as Pod['spec'] & { volumes?: { secret?: { secretName?: string } }[] };
+  for (const c of [...(spec.initContainers ?? []), ...spec.containers]) {
+    for (const e of c.env ?? []) if (e.valueFrom?.secretKeyRef?.name) names.add(e.valueFrom.secretKeyRef.name);
+    for (const f of (c as { envFrom?: { secretRef?: { name?: string } }[] }).envFrom ?? []) if (f.secretRef?.name) names.add(f.secretRef.name);
+  }
+  for (const v of spec.volumes ?? []) if (v.secret?.secretName) names.add(v.secret.secretName);
+  return names;
+}
+
 /** The stored GpuJob's uid and phase, null when there is no such job (a job token is good for that one object only). */
 async function gpuJobFacts(service: ObjectService, namespace: string, name: string): Promise<{ uid: string; phase?: string } | null> {
   try {
@@ -46,25 +70,72 @@ async function gpuJobFacts(service: ObjectService, namespace: string, name: stri
   }
 }
 
-/** Whether a Node write's body sets spec.podCIDR(s) to other values than the stored Node holds (none, when there is no such Node). */
-async function changesPodCIDR(service: ObjectService, name: string | undefined, text: string): Promise<boolean> {
-  let spec: { podCIDR?: unknown; podCIDRs?: unknown } | undefined;
+/** The stored Node, undefined when there is none. */
+async function storedNode(service: ObjectService, name: string): Promise<{ node: Node; resourceVersion?: string } | undefined> {
   try {
-    spec = (JSON.parse(text) as { spec?: typeof spec } | null)?.spec ?? undefined;
+    const node = (await service.get(nodeKind, undefined, name)) as Node;
+    return { node, resourceVersion: node.metadata.resourceVersion };
+  } catch (err) {
+    if (err instanceof NotFoundError) return undefined;
+    throw err;
+  }
+}
+
+/** IP addresses the other Nodes report (read only when a node's addresses change, which is rare). */
+async function otherNodeAddresses(service: ObjectService, name: string): Promise<Set<string>> {
+  const nodes = (await service.list(nodeKind, undefined)).items as Node[];
+  return new Set(nodes.filter((n) => n.metadata.name !== name).flatMap((n) => (n.status?.addresses ?? []).map((a) => a.address)));
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Node restriction for a node's write to a Node: the Node as the write would leave it, judged
+ * against the stored one. Returns the body to hand on: a write that touches what is restricted
+ * and names no resourceVersion is pinned to the version judged, so that it cannot land on a
+ * Node an admin changed in between (it answers 409 then, and the node retries).
+ */
+async function admitNodeWrite(options: AuthorizationMiddlewareOptions, nodeName: string, attrs: RequestAttributes, text: string): Promise<string> {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
   } catch {
-    return false;
+    return text; // The route refuses a malformed body with its own 400.
   }
-  if (!spec || typeof spec !== 'object' || (!('podCIDR' in spec) && !('podCIDRs' in spec))) return false;
-  let stored: { podCIDR?: unknown; podCIDRs?: unknown } = {};
-  if (name !== undefined) {
-    try {
-      stored = ((await service.get(nodeKind, undefined, name)) as KubeObject & { spec?: typeof stored }).spec ?? {};
-    } catch (err) {
-      if (!(err instanceof NotFoundError)) throw err;
-    }
+  if (!isObject(body)) return text;
+  const r = attrs.resource!;
+  const name = r.name ?? (isObject(body.metadata) && typeof body.metadata.name === 'string' ? body.metadata.name : undefined);
+  const stored = name !== undefined && attrs.verb !== 'create' ? await storedNode(options.service, name) : undefined;
+  // No such Node: the write answers 404 (or, for a create, goes on to be judged whole).
+  if (attrs.verb !== 'create' && !stored) return text;
+  const old = stored?.node;
+  const status = r.subresource === 'status';
+  let next: Node;
+  if (attrs.verb === 'create') next = body as unknown as Node;
+  else {
+    const written = (attrs.verb === 'patch' ? applyMergePatch(old, body) : body) as Node;
+    if (!isObject(written)) return text;
+    next = status ? { ...old!, status: written.status } : { ...written, metadata: { ...written.metadata, name }, status: old!.status };
   }
-  const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
-  return ('podCIDR' in spec && !same(spec.podCIDR, stored.podCIDR)) || ('podCIDRs' in spec && !same(spec.podCIDRs, stored.podCIDRs));
+  const addressesChanged = JSON.stringify(next.status?.addresses ?? []) !== JSON.stringify(old?.status?.addresses ?? []);
+  const reason = nodeRestriction({
+    nodeName,
+    old,
+    next,
+    subresource: r.subresource,
+    otherNodeAddresses: addressesChanged ? await otherNodeAddresses(options.service, name ?? '') : new Set(),
+    allowLoopback: options.nodeAddresses?.allowLoopback,
+    allowShared: options.nodeAddresses?.allowShared,
+  });
+  if (reason !== undefined) throw new ForbiddenError(`nodes "${name ?? ''}" is forbidden: ${reason}`, { kind: 'nodes', name });
+  const meta = isObject(body.metadata) ? body.metadata : undefined;
+  if (status || !stored?.resourceVersion || meta?.resourceVersion !== undefined) return text;
+  const touchesRestricted =
+    attrs.verb === 'update' || body.spec !== undefined || (meta !== undefined && ('labels' in meta || 'finalizers' in meta || 'ownerReferences' in meta));
+  if (!touchesRestricted) return text;
+  return JSON.stringify({ ...body, metadata: { ...meta, resourceVersion: stored.resourceVersion } });
 }
 
 /** metadata.name of a JSON body, if it has one; a malformed body is left for the route to refuse. */
@@ -88,6 +159,10 @@ export function authorizationMiddleware(options: AuthorizationMiddlewareOptions)
     if (needsPodLookup(user, attrs)) {
       attrs.podNodeName = await podNode(options.service, attrs.resource!.namespace!, attrs.resource!.name!);
     }
+    if (needsSecretLookup(user, attrs)) {
+      const r = attrs.resource!;
+      attrs.secretUsedByNodePod = await secretUsedByNodePod(options.service, nodeNameOf(user)!, r.namespace!, r.name!);
+    }
     if (needsGpuJobLookup(user, attrs)) {
       attrs.gpuJob = await gpuJobFacts(options.service, attrs.resource!.namespace!, attrs.resource!.name!);
     }
@@ -97,15 +172,14 @@ export function authorizationMiddleware(options: AuthorizationMiddlewareOptions)
       const name = bodyName(text);
       if (name !== undefined) attrs.resource = { ...attrs.resource!, name };
     }
-    if (needsNodeSpecCheck(user, attrs)) {
-      const text = await readRequestText(c);
-      c.set(BODY_TEXT_VARIABLE, text);
-      attrs.changesPodCIDR = await changesPodCIDR(options.service, attrs.resource!.name, text);
-    }
     const decision = authorize(user, attrs);
     if (!decision.allowed) {
       const r = attrs.resource;
       throw new ForbiddenError(forbiddenMessage(user, attrs, decision.reason), r ? { kind: r.resource, group: r.group, name: r.name } : {});
+    }
+    const nodeName = nodeNameOf(user);
+    if (nodeName !== undefined && needsNodeRestriction(user, attrs)) {
+      c.set(BODY_TEXT_VARIABLE, await admitNodeWrite(options, nodeName, attrs, await readRequestText(c)));
     }
     return next();
   };

@@ -179,13 +179,35 @@ describe('GpuJob subresources', () => {
       privateKey: '-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----\n',
     });
     assert.equal(res.body.jobDirectory.startsWith('minik8s-jobs/default_remote_'), true);
+
+    // A node, which reads every GpuJob, does not read the key through the submission (defect 3).
+    const byNode = await call('GET', `${JOBS}/remote/submission`, undefined, NODE);
+    assert.equal(byNode.status, 403);
+    assert.match(
+      byNode.body.message,
+      /^gpujobs\.minik8s\.io "remote" is forbidden: User "system:node:n1" cannot get resource "gpujobs\/submission" .*only the job's own token reads it$/,
+    );
+    assert.doesNotMatch(JSON.stringify(byNode.body), /PRIVATE KEY/);
+    assert.equal((await call('GET', '/api/v1/namespaces/default/secrets/hpc-key', undefined, NODE)).status, 403);
   });
 
-  it('keeps Secrets from nodes, which otherwise read everything', async () => {
+  it('keeps Secrets from nodes, which otherwise read everything, but for those their own pods use', async () => {
     const res = await call('GET', '/api/v1/namespaces/default/secrets', undefined, NODE);
     assert.equal(res.status, 403);
-    assert.match(res.body.message, /nodes do not read Secrets/);
+    assert.match(res.body.message, /a node may only read Secrets that pods bound to it use/);
     assert.equal((await call('GET', JOBS, undefined, NODE)).status, 200);
+    await call('POST', '/api/v1/namespaces/default/secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'pod-token' }, stringData: { token: 't' } });
+    const pod = (name: string, nodeName: string) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name },
+      spec: { nodeName, containers: [{ name: 'c', image: 'busybox', env: [{ name: 'T', valueFrom: { secretKeyRef: { name: 'pod-token', key: 'token' } } }] }] },
+    });
+    assert.equal((await call('POST', '/api/v1/namespaces/default/pods', pod('elsewhere', 'n2'))).status, 201);
+    assert.equal((await call('GET', '/api/v1/namespaces/default/secrets/pod-token', undefined, NODE)).status, 403, "another node's pod uses it");
+    assert.equal((await call('POST', '/api/v1/namespaces/default/pods', pod('here', 'n1'))).status, 201);
+    const own = await call('GET', '/api/v1/namespaces/default/secrets/pod-token', undefined, NODE);
+    assert.equal(own.status, 200, JSON.stringify(own.body));
   });
 
   it('answers 404 for an output not stored yet or not a job output, and 413 for one over the limit', async () => {

@@ -32,7 +32,9 @@ describe('join and node authorization through the API', () => {
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   };
-  const join = (nodeName: unknown, token = joinToken) => call('POST', JOIN, token, { apiVersion: 'minik8s.io/v1', kind: 'JoinRequest', nodeName });
+  // Each name's machine has one node password, as a worker keeps it in its data dir.
+  const join = (nodeName: unknown, token = joinToken, nodePassword = `password-of-node-${String(nodeName)}`) =>
+    call('POST', JOIN, token, { apiVersion: 'minik8s.io/v1', kind: 'JoinRequest', nodeName, nodePassword });
 
   before(async () => {
     store = new MemoryStore();
@@ -48,7 +50,7 @@ describe('join and node authorization through the API', () => {
       store,
       authenticator,
       routes: [
-        (app) => registerJoinRoutes(app, { join: (n) => registrar.join(n), tokens, registryPort: 5123, clusterCIDR: '10.200.0.0/16' }),
+        (app) => registerJoinRoutes(app, { join: (n, d) => registrar.join(n, d), tokens, registryPort: 5123, clusterCIDR: '10.200.0.0/16' }),
         (app) => registerTokenReviewRoutes(app, { authenticator }),
       ],
     });
@@ -80,6 +82,10 @@ describe('join and node authorization through the API', () => {
     const cases: [unknown, number, string?][] = [
       [{ apiVersion: 'minik8s.io/v1', kind: 'JoinRequest', nodeName: 'Bad_Name' }, 422],
       [{ apiVersion: 'minik8s.io/v1', kind: 'JoinRequest' }, 422],
+      [{ apiVersion: 'minik8s.io/v1', kind: 'JoinRequest', nodeName: 'n9' }, 422],
+      [{ nodeName: 'n9', nodePassword: 'short' }, 422],
+      [{ nodeName: 'n9', nodePassword: 'password-of-node-n9', labels: ['a'] }, 422],
+      [{ nodeName: 'n9', nodePassword: 'password-of-node-n9', taints: {} }, 422],
       [{ nodeName: 7 }, 422],
       [{ nodeName: 'n9', extra: true }, 400],
       [{ apiVersion: 'v1', kind: 'JoinRequest', nodeName: 'n9' }, 400],
@@ -97,6 +103,18 @@ describe('join and node authorization through the API', () => {
       assert.equal(await store.currentRevision(), before, `nothing written for ${JSON.stringify(body)}`);
     }
     assert.equal((await call('GET', JOIN, ADMIN)).status, 405);
+  });
+
+  it('binds a node name to its node password: a join token cannot take over a joined node', async () => {
+    const real = (await join('bound')).body.token as string;
+    const intruder = await join('bound', joinToken, 'another-machine-password');
+    assert.equal(intruder.status, 403);
+    assert.equal(intruder.body.reason, 'Forbidden');
+    assert.match(intruder.body.message, /^node "bound" has already joined with another node password: a join token cannot take over/);
+    assert.equal(intruder.body.token, undefined);
+    // The real node's credential keeps working, and it may join again with its own password.
+    assert.equal((await call('GET', '/api/v1/nodes/bound', real)).status, 200);
+    assert.equal((await join('bound')).status, 200);
   });
 
   it('answers 401 to unknown or revoked join tokens', async () => {

@@ -1,6 +1,7 @@
 // POST /apis/minik8s.io/v1/join (a join token buys a node credential and a pod CIDR) and the admins' jointokens API.
 import type { Context, Hono } from 'hono';
 import { BadRequestError, InvalidError, MethodNotAllowedError, type StatusCause } from '../../core/errors.js';
+import type { Taint } from '../../core/api/node.js';
 import type { CreateJoinTokenOptions, JoinTokenInfo } from '../master/join-tokens.js';
 import type { UserInfo } from './auth.js';
 import { parseJsonObject, readRequestText } from './body.js';
@@ -13,9 +14,16 @@ export const JOIN_TOKENS_PATH = `/apis/${JOIN_API_VERSION}/jointokens`;
 const MAX_TTL_SECONDS = 10 * 365 * 24 * 3600;
 const MAX_DESCRIPTION = 256;
 
+/** What a JoinRequest brings besides the node name (see NodeRegistrar's JoinDetails). */
+export interface JoinRequestDetails {
+  password: string;
+  labels?: Record<string, string>;
+  taints?: Taint[];
+}
+
 export interface JoinRoutesOptions {
   /** Joins (or re-joins) a node; validation errors are InvalidErrors. */
-  join(nodeName: unknown): Promise<{ nodeName: string; token: string; podCIDR: string }>;
+  join(nodeName: unknown, details: JoinRequestDetails): Promise<{ nodeName: string; token: string; podCIDR: string }>;
   tokens: {
     create(options: CreateJoinTokenOptions): Promise<{ token: string; info: JoinTokenInfo }>;
     list(): Promise<JoinTokenInfo[]>;
@@ -99,6 +107,36 @@ export function parseCreateJoinToken(body: Record<string, unknown>): CreateJoinT
   return options;
 }
 
+/** A node password: what the worker makes (64 hex characters) or any other long enough secret. */
+const NODE_PASSWORD = /^[\x21-\x7e]{16,256}$/;
+
+/** nodePassword, labels and taints of a JoinRequest, checked for shape (422 with causes); the Node's validation judges the taints' contents. */
+export function parseJoinDetails(body: Record<string, unknown>): JoinRequestDetails {
+  const causes: StatusCause[] = [];
+  const { nodePassword, labels, taints } = body;
+  if (nodePassword === undefined || nodePassword === '') {
+    causes.push({ field: 'nodePassword', reason: 'FieldValueRequired', message: 'Required value: the worker sends the node password from its data dir' });
+  } else if (typeof nodePassword !== 'string' || !NODE_PASSWORD.test(nodePassword)) {
+    causes.push({ field: 'nodePassword', reason: 'FieldValueInvalid', message: 'Invalid value: must be 16 to 256 printable characters without spaces' });
+  }
+  const isMap = typeof labels === 'object' && labels !== null && !Array.isArray(labels) && Object.values(labels).every((v) => typeof v === 'string');
+  if (labels !== undefined && !isMap) causes.push({ field: 'labels', reason: 'FieldValueTypeInvalid', message: 'Invalid value: must be a map of strings' });
+  if (taints !== undefined && !Array.isArray(taints))
+    causes.push({ field: 'taints', reason: 'FieldValueTypeInvalid', message: 'Invalid value: must be a list of taints' });
+  if (causes.length) {
+    throw new InvalidError(`JoinRequest is invalid: ${causes.map((c) => `${c.field}: ${c.message}`).join(', ')}`, {
+      kind: 'join',
+      group: 'minik8s.io',
+      causes,
+    });
+  }
+  return {
+    password: nodePassword as string,
+    ...(labels !== undefined ? { labels: labels as Record<string, string> } : {}),
+    ...(taints !== undefined ? { taints: taints as Taint[] } : {}),
+  };
+}
+
 async function readBody(c: Context, allowEmpty: boolean): Promise<Record<string, unknown>> {
   const text = await readRequestText(c);
   if (allowEmpty && text.trim() === '') return {};
@@ -111,8 +149,8 @@ export function registerJoinRoutes<E extends { Variables: { user: UserInfo } }>(
 
   app.post(JOIN_PATH, async (c) => {
     const body = await readBody(c, false);
-    checkShape(body, 'JoinRequest', JOIN_API_VERSION, ['nodeName']);
-    const joined = await options.join(body.nodeName);
+    checkShape(body, 'JoinRequest', JOIN_API_VERSION, ['nodeName', 'nodePassword', 'labels', 'taints']);
+    const joined = await options.join(body.nodeName, parseJoinDetails(body));
     return json(c, {
       apiVersion: JOIN_API_VERSION,
       kind: 'JoinResponse',

@@ -11,6 +11,7 @@ import { versionInfo } from '../../core/version.js';
 import { auditMiddleware, type AuditSink } from './audit-log.js';
 import type { Authenticator, UserInfo } from './auth.js';
 import { authorizationMiddleware } from './authorize-request.js';
+import type { NodeAddressPolicy } from './node-restriction.js';
 import { apiGroupList, apiResourceList, coreVersions } from './discovery.js';
 import { DEFAULT_MAX_MUTATING_REQUESTS_IN_FLIGHT, DEFAULT_MAX_REQUESTS_IN_FLIGHT, maxInFlightMiddleware } from './max-in-flight.js';
 import { ObjectService, SYSTEM_NAMESPACES } from './object-service.js';
@@ -43,6 +44,8 @@ export interface ApiAppOptions {
   /** Mutating requests served at once (--max-mutating-requests-inflight, default 200; 0 for no limit). */
   maxMutatingRequestsInFlight?: number;
   now?: () => Date;
+  /** Which addresses nodes may report for themselves (node restriction); default: none loopback, none shared. */
+  nodeAddresses?: NodeAddressPolicy;
 }
 
 export interface ApiApp {
@@ -105,7 +108,7 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
       maxMutatingRequestsInFlight: options.maxMutatingRequestsInFlight ?? DEFAULT_MAX_MUTATING_REQUESTS_IN_FLIGHT,
     }),
   );
-  app.use('*', authorizationMiddleware({ service }));
+  app.use('*', authorizationMiddleware({ service, nodeAddresses: options.nodeAddresses }));
   app.get(METRICS_PATH, (c) => metricsResponse(c, service.requests));
 
   for (const routes of options.routes ?? []) routes(app, { service });

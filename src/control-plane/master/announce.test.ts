@@ -2,7 +2,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { NetworkInterfaceInfo, networkInterfaces } from 'node:os';
-import { advertisedServerUrl, interfaceAddress, joinCommand, readyBanner } from './announce.js';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { advertisedServerUrl, interfaceAddress, joinCommand, readyBanner, writeJoinCommandFile } from './announce.js';
 
 type Interfaces = ReturnType<typeof networkInterfaces>;
 const ipv4 = (address: string, internal = false): NetworkInterfaceInfo => ({
@@ -23,9 +26,23 @@ describe('announce', () => {
     );
     assert.equal(readyBanner(facts), 'minik8s master ready: API http://127.0.0.1:6443, data /d, admin token in /d/admin-token, join token in /d/join-token');
     assert.equal(
-      joinCommand('http://10.0.0.1:6443', 'abcdef.0123456789abcdef'),
-      'join a worker: minik8s --role=worker --server http://10.0.0.1:6443 --token abcdef.0123456789abcdef',
+      joinCommand('/d/join-command'),
+      'join a worker: run the command in /d/join-command there (it holds the join token: copy it only to the worker)',
     );
+  });
+
+  it('writes the join command to a 0600 file, keeping the token out of the banner and of argv', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'minik8s-announce-'));
+    try {
+      const path = join(dir, 'join-command');
+      writeFileSync(path, 'old\n', { mode: 0o644 });
+      assert.equal(writeJoinCommandFile(dir, 'http://10.0.0.1:6443', 'abcdef.0123456789abcdef'), path);
+      assert.equal(readFileSync(path, 'utf8'), 'MINIK8S_TOKEN=abcdef.0123456789abcdef minik8s --role=worker --server http://10.0.0.1:6443\n');
+      assert.equal(statSync(path).mode & 0o777, 0o600);
+      assert.doesNotMatch(joinCommand(path), /abcdef/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('advertises the listen address itself unless it is a wildcard', async () => {

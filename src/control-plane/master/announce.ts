@@ -1,5 +1,7 @@
 // The master's ready banner and the join command it prints, with the address workers on other machines reach it at.
 import { createSocket } from 'node:dgram';
+import { chmodSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { networkInterfaces } from 'node:os';
 
 export interface BannerFacts {
@@ -17,8 +19,22 @@ export function readyBanner(facts: BannerFacts): string {
   return `minik8s master ready: API ${facts.url}${registry}, data ${facts.dataDir}, admin token in ${facts.adminTokenPath}, join token in ${facts.joinTokenPath}`;
 }
 
-export function joinCommand(server: string, joinToken: string): string {
-  return `join a worker: minik8s --role=worker --server ${server} --token ${joinToken}`;
+/** The banner's join line: where the join command is, never the token itself (the banner ends up in logs others read). */
+export function joinCommand(joinCommandPath: string): string {
+  return `join a worker: run the command in ${joinCommandPath} there (it holds the join token: copy it only to the worker)`;
+}
+
+/** The join command, with the token in the environment rather than in argv, which every local user reads in /proc. */
+export function joinCommandText(server: string, joinToken: string): string {
+  return `MINIK8S_TOKEN=${joinToken} minik8s --role=worker --server ${server}\n`;
+}
+
+/** Writes DATA_DIR/join-command (0600, also when it existed with a looser mode); returns its path. */
+export function writeJoinCommandFile(dataDir: string, server: string, joinToken: string): string {
+  const path = join(dataDir, 'join-command');
+  writeFileSync(path, joinCommandText(server, joinToken), { mode: 0o600 });
+  chmodSync(path, 0o600);
+  return path;
 }
 
 function isWildcard(address: string): boolean {

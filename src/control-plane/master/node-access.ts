@@ -10,6 +10,8 @@ export interface NodeAccessOptions {
   store: Store;
   service: ObjectService;
   clusterCIDR: string;
+  /** The node in the master's own process, which gets the control-plane role label when it joins. */
+  controlPlaneNodeName?: string;
   /** Stops the credential watch. */
   signal: AbortSignal;
   log: (message: string) => void;
@@ -37,6 +39,6 @@ export async function startNodeAccess(options: NodeAccessOptions): Promise<NodeA
     }),
   ]);
   const allocator = new PodCIDRAllocator({ store, clusterCIDR: options.clusterCIDR });
-  const registrar = new NodeRegistrar({ service: options.service, allocator, credentials, log });
+  const registrar = new NodeRegistrar({ service: options.service, allocator, credentials, controlPlaneNodeName: options.controlPlaneNodeName, log });
   return { joinTokens, credentials, registrar, stopped };
 }

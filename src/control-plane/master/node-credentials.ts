@@ -1,7 +1,7 @@
 // Node credentials: one per node, issued at join, stored as a digest, looked up in memory (kept in step with the store by a watch), revoked with the Node.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { abortableDelay } from '../../core/controller/informer.js';
-import { AlreadyExistsError, GoneError, NotFoundError } from '../../core/errors.js';
+import { AlreadyExistsError, ForbiddenError, GoneError, NotFoundError } from '../../core/errors.js';
 import type { Store } from '../../core/store/store.js';
 import type { Authenticator, UserInfo } from '../api-server/auth.js';
 import { NODES_GROUP, NODE_USER_PREFIX } from '../api-server/authorization.js';
@@ -14,6 +14,12 @@ export interface NodeCredentialRecord {
   /** Hex SHA-256 of the credential. */
   digest: string;
   issuedAt: string;
+  /**
+   * Hex SHA-256 of the node password (k3s' node password): a random secret the worker made at its
+   * first join and keeps in its data dir. The name stays bound to it until the Node is deleted,
+   * so a join token alone cannot take the name over. Absent in records of workers that sent none.
+   */
+  passwordDigest?: string;
 }
 
 export function nodeUser(nodeName: string): UserInfo {
@@ -97,14 +103,41 @@ export class NodeCredentials implements Authenticator {
     return new Promise((resolve) => this.#syncWaiters.push(resolve));
   }
 
-  /** A new credential for `nodeName` (32 random bytes, hex), replacing any earlier one. */
-  async issue(nodeName: string): Promise<string> {
+  /**
+   * Refuses (403) a join for a name that is bound to another node password, or to one when the
+   * join brings none. Joins run one at a time (NodeRegistrar), so nothing binds the name between
+   * this check and issue().
+   */
+  async checkPassword(nodeName: string, password: string | undefined): Promise<void> {
+    let bound: string | undefined;
+    try {
+      bound = (await this.#store.get<NodeCredentialRecord>(nodeCredentialKey(nodeName))).value.passwordDigest;
+    } catch (err) {
+      if (err instanceof NotFoundError) return;
+      throw err;
+    }
+    if (bound === undefined) return;
+    const given = password === undefined ? undefined : Buffer.from(digestHex(password), 'hex');
+    const want = Buffer.from(bound, 'hex');
+    if (given && given.length === want.length && timingSafeEqual(given, want)) return;
+    throw new ForbiddenError(
+      `node "${nodeName}" has already joined with another node password: a join token cannot take over an existing node's name. ` +
+        `Join with another --name, or delete the Node (minik8s delete node ${nodeName}) to free the name`,
+      { kind: 'nodes', name: nodeName },
+    );
+  }
+
+  /** A new credential for `nodeName` (32 random bytes, hex), replacing any earlier one; binds the name to `password` when one is given. */
+  async issue(nodeName: string, password?: string): Promise<string> {
     const token = randomBytes(32).toString('hex');
     const record: NodeCredentialRecord = { nodeName, digest: digestHex(token), issuedAt: this.#now().toISOString() };
+    if (password !== undefined) record.passwordDigest = digestHex(password);
     const key = nodeCredentialKey(nodeName);
     for (;;) {
       try {
-        const current = await this.#store.get(key);
+        const current = await this.#store.get<NodeCredentialRecord>(key);
+        // A join without a password keeps the binding an earlier one made (checkPassword has let it through only when there is none).
+        if (record.passwordDigest === undefined && current.value.passwordDigest !== undefined) record.passwordDigest = current.value.passwordDigest;
         this.#remember(nodeName, record.digest, await this.#store.update(key, record, current.revision));
         return token;
       } catch (err) {

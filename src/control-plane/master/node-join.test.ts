@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { nodeKind, type Node } from '../../core/api/node.js';
-import { InvalidError, ServiceUnavailableError } from '../../core/errors.js';
+import { ForbiddenError, InvalidError, ServiceUnavailableError } from '../../core/errors.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
 import { waitFor } from '../../core/wait-for.js';
 import { LocalClient } from '../api-server/local-client.js';
@@ -13,12 +13,12 @@ import { NodeCredentials } from './node-credentials.js';
 import { nodePodCIDR, NodeRegistrar, validateNodeName } from './node-join.js';
 import { PodCIDRAllocator } from './pod-cidr.js';
 
-function setup(clusterCIDR = '10.244.0.0/16') {
+function setup(clusterCIDR = '10.244.0.0/16', controlPlaneNodeName?: string) {
   const store = new MemoryStore();
   const service = new ObjectService({ store });
   const allocator = new PodCIDRAllocator({ store, clusterCIDR });
   const credentials = new NodeCredentials({ store });
-  const registrar = new NodeRegistrar({ service, allocator, credentials });
+  const registrar = new NodeRegistrar({ service, allocator, credentials, controlPlaneNodeName });
   const node = async (name: string) => (await service.get(nodeKind, undefined, name)) as Node;
   return { store, service, allocator, credentials, registrar, node };
 }
@@ -116,6 +116,41 @@ describe('NodeRegistrar', () => {
     assert.equal(await credentials.authenticate(n1.token), undefined);
     assert.deepEqual(await allocator.list(), []);
     assert.equal((await registrar.join('n2')).podCIDR, '10.244.0.0/24', 'the freed range is given again');
+  });
+});
+
+describe('NodeRegistrar node passwords', () => {
+  it('refuses a join for a bound name with another password or none, and keeps the real node working', async () => {
+    const { registrar, credentials, service } = setup();
+    const real = await registrar.join('n2', { password: 'real-password-0123456789' });
+    for (const password of ['intruder-password-98765', undefined]) {
+      await assert.rejects(
+        registrar.join('n2', { password }),
+        (err: unknown) => err instanceof ForbiddenError && err.code === 403 && /node "n2" has already joined with another node password/.test(err.message),
+      );
+    }
+    assert.deepEqual(await credentials.authenticate(real.token), { name: 'system:node:n2', groups: ['system:nodes'] });
+    // The real node may join again (its credential lost), and deleting the Node frees the name.
+    const again = await registrar.join('n2', { password: 'real-password-0123456789' });
+    assert.equal(again.podCIDR, real.podCIDR);
+    await service.delete(nodeKind, undefined, 'n2');
+    await registrar.releaseIfGone('n2');
+    assert.equal((await registrar.join('n2', { password: 'a-new-machine-password-1' })).created, true);
+  });
+
+  it("creates the Node with the join's labels and taints, the control-plane role only for the master's own node", async () => {
+    const { registrar, node } = setup('10.244.0.0/16', 'master-node');
+    await registrar.join('w1', { labels: { gpu: 'a100', 'kubernetes.io/arch': 'amd64' }, taints: [{ key: 'dedicated', value: 'ml', effect: 'NoSchedule' }] });
+    const w1 = await node('w1');
+    assert.deepEqual(w1.metadata.labels, { gpu: 'a100', 'kubernetes.io/arch': 'amd64' });
+    assert.deepEqual(w1.spec?.taints, [{ key: 'dedicated', value: 'ml', effect: 'NoSchedule' }]);
+    await registrar.join('master-node');
+    assert.deepEqual((await node('master-node')).metadata.labels, { 'node-role.kubernetes.io/control-plane': '' });
+    await assert.rejects(
+      registrar.join('w2', { labels: { 'node-role.kubernetes.io/control-plane': '' } }),
+      (err: unknown) =>
+        err instanceof ForbiddenError && /node "w2" is not allowed to set the following labels: node-role\.kubernetes\.io\/control-plane/.test(err.message),
+    );
   });
 });
 

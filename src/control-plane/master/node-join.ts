@@ -1,7 +1,8 @@
 // Joining nodes: a Node with a pod CIDR and a fresh credential per join, and both released once the Node is gone; one at a time, so two joins never race for a CIDR.
-import { nodeKind, type Node } from '../../core/api/node.js';
+import { nodeKind, type Node, type Taint } from '../../core/api/node.js';
+import { CONTROL_PLANE_ROLE_LABEL, nodeMaySetLabel } from '../../core/api/node-labels.js';
 import { DNS1123_SUBDOMAIN } from '../../core/api/meta.js';
-import { AlreadyExistsError, ConflictError, InvalidError, NotFoundError } from '../../core/errors.js';
+import { AlreadyExistsError, ConflictError, ForbiddenError, InvalidError, NotFoundError } from '../../core/errors.js';
 import type { ObjectService } from '../api-server/object-service.js';
 import type { NodeCredentials } from './node-credentials.js';
 import type { PodCIDRAllocator } from './pod-cidr.js';
@@ -42,10 +43,22 @@ export function nodePodCIDR(node: Pick<Node, 'spec'> | undefined): string | unde
   return node?.spec?.podCIDR || node?.spec?.podCIDRs?.[0] || undefined;
 }
 
+/** What a worker brings to its join besides its name. */
+export interface JoinDetails {
+  /** The worker's node password (k3s'): the name is bound to it from the first join on. */
+  password?: string;
+  /** Labels for a new Node (the worker's --labels and its kubelet labels); only those a node may set on itself. */
+  labels?: Record<string, string>;
+  /** Taints for a new Node (the worker's --taints), as a kubelet's --register-with-taints. */
+  taints?: Taint[];
+}
+
 export interface NodeRegistrarOptions {
   service: ObjectService;
   allocator: PodCIDRAllocator;
   credentials: NodeCredentials;
+  /** The node running in the master's own process: its Node gets the control-plane role label. */
+  controlPlaneNodeName?: string;
   log?: (message: string) => void;
 }
 
@@ -54,6 +67,7 @@ export class NodeRegistrar {
   readonly #allocator: PodCIDRAllocator;
   readonly #credentials: NodeCredentials;
   readonly #log: (message: string) => void;
+  readonly #controlPlaneNodeName: string | undefined;
   #tail: Promise<unknown> = Promise.resolve();
 
   constructor(options: NodeRegistrarOptions) {
@@ -61,6 +75,7 @@ export class NodeRegistrar {
     this.#allocator = options.allocator;
     this.#credentials = options.credentials;
     this.#log = options.log ?? (() => {});
+    this.#controlPlaneNodeName = options.controlPlaneNodeName;
   }
 
   /**
@@ -69,12 +84,22 @@ export class NodeRegistrar {
    * of "lowest free" must see every earlier allocation (the per-CIDR records would refuse a
    * duplicate anyway, but serialising spares the retries).
    */
-  async join(nodeName: unknown): Promise<JoinResult> {
+  async join(nodeName: unknown, details: JoinDetails = {}): Promise<JoinResult> {
     const name = validateNodeName(nodeName);
+    const forbidden = Object.keys(details.labels ?? {})
+      .filter((k) => !nodeMaySetLabel(k))
+      .sort();
+    if (forbidden.length) {
+      throw new ForbiddenError(`nodes "${name}" is forbidden: node "${name}" is not allowed to set the following labels: ${forbidden.join(', ')}`, {
+        kind: 'nodes',
+        name,
+      });
+    }
     return this.#serial(async () => {
+      await this.#credentials.checkPassword(name, details.password);
       for (let attempt = 0; ; attempt++) {
         try {
-          return await this.#join(name);
+          return await this.#join(name, details);
         } catch (err) {
           // Someone created the Node between our read and our create: join it as an existing one.
           if (err instanceof AlreadyExistsError && attempt < 2) continue;
@@ -105,7 +130,7 @@ export class NodeRegistrar {
     return [...names].sort();
   }
 
-  async #join(name: string): Promise<JoinResult> {
+  async #join(name: string, details: JoinDetails): Promise<JoinResult> {
     const existing = await this.#getNode(name);
     if (existing?.metadata.deletionTimestamp) {
       throw new ConflictError(`node "${name}" is being deleted; join again once it is gone`, { kind: 'nodes', name });
@@ -128,13 +153,18 @@ export class NodeRegistrar {
     }
     try {
       const spec = { podCIDR, podCIDRs: [podCIDR] };
-      if (!existing) await this.#service.create(nodeKind, undefined, { apiVersion: 'v1', kind: 'Node', metadata: { name }, spec });
-      else if (!onNode) await this.#service.patch(nodeKind, undefined, name, { spec });
+      if (!existing) {
+        // Labels and taints come with the first join only, as a kubelet registers them when it creates its Node; later an admin changes them.
+        const labels = { ...details.labels, ...(name === this.#controlPlaneNodeName ? { [CONTROL_PLANE_ROLE_LABEL]: '' } : {}) };
+        const taints = details.taints?.length ? { taints: details.taints } : {};
+        const metadata = Object.keys(labels).length ? { name, labels } : { name };
+        await this.#service.create(nodeKind, undefined, { apiVersion: 'v1', kind: 'Node', metadata, spec: { ...spec, ...taints } });
+      } else if (!onNode) await this.#service.patch(nodeKind, undefined, name, { spec });
     } catch (err) {
       if (fresh) await this.#allocator.release(podCIDR, name).catch(() => {});
       throw err;
     }
-    const token = await this.#credentials.issue(name);
+    const token = await this.#credentials.issue(name, details.password);
     this.#log(`node ${name} ${existing ? 'joined again' : 'joined'} with pod CIDR ${podCIDR}`);
     return { nodeName: name, token, podCIDR, created: !existing };
   }

@@ -320,7 +320,7 @@ describe('the submitter pod', () => {
     assert.deepEqual(c.command, ['python3', '/opt/minik8s/gpujob-submitter.py', 'submit']);
     assert.deepEqual(c.env, [
       { name: 'MINIK8S_SERVER', value: 'http://10.0.0.1:6443' },
-      { name: 'MINIK8S_TOKEN', value: 'gj1.tok.mac' },
+      { name: 'MINIK8S_TOKEN', valueFrom: { secretKeyRef: { name: `gpujob-token-${UID}`, key: 'token' } } },
       { name: 'GPUJOB_NAMESPACE', value: 'gpu' },
       { name: 'GPUJOB_NAME', value: 'mm' },
       { name: 'SLURM_CONF', value: '/etc/slurm/slurm.conf' },

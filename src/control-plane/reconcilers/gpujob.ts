@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { gpuJobKind, isFinalPhase, type GpuJob, type GpuJobStatus } from '../../core/api/gpujob.js';
 import type { Pod } from '../../core/api/pod.js';
 import { podKind } from '../../core/api/pod.js';
+import { secretKind, type Secret } from '../../core/api/secret.js';
 import { slurmClusterKind, type SlurmCluster } from '../../core/api/slurmcluster.js';
 import type { Client } from '../../core/client/client.js';
 import { runController, type ReconcileResult } from '../../core/controller/controller.js';
@@ -97,13 +98,37 @@ export function localMounts(cluster: SlurmCluster): { path: string; readOnly: bo
   }));
 }
 
+/** The Secret holding a job's token: one per job object, owned by it (the garbage collector removes it with the job). */
+export function gpuJobTokenSecretName(job: GpuJob): string {
+  return `gpujob-token-${job.metadata.uid ?? ''}`;
+}
+
+/** The token Secret for a job; its pods read it by secretKeyRef, so the token is not in the pod object that every node reads. */
+export function gpuJobTokenSecret(job: GpuJob, token: string): Secret {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name: gpuJobTokenSecretName(job),
+      namespace: job.metadata.namespace,
+      labels: { [GPUJOB_UID_LABEL]: job.metadata.uid ?? '' },
+      ownerReferences: [
+        { apiVersion: 'minik8s.io/v1', kind: 'GpuJob', name: job.metadata.name ?? '', uid: job.metadata.uid ?? '', controller: true, blockOwnerDeletion: true },
+      ],
+    },
+    type: 'Opaque',
+    data: { token: Buffer.from(token, 'utf8').toString('base64') },
+  } as Secret;
+}
+
 /** The pod that submits (or cancels) the job: our submitter image, the job's token, and in local mode the node's Slurm client setup. */
 export function submitterPod(state: GpuJobState, role: PodRole, attempt: number): Pod {
   const { job } = state;
   const cluster = state.cluster!;
-  const env = [
+  const env: { name: string; value?: string; valueFrom?: unknown }[] = [
     { name: 'MINIK8S_SERVER', value: state.serverUrl },
-    { name: 'MINIK8S_TOKEN', value: state.token },
+    // Read from the job's token Secret when the container starts: only the pod's own node may read that Secret.
+    { name: 'MINIK8S_TOKEN', valueFrom: { secretKeyRef: { name: gpuJobTokenSecretName(job), key: 'token' } } },
     { name: 'GPUJOB_NAMESPACE', value: job.metadata.namespace ?? 'default' },
     { name: 'GPUJOB_NAME', value: job.metadata.name ?? '' },
   ];
@@ -389,6 +414,18 @@ export class GpuJobController {
     return plan.requeueAfterMs === undefined ? undefined : { requeueAfterMs: plan.requeueAfterMs };
   }
 
+  /** The job's token Secret, made before its first pod (the pod's env refers to it). */
+  async #ensureTokenSecret(job: GpuJob): Promise<void> {
+    const namespace = job.metadata.namespace!;
+    const token = this.#options.mintToken({ namespace, name: job.metadata.name!, uid: job.metadata.uid! });
+    try {
+      await this.#client.create(secretKind, gpuJobTokenSecret(job, token), { namespace });
+    } catch (err) {
+      // Made for an earlier pod of the same job: the token is the same (an HMAC of the job's identity).
+      if (!(err instanceof AlreadyExistsError)) throw err;
+    }
+  }
+
   async #apply(job: GpuJob, action: GpuJobAction): Promise<void> {
     const namespace = job.metadata.namespace!;
     const name = job.metadata.name!;
@@ -403,6 +440,7 @@ export class GpuJobController {
           break;
         }
         case 'createPod':
+          await this.#ensureTokenSecret(job);
           await this.#client.create(podKind, action.pod, { namespace });
           this.#log(`gpujob: created pod ${namespace}/${action.pod.metadata.name}`);
           break;

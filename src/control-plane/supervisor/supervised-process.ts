@@ -1,6 +1,6 @@
 // Runs one external program as the master's supervised child: leftover cleanup, spawn, health wait, restart with backoff, clean stop.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, closeSync, constants, fstatSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, closeSync, constants, fchmodSync, fstatSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { delimiter, join, resolve } from 'node:path';
 import { abortableDelay } from '../../core/controller/informer.js';
@@ -283,6 +283,8 @@ export async function startSupervisedProcess(program: SupervisedProgram, options
   const spawnChild = (): RunningChild => {
     program.prepare?.();
     const fd = openSync(logFile, 'a', 0o600);
+    // The mode above applies to a new file only: a log an older version left 0644 is made private too.
+    fchmodSync(fd, 0o600);
     const logOffset = fstatSync(fd).size;
     const [command, argv] = setpriv ? [setpriv, ['--pdeathsig', 'SIGTERM', '--', program.executable, ...program.args]] : [program.executable, program.args];
     let child: ChildProcess;

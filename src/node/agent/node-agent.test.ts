@@ -38,7 +38,6 @@ describe('NodeAgent heartbeat', () => {
       nodeIP: '10.0.0.5',
       kubeletPort: 10250,
       labels: {},
-      taints: [],
       info: async () => info,
       now: () => now,
       log: () => {},

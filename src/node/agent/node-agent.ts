@@ -1,6 +1,6 @@
-// Registers the kubelet's Node (labels, taints, status) and posts a heartbeat every 10 s, as the kubelet's node status loop does.
+// Registers the kubelet's Node (its labels and status; taints came with the join) and posts a heartbeat every 10 s, as the kubelet's node status loop does.
 import { readFileSync } from 'node:fs';
-import { nodeKind, type Node, type Taint } from '../../core/api/node.js';
+import { nodeKind, type Node } from '../../core/api/node.js';
 import type { Client } from '../../core/client/client.js';
 import { abortableDelay } from '../../core/controller/informer.js';
 import type { RuntimeInfo } from '../../runtime/provider.js';
@@ -14,9 +14,8 @@ export interface NodeAgentOptions {
   nodeName: string;
   nodeIP: string;
   kubeletPort: number;
+  /** The --labels; those a node may not set on itself were sent with the join, which refuses them. */
   labels: Record<string, string>;
-  taints: Taint[];
-  controlPlane?: boolean;
   /** Runtime facts, asked again at every heartbeat (the engine may have been upgraded). */
   info: () => Promise<RuntimeInfo>;
   intervalMs?: number;
@@ -48,20 +47,14 @@ export class NodeAgent {
     this.#o = options;
   }
 
-  /** Labels, taints and a first status; throws when the master refuses (the worker cannot run without its Node). */
+  /** Labels and a first status; throws when the master refuses (the worker cannot run without its Node). */
   async register(): Promise<void> {
     const { client, nodeName } = this.#o;
     const info = await this.#o.info();
     const node = (await client.patch(
       nodeKind,
       { name: nodeName },
-      nodeMetaPatch({
-        nodeName,
-        architecture: info.architecture,
-        labels: this.#o.labels,
-        taints: this.#o.taints,
-        controlPlane: this.#o.controlPlane,
-      }),
+      nodeMetaPatch({ nodeName, architecture: info.architecture, labels: this.#o.labels }),
     )) as Node;
     this.#last = node.status;
     await this.heartbeat(info);

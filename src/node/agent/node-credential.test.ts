@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { POD_CIDR_RANGE_FULL } from '../../core/api/node.js';
 import { StartupError } from '../../core/lifecycle/startup-error.js';
-import { credentialPath, obtainNodeCredential } from './node-credential.js';
+import { credentialPath, nodePasswordPath, obtainNodeCredential } from './node-credential.js';
 
 interface FakeMaster {
   joins: number;
@@ -15,13 +15,15 @@ interface FakeMaster {
   unavailable: number;
   /** Answer joins with the 503 of a cluster CIDR with no /24 left. */
   full: boolean;
+  /** The bodies of the joins, as sent. */
+  bodies: Record<string, unknown>[];
 }
 
 describe('obtainNodeCredential', () => {
   let server: Server;
   let url = '';
   let dir = '';
-  const master: FakeMaster = { joins: 0, valid: new Set(), unavailable: 0, full: false };
+  const master: FakeMaster = { joins: 0, valid: new Set(), unavailable: 0, full: false, bodies: [] };
   const status = (code: number, reason: string, message: string) =>
     JSON.stringify({ apiVersion: 'v1', kind: 'Status', status: 'Failure', code, reason, message });
 
@@ -35,6 +37,11 @@ describe('obtainNodeCredential', () => {
         return;
       }
       if (req.method === 'POST' && req.url === '/apis/minik8s.io/v1/join') {
+        let text = '';
+        req.on('data', (d) => {
+          text += d;
+        });
+        req.on('end', () => master.bodies.push(JSON.parse(text) as Record<string, unknown>));
         if (token !== 'abcdef.0123456789abcdef') return void res.writeHead(401).end(status(401, 'Unauthorized', 'Unauthorized'));
         if (master.full) {
           const message =
@@ -93,11 +100,17 @@ describe('obtainNodeCredential', () => {
     assert.equal(master.joins, 1);
   });
 
-  it('joins again when the master no longer accepts the stored credential', async () => {
+  it('joins again when the master no longer accepts the stored credential, with the same node password', async () => {
     master.valid.clear();
     await assert.rejects(obtain(undefined), (err: Error) => err instanceof StartupError && /no longer accepts/.test(err.message));
     const renewed = await obtain('abcdef.0123456789abcdef');
     assert.equal(renewed.token, 'cred-2');
+    // The node password was made at the first join (0600 in the data dir) and is sent with every join.
+    const [first, second] = master.bodies.slice(-2);
+    assert.match(String(first?.nodePassword), /^[0-9a-f]{64}$/);
+    assert.equal(second?.nodePassword, first?.nodePassword);
+    assert.equal(readFileSync(nodePasswordPath(dir), 'utf8').trim(), first?.nodePassword);
+    assert.equal(statSync(nodePasswordPath(dir)).mode & 0o777, 0o600);
   });
 
   it('says so when the join token is refused', async () => {

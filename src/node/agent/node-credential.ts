@@ -1,11 +1,12 @@
 // The worker's identity: trades a join token for a node credential at the master, keeps it on disk, and reuses it on later starts.
+import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiClient } from '../../core/client/api-client.js';
 import { ConnectionError } from '../../core/client/client-errors.js';
 import { abortableDelay } from '../../core/controller/informer.js';
 import { ApiError, NotFoundError, UnauthorizedError } from '../../core/errors.js';
-import { POD_CIDR_RANGE_FULL } from '../../core/api/node.js';
+import { POD_CIDR_RANGE_FULL, type Taint } from '../../core/api/node.js';
 import { StartupError } from '../../core/lifecycle/startup-error.js';
 
 /** What the master answered to a join; the file in the data dir holds the same. */
@@ -26,8 +27,10 @@ export interface ObtainCredentialOptions {
   nodeName: string;
   /** Needed for the first join, and again if the master has revoked the stored credential. */
   joinToken?: string;
-  /** Worker state dir; the credential lives in DATA_DIR/kubelet/node-credential.json (0600). */
+  /** Worker state dir; the credential lives in DATA_DIR/kubelet/node-credential.json (0600), the node password in DATA_DIR/node-password (0600). */
   dataDir: string;
+  /** Labels and taints the master gives the Node when this join creates it (the worker's --labels and --taints). */
+  registration?: { labels: Record<string, string>; taints: Taint[] };
   signal: AbortSignal;
   log: (message: string) => void;
   /** First delay between attempts while the master cannot be reached (doubles to 10 s). */
@@ -59,6 +62,32 @@ function storeCredential(dataDir: string, credential: NodeCredential): void {
   renameSync(`${path}.tmp`, path);
 }
 
+export function nodePasswordPath(dataDir: string): string {
+  return join(dataDir, 'node-password');
+}
+
+/**
+ * This machine's node password (k3s'): 32 random bytes made at the first join and kept in the
+ * data dir (0600). The master binds the node name to it, so that a join token alone cannot take
+ * over a name that this machine holds; losing the file means an admin deletes the Node first.
+ */
+export function loadOrCreateNodePassword(dataDir: string): string {
+  const path = nodePasswordPath(dataDir);
+  try {
+    const stored = readFileSync(path, 'utf8').trim();
+    if (stored) return stored;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new StartupError(`cannot read the node password ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  const password = randomBytes(32).toString('hex');
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  writeFileSync(`${path}.tmp`, `${password}\n`, { mode: 0o600 });
+  chmodSync(`${path}.tmp`, 0o600);
+  renameSync(`${path}.tmp`, path);
+  return password;
+}
+
 interface JoinResponse {
   nodeName?: string;
   token?: string;
@@ -71,7 +100,13 @@ async function requestJoin(options: ObtainCredentialOptions): Promise<NodeCreden
   const client = new ApiClient({ server: options.server, token: options.joinToken, timeoutMs: 15_000 });
   try {
     const answer = (await client.request('POST', '/apis/minik8s.io/v1/join', {
-      body: { apiVersion: 'minik8s.io/v1', kind: 'JoinRequest', nodeName: options.nodeName },
+      body: {
+        apiVersion: 'minik8s.io/v1',
+        kind: 'JoinRequest',
+        nodeName: options.nodeName,
+        nodePassword: loadOrCreateNodePassword(options.dataDir),
+        ...(options.registration ? { labels: options.registration.labels, taints: options.registration.taints } : {}),
+      },
     })) as JoinResponse;
     if (!answer?.token || !answer.podCIDR) throw new StartupError(`the master at ${options.server} answered the join without a credential or pod CIDR`);
     return {

@@ -1,6 +1,7 @@
 // What the kubelet reports on its Node: capacity, allocatable, addresses, node info, and the heartbeat conditions. Pure.
+import { nodeMaySetLabel } from '../../core/api/node-labels.js';
 import type { Condition } from '../../core/api/meta.js';
-import type { NodeStatus, Taint } from '../../core/api/node.js';
+import type { NodeStatus } from '../../core/api/node.js';
 import { VERSION } from '../../core/version.js';
 import type { RuntimeInfo } from '../../runtime/provider.js';
 
@@ -83,24 +84,19 @@ export interface NodeMetaInput {
   architecture: string;
   /** Labels from --labels; they win over the well-known ones. */
   labels: Record<string, string>;
-  taints: Taint[];
-  /** Adds node-role.kubernetes.io/control-plane when the master runs in the same process. */
-  controlPlane?: boolean;
 }
 
-/** The merge patch the kubelet applies to its Node's labels and taints at registration. */
-export function nodeMetaPatch(input: NodeMetaInput): { metadata: { labels: Record<string, string> }; spec: { taints: Taint[] | null } } {
-  return {
-    metadata: {
-      labels: {
-        'kubernetes.io/hostname': input.nodeName,
-        'kubernetes.io/os': 'linux',
-        'kubernetes.io/arch': input.architecture,
-        ...(input.controlPlane ? { 'node-role.kubernetes.io/control-plane': '' } : {}),
-        ...input.labels,
-      },
-    },
-    // A merge patch replaces lists whole; null clears taints a previous start set.
-    spec: { taints: input.taints.length > 0 ? input.taints : null },
+/**
+ * The merge patch the kubelet applies to its Node's labels at every start: only labels a node may
+ * set on itself (node restriction). Taints travel with the first join instead, when the master
+ * creates the Node (the join refuses --labels a node may not set); later an admin changes them.
+ */
+export function nodeMetaPatch(input: NodeMetaInput): { metadata: { labels: Record<string, string> } } {
+  const labels: Record<string, string> = {
+    'kubernetes.io/hostname': input.nodeName,
+    'kubernetes.io/os': 'linux',
+    'kubernetes.io/arch': input.architecture,
+    ...input.labels,
   };
+  return { metadata: { labels: Object.fromEntries(Object.entries(labels).filter(([k]) => nodeMaySetLabel(k))) } };
 }

@@ -314,6 +314,7 @@ export class FakeNodeHost {
           nodeName: name,
           joinToken: this.#o.joinToken,
           dataDir: join(this.#o.dataDir, 'fake-nodes', name),
+          registration: { labels: { [FAKE_NODE_LABEL]: 'true', ...this.#o.labels }, taints: this.#o.taints },
           signal,
           log: this.#log,
         });
@@ -334,12 +335,7 @@ export class FakeNodeHost {
       await client.patch(
         nodeKind,
         { name },
-        nodeMetaPatch({
-          nodeName: name,
-          architecture: 'amd64',
-          labels: { [FAKE_NODE_LABEL]: 'true', ...this.#o.labels },
-          taints: this.#o.taints,
-        }),
+        nodeMetaPatch({ nodeName: name, architecture: 'amd64', labels: { [FAKE_NODE_LABEL]: 'true', ...this.#o.labels } }),
       );
       await this.#heartbeat(node);
     } catch (err) {

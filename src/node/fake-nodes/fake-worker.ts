@@ -14,8 +14,6 @@ export interface FakeWorkerOptions {
   server: string;
   joinToken?: string;
   nodeIP: string;
-  /** The master runs in the same process (the node gets the control-plane role label). */
-  controlPlane: boolean;
   log: (message: string) => void;
 }
 
@@ -42,7 +40,16 @@ export async function startFakeWorker(options: FakeWorkerOptions, signal: AbortS
   }
 
   // One fake node is a whole kubelet (its own pod watch, events, probes, the kubelet API) over the fake provider.
-  const credential = await obtainNodeCredential({ server, nodeName: config.name, joinToken, dataDir: config.dataDir, signal, log });
+  const labels = { [FAKE_NODE_LABEL]: 'true', ...config.labels };
+  const credential = await obtainNodeCredential({
+    server,
+    nodeName: config.name,
+    joinToken,
+    dataDir: config.dataDir,
+    registration: { labels, taints: config.taints },
+    signal,
+    log,
+  });
   const client = new ApiClient({ server, token: credential.token, timeoutMs: 15_000 });
   try {
     const provider = new FakeProvider({ recordCalls: false, info: fakeNodeInfo(capacity) });
@@ -52,9 +59,7 @@ export async function startFakeWorker(options: FakeWorkerOptions, signal: AbortS
       nodeName: credential.nodeName,
       nodeIP,
       kubeletPort: config.kubeletPort,
-      labels: { [FAKE_NODE_LABEL]: 'true', ...config.labels },
-      taints: config.taints,
-      controlPlane: options.controlPlane,
+      labels,
       info: () => provider.info(),
       log,
       maxPods: capacity.pods,

@@ -1,4 +1,5 @@
 // The kubelet's HTTP API (port 10250): container logs, exec, the stats Summary, health; callers must be cluster admins.
+import { KUBELET_API_ADMIN_GROUP } from '../../core/api/kubelet-client.js';
 import type { Readable } from 'node:stream';
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
@@ -101,11 +102,14 @@ export function parseTailLines(value: string | undefined): number | undefined {
   return Number(value);
 }
 
-/** Who may call: 401 for an unknown token, 403 for a known user outside the admin group. */
+/** Who may call: 401 for an unknown token, 403 for a known user outside the admin and kubelet-API groups. */
 export function authorize(user: KubeletUser | undefined, path: string): void {
   if (!user) throw new UnauthorizedError();
-  if (!user.groups.includes(KUBELET_API_GROUP)) {
-    throw new ForbiddenError(`user "${user.name}" is not allowed to use the kubelet API (path ${path}); the ${KUBELET_API_GROUP} group is required`);
+  // The API server calls with its own kubelet client identity (never an admin's); cluster admins may call directly.
+  if (!user.groups.includes(KUBELET_API_GROUP) && !user.groups.includes(KUBELET_API_ADMIN_GROUP)) {
+    throw new ForbiddenError(
+      `user "${user.name}" is not allowed to use the kubelet API (path ${path}); the ${KUBELET_API_ADMIN_GROUP} or ${KUBELET_API_GROUP} group is required`,
+    );
   }
 }
 

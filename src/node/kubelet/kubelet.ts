@@ -1,4 +1,5 @@
 // The kubelet: watches the pods bound to its node and keeps each in step through the pod provider; serves logs, exec and stats.
+import { secretKind, type Secret } from '../../core/api/secret.js';
 import { eventKind } from '../../core/api/event.js';
 import { podKind, type Pod, type PodStatus } from '../../core/api/pod.js';
 import type { ApiClient } from '../../core/client/api-client.js';
@@ -56,6 +57,14 @@ export function podApiFor(client: Client): PodApi {
         });
       } catch (err) {
         if (!(err instanceof NotFoundError)) throw err;
+      }
+    },
+    async readSecret(namespace, name) {
+      try {
+        return ((await client.get(secretKind, { namespace, name })) as Secret).data ?? {};
+      } catch (err) {
+        if (err instanceof NotFoundError) return undefined;
+        throw err;
       }
     },
     async deletePod(pod) {

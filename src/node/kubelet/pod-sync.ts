@@ -14,6 +14,41 @@ export interface PodApi {
   updateStatus(pod: Pod, status: PodStatus): Promise<void>;
   /** The final delete once the containers are gone (grace period 0, guarded by uid). */
   deletePod(pod: Pod): Promise<void>;
+  /** A Secret's data (base64 values), undefined when there is none; the API lets a node read only Secrets its own pods name. */
+  readSecret?(namespace: string, name: string): Promise<Record<string, string> | undefined>;
+}
+
+/**
+ * The pod with one container's `valueFrom.secretKeyRef` env entries replaced by their values,
+ * read when the container starts (as the kubelet does), so a Secret's value never sits in the
+ * pod object that every node may read. A missing Secret or key fails the start, unless optional.
+ */
+export async function withSecretEnv(pod: Pod, containerName: string, api: PodApi): Promise<Pod> {
+  const container = pod.spec.containers.find((c) => c.name === containerName);
+  if (!container?.env?.some((e) => e.valueFrom?.secretKeyRef)) return pod;
+  const namespace = pod.metadata.namespace ?? 'default';
+  const cache = new Map<string, Record<string, string> | undefined>();
+  const env: NonNullable<typeof container.env> = [];
+  for (const e of container.env) {
+    const ref = e.valueFrom?.secretKeyRef;
+    if (!ref) {
+      env.push(e);
+      continue;
+    }
+    const secretName = ref.name ?? '';
+    if (!cache.has(secretName)) cache.set(secretName, api.readSecret ? await api.readSecret(namespace, secretName) : undefined);
+    const data = cache.get(secretName);
+    const b64 = data?.[ref.key];
+    if (b64 === undefined) {
+      if (ref.optional) continue;
+      throw new ContainerStartError(
+        'CreateContainerConfigError',
+        data ? `couldn't find key ${ref.key} in Secret ${namespace}/${secretName}` : `secret "${secretName}" not found`,
+      );
+    }
+    env.push({ name: e.name, value: Buffer.from(b64, 'base64').toString('utf8') });
+  }
+  return { ...pod, spec: { ...pod.spec, containers: pod.spec.containers.map((c) => (c === container ? { ...c, env } : c)) } };
 }
 
 /** What the sync needs from the probers; the ProbeManager in production, a table in unit tests. */
@@ -160,7 +195,7 @@ export class PodSync {
     // Every restart (not the first start) moves the backoff on, as the kubelet's doBackOff does.
     if (previous) this.#backoff.next(key, now);
     try {
-      const result = await provider.updatePod(pod, { type: 'start', container: name, attempt });
+      const result = await provider.updatePod(await withSecretEnv(pod, name, this.#o.api), { type: 'start', container: name, attempt });
       this.#failuresOf(pod.metadata.uid!).delete(name);
       const at = fieldPath(name);
       if (result.pulled) {
