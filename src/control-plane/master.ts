@@ -27,7 +27,9 @@ import { ensureClusterDnsService } from './master/cluster-dns-service.js';
 import { prepareDataDir } from './master/data-dir.js';
 import { ensureDefaultJoinToken } from './master/join-tokens.js';
 import { listenApi } from './master/listen-api.js';
-import { writeLocalClientConfig } from './master/local-client-config.js';
+import { localServerUrl, writeLocalClientConfig } from './master/local-client-config.js';
+import { writeAdminKubeconfig } from './master/admin-kubeconfig.js';
+import { prepareClusterTls } from './master/cluster-tls.js';
 import { startNodeAccess } from './master/node-access.js';
 import { NodeCleanup } from './master/node-cleanup.js';
 import { openStore } from './master/open-store.js';
@@ -60,6 +62,8 @@ export interface MasterReadyInfo {
   adminToken: string;
   joinToken: string;
   registryPort?: number;
+  /** The cluster CA (PEM) when the API serves HTTPS. */
+  caPem?: string;
 }
 
 export interface MasterOptions {
@@ -104,6 +108,8 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     }
 
     const admin = loadOrCreateAdminToken(dataDir);
+    // The cluster CA (made at the first start) and the API server's certificates, unless --insecure-http.
+    const tls = config.insecureHttp ? undefined : await prepareClusterTls({ dataDir, serviceCIDR: config.serviceCIDR, tlsSans: config.tlsSans, log });
     const admins = new TokenAuthenticator();
     admins.add(admin.token, ADMIN_USER);
 
@@ -122,7 +128,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     for (const note of await serviceAllocator.repair()) log(`service allocations: ${note}`);
     const nodes = await startNodeAccess({ store, service, clusterCIDR: config.clusterCIDR, signal: shutdown.signalFor('node-access'), log });
     shutdown.push('node-access', () => nodes.stopped);
-    const joinToken = await ensureDefaultJoinToken({ tokens: nodes.joinTokens, dataDir });
+    const joinToken = await ensureDefaultJoinToken({ tokens: nodes.joinTokens, dataDir, caHash: tls?.ca.hash });
     // Cheapest first: the admin token is compared in memory, node credentials too; join tokens cost a store read.
     // GPU job submitter pods report with a token bound to their job (checked by HMAC, in memory).
     const gpuJobTokens = new GpuJobTokens({ secret: admin.token });
@@ -150,6 +156,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       address: config.address,
       port: config.port,
       signal: shutdown.signalFor('api'),
+      ...(tls ? { tls: { cert: tls.serving.certPem, key: tls.serving.keyPem, ca: tls.ca.certPem } } : {}),
       routes: [
         // Kubelets check the API server's calls (logs, exec, stats) with a TokenReview of the admin token.
         (app) => registerNodeProxyRoutes(app, { service, kubeletToken: admin.token }),
@@ -176,7 +183,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     await ensureClusterDnsService({ service, serviceCIDR: config.serviceCIDR, log });
 
     // Pods (GPU job submitters) reach the API server where workers do.
-    const podServerUrl = await advertisedServerUrl(config.address, api.port);
+    const podServerUrl = await advertisedServerUrl(config.address, api.port, tls ? 'https' : 'http');
     const reconcilerSignal = shutdown.signalFor('reconcilers');
     // Every reconciler's informers and loops listen on it: many listeners here are by design, not a leak.
     setMaxListeners(100, reconcilerSignal);
@@ -240,15 +247,33 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     ]);
     shutdown.push('reconcilers', () => reconcilers);
 
+    let kubeconfigPath: string | undefined;
+    if (tls) {
+      kubeconfigPath = writeAdminKubeconfig(dataDir, {
+        server: localServerUrl(config.address, api.port, 'https'),
+        caPem: tls.ca.certPem,
+        clientCertPem: tls.admin.certPem,
+        clientKeyPem: tls.admin.keyPem,
+        token: admin.token,
+      });
+    }
     if (config.writeClientConfig) {
-      const written = writeLocalClientConfig({ address: config.address, port: api.port, token: admin.token, path: options.clientConfigPath });
+      const written = writeLocalClientConfig({
+        address: config.address,
+        port: api.port,
+        token: admin.token,
+        path: options.clientConfigPath,
+        scheme: tls ? 'https' : 'http',
+        caPath: tls?.ca.certPath,
+        kubeconfigPath,
+      });
       if (written.warning) log(`warning: ${written.warning}`);
     }
 
     if (!signal.aborted) {
       announce(readyBanner({ url: api.url, registry: registryAddress, dataDir, adminTokenPath: admin.path, joinTokenPath: joinToken.path }));
-      announce(joinCommand(await advertisedServerUrl(config.address, api.port), joinToken.token));
-      options.onReady?.({ url: api.url, adminToken: admin.token, joinToken: joinToken.token, registryPort: config.registryPort });
+      announce(joinCommand(await advertisedServerUrl(config.address, api.port, tls ? 'https' : 'http'), joinToken.token));
+      options.onReady?.({ url: api.url, adminToken: admin.token, joinToken: joinToken.token, registryPort: config.registryPort, caPem: tls?.ca.certPem });
     }
     await shutdown.untilAborted(signal);
   } finally {

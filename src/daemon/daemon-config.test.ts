@@ -25,6 +25,8 @@ describe('toDaemonConfig', () => {
       etcdEndpoints: undefined,
       etcdPort: 2379,
       writeClientConfig: true,
+      insecureHttp: false,
+      tlsSans: [],
       registryPort: 5000,
       clusterCIDR: '10.244.0.0/16',
       schedulerPolicy: 'least-allocated',
@@ -37,6 +39,12 @@ describe('toDaemonConfig', () => {
       activatorPort: 8090,
       podRoutes: true,
     });
+  });
+
+  it('serves HTTPS unless --insecure-http, with --tls-san extras repeated or comma-separated', () => {
+    const c = toDaemonConfig({ ...base, insecureHttp: true, tlsSan: ['api.example, 10.0.0.9', 'other'] });
+    assert.equal(c.master.insecureHttp, true);
+    assert.deepEqual(c.master.tlsSans, ['api.example', '10.0.0.9', 'other']);
   });
 
   it('reads the activator flags; a master that is also a worker keeps no pod routes of its own', () => {

@@ -36,6 +36,8 @@ export interface RawDaemonFlags {
   etcdEndpoints?: string;
   etcdPort: string;
   writeConfig: boolean;
+  insecureHttp?: boolean;
+  tlsSan?: string[];
   registry?: boolean;
   registryPort?: string;
   clusterCIDR?: string;
@@ -346,6 +348,11 @@ export function toDaemonConfig(flags: RawDaemonFlags): DaemonConfig {
       // The peer port is the next one, so the client port must leave room for it.
       etcdPort: parsePort('etcd-port', flags.etcdPort, 65534),
       writeClientConfig: flags.writeConfig,
+      insecureHttp: flags.insecureHttp ?? false,
+      tlsSans: (flags.tlsSan ?? [])
+        .flatMap((v) => v.split(','))
+        .map((v) => v.trim())
+        .filter((v) => v.length > 0),
       registryPort: flags.registry === false ? undefined : parsePort('registry-port', flags.registryPort ?? '5000'),
       clusterCIDR: parseClusterCIDR(flags.clusterCIDR ?? '10.244.0.0/16'),
       serviceCIDR: parseServiceCIDR(flags.serviceCIDR ?? '10.96.0.0/16', parseClusterCIDR(flags.clusterCIDR ?? '10.244.0.0/16')),

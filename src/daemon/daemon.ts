@@ -26,6 +26,13 @@ function parser(argv: string[]) {
     .option('etcd-endpoints', { type: 'string', requiresArg: true, describe: 'comma-separated etcd client URLs; when given, no etcd is started' })
     .option('etcd-port', { type: 'string', requiresArg: true, default: '2379', describe: 'client port of the managed etcd (peer port: the next one)' })
     .option('write-config', { type: 'boolean', default: true, describe: 'write ~/.minik8s/config for the CLI (--no-write-config to skip)' })
+    .option('insecure-http', { type: 'boolean', default: false, describe: 'serve the API over plain HTTP, no TLS (for tests; never on a network)' })
+    .option('tls-san', {
+      type: 'string',
+      array: true,
+      requiresArg: true,
+      describe: "extra names or IPs for the API server's certificate (repeatable, or comma-separated)",
+    })
     .option('registry', { type: 'boolean', default: true, describe: 'run the image registry (--no-registry to skip)' })
     .option('registry-port', { type: 'string', requiresArg: true, default: '5000', describe: "port of the master's image registry" })
     .option('cluster-cidr', { type: 'string', requiresArg: true, default: '10.244.0.0/16', describe: 'pod address range; each node gets a /24 of it' })
@@ -165,6 +172,8 @@ async function parse(argv: string[]): Promise<DaemonConfig | number> {
       etcdEndpoints: raw['etcd-endpoints'],
       etcdPort: raw['etcd-port'],
       writeConfig: raw['write-config'],
+      insecureHttp: raw['insecure-http'],
+      tlsSan: raw['tls-san']?.map(String),
       registry: raw.registry,
       registryPort: raw['registry-port'],
       clusterCIDR: raw['cluster-cidr'],

@@ -48,7 +48,7 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
     return;
   }
   const credential = await obtainNodeCredential({ server, nodeName: config.name, joinToken, dataDir: config.dataDir, signal, log });
-  const client = new ApiClient({ server, token: credential.token, timeoutMs: 15_000 });
+  const client = new ApiClient({ server, token: credential.token, timeoutMs: 15_000, tls: { ca: credential.ca } });
   try {
     // Unqualified image names come from the master's registry, on the host workers reach the master at.
     const imageRegistry = `${hostOf(server)}:${credential.registryPort ?? 5000}`;

@@ -1,5 +1,7 @@
 // The API server: a Hono app (authentication, authorization, health, special routes, discovery, resources) and its HTTP listener.
-import { serve, type ServerType } from '@hono/node-server';
+import { createServer as createHttpsServer } from 'node:https';
+import type { TLSSocket } from 'node:tls';
+import { serve, type HttpBindings, type ServerType } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { namespaceKind } from '../../core/api/namespace.js';
 import { Informer } from '../../core/controller/informer.js';
@@ -7,14 +9,14 @@ import type { InformerFactory } from '../../core/controller/informer-factory.js'
 import { AlreadyExistsError, NotFoundError, UnauthorizedError } from '../../core/errors.js';
 import type { Store } from '../../core/store/store.js';
 import { versionInfo } from '../../core/version.js';
-import type { Authenticator, UserInfo } from './auth.js';
+import { type Authenticator, type UserInfo, userFromCertificate } from './auth.js';
 import { authorizationMiddleware } from './authorize-request.js';
 import { apiGroupList, apiResourceList, coreVersions } from './discovery.js';
 import { ObjectService, SYSTEM_NAMESPACES } from './object-service.js';
 import { METRICS_PATH, metricsResponse, requestCountingMiddleware } from './request-metrics-routes.js';
 import { handleResource, statusResponse } from './resource-routes.js';
 
-export type ApiHono = Hono<{ Variables: { user: UserInfo } }>;
+export type ApiHono = Hono<{ Variables: { user: UserInfo }; Bindings: Partial<HttpBindings> }>;
 
 /** Adds routes served after authentication and authorization, ahead of discovery and the generic resource routes. */
 export type ApiRoutes = (app: ApiHono, context: { service: ObjectService }) => void;
@@ -29,6 +31,8 @@ export interface ApiAppOptions {
   /** Idle watches get a BOOKMARK this often (Kubernetes guarantees at least once a minute). */
   bookmarkIntervalMs?: number;
   now?: () => Date;
+  /** The cluster CA (PEM), served to anyone at GET /cacerts: workers check it against their pinned join token. */
+  caPem?: string;
 }
 
 export interface ApiApp {
@@ -36,13 +40,13 @@ export interface ApiApp {
   service: ObjectService;
 }
 
-const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
+const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version', '/cacerts']);
 
 /** Builds the app without listening, so tests can drive it with `app.request()`. */
 export function createApiApp(options: ApiAppOptions): ApiApp {
   const service = options.service ?? new ObjectService({ store: options.store, now: options.now });
   const bookmarkIntervalMs = options.bookmarkIntervalMs ?? 30_000;
-  const app: ApiHono = new Hono<{ Variables: { user: UserInfo } }>();
+  const app: ApiHono = new Hono<{ Variables: { user: UserInfo }; Bindings: Partial<HttpBindings> }>();
 
   app.onError((err, c) => statusResponse(c, err));
   app.notFound((c) => statusResponse(c, new NotFoundError('the server could not find the requested resource')));
@@ -58,12 +62,20 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
     }
   });
   app.get('/version', (c) => c.json(versionInfo()));
+  // Public, as k3s serves it: the CA is no secret, and a joining worker must see it before it may trust the server.
+  const caPem = options.caPem;
+  if (caPem) app.get('/cacerts', (c) => c.text(caPem));
 
   app.use('*', async (c, next) => {
     if (PUBLIC_PATHS.has(c.req.path)) return next();
-    const header = c.req.header('authorization') ?? '';
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    const user = match ? await options.authenticator.authenticate(match[1]!) : undefined;
+    // A client certificate the cluster CA signed (the TLS layer verified it) names the user first,
+    // as Kubernetes' x509 authenticator does; otherwise the bearer token.
+    let user = userFromCertificate(c.env?.incoming?.socket as TLSSocket | undefined);
+    if (!user) {
+      const header = c.req.header('authorization') ?? '';
+      const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+      user = match ? await options.authenticator.authenticate(match[1]!) : undefined;
+    }
     if (!user) return statusResponse(c, new UnauthorizedError());
     c.set('user', user);
     return next();
@@ -112,6 +124,11 @@ export interface StartApiServerOptions extends ApiAppOptions {
    * Namespace informer. Without it (tests), the server runs a Namespace informer of its own.
    */
   informers?: InformerFactory;
+  /**
+   * Serve HTTPS with this serving certificate and key (PEM); client certificates are requested
+   * and, when `ca` signed them, authenticate their user. Absent: plain HTTP (--insecure-http).
+   */
+  tls?: { cert: string; key: string; ca: string };
 }
 
 export interface RunningApiServer {
@@ -124,10 +141,23 @@ export interface RunningApiServer {
 
 /** Listens on address:port; rejects with an error whose `code` is EADDRINUSE when the port is taken. */
 export async function startApiServer(options: StartApiServerOptions): Promise<RunningApiServer> {
-  const { app, service } = createApiApp(options);
+  const { app, service } = createApiApp({ ...options, caPem: options.caPem ?? options.tls?.ca });
   await ensureSystemNamespaces(service);
   const server = await new Promise<ServerType>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: options.address, port: options.port }, () => resolve(s));
+    const s = options.tls
+      ? serve(
+          {
+            fetch: app.fetch,
+            hostname: options.address,
+            port: options.port,
+            createServer: createHttpsServer,
+            // Certificates are asked for but not required, so that bearer tokens keep working;
+            // only a certificate the CA verified (socket.authorized) names a user.
+            serverOptions: { cert: options.tls.cert, key: options.tls.key, ca: options.tls.ca, requestCert: true, rejectUnauthorized: false },
+          },
+          () => resolve(s),
+        )
+      : serve({ fetch: app.fetch, hostname: options.address, port: options.port }, () => resolve(s));
     s.once('error', reject);
   });
   // Node closes an idle kept-alive connection after 5 s; a client that reuses it at that moment (a kubelet
@@ -159,7 +189,8 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ru
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : options.port;
   const host = options.address === '0.0.0.0' || options.address === '::' ? '127.0.0.1' : options.address;
-  return { url: `http://${host}:${port}`, port, service, closed };
+  const scheme = options.tls ? 'https' : 'http';
+  return { url: `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`, port, service, closed };
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {

@@ -7,6 +7,7 @@ import { abortableDelay } from '../../core/controller/informer.js';
 import { ApiError, NotFoundError, UnauthorizedError } from '../../core/errors.js';
 import { POD_CIDR_RANGE_FULL } from '../../core/api/node.js';
 import { StartupError } from '../../core/lifecycle/startup-error.js';
+import { CaPinMismatchError, fetchPinnedCa, parsePinnedJoinToken } from '../../core/pki/join-token-pin.js';
 
 /** What the master answered to a join; the file in the data dir holds the same. */
 export interface NodeCredential {
@@ -19,6 +20,8 @@ export interface NodeCredential {
   registryPort?: number;
   /** All pods' range (the master's --cluster-cidr); absent in credentials from masters that did not send it. */
   clusterCIDR?: string;
+  /** The cluster CA (PEM) for an https server: checked against the join token's pin, trusted alone after. */
+  ca?: string;
 }
 
 export interface ObtainCredentialOptions {
@@ -32,6 +35,8 @@ export interface ObtainCredentialOptions {
   log: (message: string) => void;
   /** First delay between attempts while the master cannot be reached (doubles to 10 s). */
   retryDelayMs?: number;
+  /** The cluster CA when it is known without a pin (the master runs in this process). */
+  caPem?: string;
 }
 
 export function credentialPath(dataDir: string): string {
@@ -67,8 +72,37 @@ interface JoinResponse {
   clusterCIDR?: string;
 }
 
+/**
+ * The CA to trust for the join. Over https it must come from the token's pin (fetched with no
+ * credential sent, and compared) or from the local master; a bare `id.secret` token is refused
+ * there, as k3s refuses one without its insecure flag: nothing would tell this worker that the
+ * server it is about to hand the secret to is the cluster's. Over plain http (a master run with
+ * --insecure-http) there is nothing to check and the bare token is what the master prints.
+ */
+async function joinCa(options: ObtainCredentialOptions, pin: string | undefined): Promise<string | undefined> {
+  const https = new URL(options.server).protocol === 'https:';
+  if (!https) {
+    if (pin) throw new StartupError(`the join token pins a CA but ${options.server} is plain http: use the master's https URL`);
+    return undefined;
+  }
+  if (options.caPem) return options.caPem;
+  if (!pin) {
+    throw new StartupError(
+      `the join token has no CA hash, so ${options.server} cannot be checked before the token is sent: use the K10<hash>::<id>.<secret> token the master printed (DATA_DIR/join-token)`,
+    );
+  }
+  try {
+    return await fetchPinnedCa(options.server, pin);
+  } catch (err) {
+    if (err instanceof CaPinMismatchError) throw new StartupError(err.message, { cause: err });
+    throw new ConnectionError(`Unable to connect to the server: ${(err as Error).message}`, { cause: err });
+  }
+}
+
 async function requestJoin(options: ObtainCredentialOptions): Promise<NodeCredential> {
-  const client = new ApiClient({ server: options.server, token: options.joinToken, timeoutMs: 15_000 });
+  const parts = parsePinnedJoinToken(options.joinToken ?? '');
+  const ca = await joinCa(options, parts.caHash);
+  const client = new ApiClient({ server: options.server, token: parts.token, timeoutMs: 15_000, tls: { ca } });
   try {
     const answer = (await client.request('POST', '/apis/minik8s.io/v1/join', {
       body: { apiVersion: 'minik8s.io/v1', kind: 'JoinRequest', nodeName: options.nodeName },
@@ -81,6 +115,7 @@ async function requestJoin(options: ObtainCredentialOptions): Promise<NodeCreden
       podCIDR: answer.podCIDR,
       ...(typeof answer.registryPort === 'number' ? { registryPort: answer.registryPort } : {}),
       ...(typeof answer.clusterCIDR === 'string' ? { clusterCIDR: answer.clusterCIDR } : {}),
+      ...(ca ? { ca } : {}),
     };
   } catch (err) {
     if (err instanceof UnauthorizedError) {
@@ -101,7 +136,7 @@ async function requestJoin(options: ObtainCredentialOptions): Promise<NodeCreden
 
 /** Whether the master still accepts the stored credential (a deleted node's is revoked). */
 async function stillValid(credential: NodeCredential): Promise<boolean> {
-  const client = new ApiClient({ server: credential.server, token: credential.token, timeoutMs: 15_000 });
+  const client = new ApiClient({ server: credential.server, token: credential.token, timeoutMs: 15_000, tls: { ca: credential.ca } });
   try {
     await client.request('GET', `/api/v1/nodes/${encodeURIComponent(credential.nodeName)}`);
     return true;

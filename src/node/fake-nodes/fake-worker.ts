@@ -43,7 +43,7 @@ export async function startFakeWorker(options: FakeWorkerOptions, signal: AbortS
 
   // One fake node is a whole kubelet (its own pod watch, events, probes, the kubelet API) over the fake provider.
   const credential = await obtainNodeCredential({ server, nodeName: config.name, joinToken, dataDir: config.dataDir, signal, log });
-  const client = new ApiClient({ server, token: credential.token, timeoutMs: 15_000 });
+  const client = new ApiClient({ server, token: credential.token, timeoutMs: 15_000, tls: { ca: credential.ca } });
   try {
     const provider = new FakeProvider({ recordCalls: false, info: fakeNodeInfo(capacity) });
     log(`worker: node ${credential.nodeName} (${nodeIP}) on the fake provider, pods in ${credential.podCIDR}`);
