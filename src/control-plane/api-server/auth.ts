@@ -1,6 +1,5 @@
 // Bearer-token authentication: who a request is. Admin tokens now; node credentials slot in later.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { TLSSocket } from 'node:tls';
 
 export interface UserInfo {
   name: string;
@@ -50,19 +49,5 @@ export function anyOf(...authenticators: Authenticator[]): Authenticator {
 
 export const ADMIN_USER: UserInfo = { name: 'admin', groups: ['system:masters'] };
 
-/**
- * The user a verified client certificate names: CN is the user, each O a group (Kubernetes' x509
- * authenticator). Only a certificate the TLS layer checked against the cluster CA counts
- * (`socket.authorized`); the server asks for certificates without requiring them, so an
- * unverified one is ignored and the request falls back to its bearer token.
- */
-export function userFromCertificate(socket: TLSSocket | undefined): UserInfo | undefined {
-  if (!socket || typeof socket.getPeerCertificate !== 'function' || !socket.authorized) return undefined;
-  const subject = socket.getPeerCertificate()?.subject;
-  const cn = subject?.CN;
-  const name = Array.isArray(cn) ? cn[0] : cn;
-  if (!name) return undefined;
-  const o = subject.O;
-  const groups = o === undefined ? [] : Array.isArray(o) ? o : [o];
-  return { name, groups: [...groups, 'system:authenticated'] };
-}
+/** CN = user, O = groups of a client certificate the cluster CA verified (Kubernetes' x509 authenticator). */
+export { userFromCertificate } from '../../core/pki/peer-user.js';

@@ -1,6 +1,9 @@
 // The kubelet's HTTP API (port 10250): container logs, exec, the stats Summary, health; callers must be cluster admins.
+import { createServer as createHttpsServer } from 'node:https';
 import type { Readable } from 'node:stream';
-import { serve, type ServerType } from '@hono/node-server';
+import type { TLSSocket } from 'node:tls';
+import { serve, type HttpBindings, type ServerType } from '@hono/node-server';
+import { userFromCertificate } from '../../core/pki/peer-user.js';
 import { Hono, type Context } from 'hono';
 import type { Pod } from '../../core/api/pod.js';
 import { ApiError, BadRequestError, ForbiddenError, NotFoundError, ServiceUnavailableError, UnauthorizedError, toApiError } from '../../core/errors.js';
@@ -25,6 +28,12 @@ export interface StartKubeletServerOptions extends KubeletAppOptions {
   address: string;
   port: number;
   signal: AbortSignal;
+  /**
+   * Serve HTTPS with this node's certificate (issued by the cluster CA for the node's name);
+   * client certificates the CA signed authenticate (the master's kubelet-client one), tokens
+   * still go through TokenReview. Absent: plain HTTP.
+   */
+  tls?: { cert: string; key: string; ca: string };
 }
 
 export interface RunningKubeletServer {
@@ -161,8 +170,8 @@ export function createKubeletApp(options: KubeletAppOptions): Hono {
 
   app.use('*', async (c, next) => {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '');
-    let user: KubeletUser | undefined;
-    if (match) {
+    let user: KubeletUser | undefined = userFromCertificate((c.env as Partial<HttpBindings> | undefined)?.incoming?.socket as TLSSocket | undefined);
+    if (!user && match) {
       try {
         user = await options.authenticate(match[1]!);
       } catch (err) {
@@ -275,7 +284,19 @@ export function parseExecBody(text: string): ExecRequest {
 export async function startKubeletServer(options: StartKubeletServerOptions): Promise<RunningKubeletServer> {
   const app = createKubeletApp(options);
   const server = await new Promise<ServerType>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: options.address, port: options.port }, () => resolve(s));
+    const tls = options.tls;
+    const s = tls
+      ? serve(
+          {
+            fetch: app.fetch,
+            hostname: options.address,
+            port: options.port,
+            createServer: createHttpsServer,
+            serverOptions: { cert: tls.cert, key: tls.key, ca: tls.ca, requestCert: true, rejectUnauthorized: false },
+          },
+          () => resolve(s),
+        )
+      : serve({ fetch: app.fetch, hostname: options.address, port: options.port }, () => resolve(s));
     s.once('error', reject);
   });
   // Followed log streams would hold close() forever: end open connections on shutdown.
