@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { ApiClient } from '../src/core/client/api-client.js';
+import { waitFor } from '../src/core/wait-for.js';
 import { loadClientConfig } from '../src/core/client-config.js';
 import { parsePinnedJoinToken, pinnedJoinToken } from '../src/core/pki/join-token-pin.js';
 import { issueServerCert, loadOrCreateCa } from '../src/core/pki/pki.js';
@@ -86,7 +87,18 @@ describe('the API over TLS', () => {
     const parts = parsePinnedJoinToken(master.joinToken);
     assert.equal(parts.caHash?.length, 64);
     const worker = await startFakeWorker({ master, args: ['--provider=fake', '--name', 'tls-node'], readyNodes: 1, namePrefix: 'tls-node' });
-    await worker.stop();
+    try {
+      // The kubelet got a serving certificate for its name at the join; the master scrapes it over TLS with its own client certificate.
+      await waitFor(
+        async () => {
+          const res = await httpsGet(`${master.url}/apis/metrics.k8s.io/v1beta1/nodes`, master.ca!, { authorization: `Bearer ${master.token}` });
+          return res.status === 200 && res.body.includes('"tls-node"');
+        },
+        { timeoutMs: 20_000, description: 'node metrics of tls-node scraped over TLS' },
+      );
+    } finally {
+      await worker.stop();
+    }
   });
 
   test('stock kubectl gets nodes and pods with admin.kubeconfig', async (t) => {

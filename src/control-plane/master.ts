@@ -29,7 +29,7 @@ import { ensureDefaultJoinToken } from './master/join-tokens.js';
 import { listenApi } from './master/listen-api.js';
 import { localServerUrl, writeLocalClientConfig } from './master/local-client-config.js';
 import { writeAdminKubeconfig } from './master/admin-kubeconfig.js';
-import { prepareClusterTls } from './master/cluster-tls.js';
+import { prepareClusterTls, signKubeletCsr } from './master/cluster-tls.js';
 import { startNodeAccess } from './master/node-access.js';
 import { NodeCleanup } from './master/node-cleanup.js';
 import { openStore } from './master/open-store.js';
@@ -110,6 +110,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     const admin = loadOrCreateAdminToken(dataDir);
     // The cluster CA (made at the first start) and the API server's certificates, unless --insecure-http.
     const tls = config.insecureHttp ? undefined : await prepareClusterTls({ dataDir, serviceCIDR: config.serviceCIDR, tlsSans: config.tlsSans, log });
+    const kubeletTls = tls ? { ca: tls.ca.certPem, cert: tls.kubeletClient.certPem, key: tls.kubeletClient.keyPem } : undefined;
     const admins = new TokenAuthenticator();
     admins.add(admin.token, ADMIN_USER);
 
@@ -159,13 +160,16 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       ...(tls ? { tls: { cert: tls.serving.certPem, key: tls.serving.keyPem, ca: tls.ca.certPem } } : {}),
       routes: [
         // Kubelets check the API server's calls (logs, exec, stats) with a TokenReview of the admin token.
-        (app) => registerNodeProxyRoutes(app, { service, kubeletToken: admin.token }),
+        // With TLS, kubelets are called with the master's own client certificate (the token is not sent) and checked by node name.
+        (app) => registerNodeProxyRoutes(app, { service, kubeletToken: admin.token, kubeletTls }),
         (app) =>
           registerJoinRoutes(app, {
             join: (name) => nodes.registrar.join(name),
             tokens: nodes.joinTokens,
             registryPort: config.registryPort,
             clusterCIDR: config.clusterCIDR,
+            // The kubelet's serving certificate names the node (what the master checks when it calls it).
+            ...(tls ? { signKubeletCsr: (nodeName: string, csr: string) => signKubeletCsr(tls.ca, nodeName, csr) } : {}),
           }),
         (app) => registerTokenReviewRoutes(app, { authenticator }),
         (app) => registerBindingRoutes(app, { service }),
@@ -217,7 +221,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
         informers,
         metrics: new KubeletResourceMetrics({
           client: new LocalClient(service),
-          summary: (node) => fetchKubeletSummary(node, { token: admin.token, timeoutMs: 5000 }),
+          summary: (node) => fetchKubeletSummary(node, { token: admin.token, tls: kubeletTls, timeoutMs: 5000 }),
         }),
         syncPeriodMs: config.hpaSyncPeriodSeconds * 1000,
         log,

@@ -150,6 +150,9 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
       podCIDR: credential.podCIDR,
       address: config.kubeletAddress,
       port: config.kubeletPort,
+      ...(credential.kubeletCert && credential.kubeletKey && credential.ca
+        ? { tls: { cert: credential.kubeletCert, key: credential.kubeletKey, ca: credential.ca } }
+        : {}),
       log,
       nodeStats: procNodeStats({ cores: info.cpuCores }),
     });

@@ -2,7 +2,7 @@
 import { isIP } from 'node:net';
 import { hostname, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
-import { type ClusterCa, clientProfile, type KeyPairPem, loadOrCreateCa, loadOrIssueCert, serverProfile } from '../../core/pki/pki.js';
+import { type ClusterCa, clientProfile, type KeyPairPem, loadOrCreateCa, loadOrIssueCert, serverProfile, signCsr } from '../../core/pki/pki.js';
 import { apiServiceIP } from '../api-server/service-allocation.js';
 
 /** Names every in-cluster client may use for the API, as Kubernetes' serving cert carries them. */
@@ -60,4 +60,9 @@ export async function prepareClusterTls(options: {
     ...clientProfile({ user: 'kube-apiserver-kubelet-client', groups: ['system:masters'] }),
   });
   return { ca, serving, admin, kubeletClient };
+}
+
+/** A kubelet's serving certificate: DNS SAN = the node's name, whatever the request asked for. */
+export function signKubeletCsr(ca: ClusterCa, nodeName: string, csrPem: string): Promise<string> {
+  return signCsr(ca, csrPem, serverProfile({ commonName: `system:node:${nodeName}`, dnsNames: [nodeName] }));
 }

@@ -8,6 +8,7 @@ import { ApiError, NotFoundError, UnauthorizedError } from '../../core/errors.js
 import { POD_CIDR_RANGE_FULL } from '../../core/api/node.js';
 import { StartupError } from '../../core/lifecycle/startup-error.js';
 import { CaPinMismatchError, fetchPinnedCa, parsePinnedJoinToken } from '../../core/pki/join-token-pin.js';
+import { createCsr } from '../../core/pki/pki.js';
 
 /** What the master answered to a join; the file in the data dir holds the same. */
 export interface NodeCredential {
@@ -22,6 +23,9 @@ export interface NodeCredential {
   clusterCIDR?: string;
   /** The cluster CA (PEM) for an https server: checked against the join token's pin, trusted alone after. */
   ca?: string;
+  /** The kubelet's serving certificate (the master signed it for the node's name) and its key. */
+  kubeletCert?: string;
+  kubeletKey?: string;
 }
 
 export interface ObtainCredentialOptions {
@@ -70,6 +74,7 @@ interface JoinResponse {
   podCIDR?: string;
   registryPort?: number;
   clusterCIDR?: string;
+  kubeletCertificate?: string;
 }
 
 /**
@@ -103,9 +108,11 @@ async function requestJoin(options: ObtainCredentialOptions): Promise<NodeCreden
   const parts = parsePinnedJoinToken(options.joinToken ?? '');
   const ca = await joinCa(options, parts.caHash);
   const client = new ApiClient({ server: options.server, token: parts.token, timeoutMs: 15_000, tls: { ca } });
+  // Over TLS the kubelet asks for its serving certificate with the join; the master names the node in it.
+  const csr = ca ? await createCsr({ commonName: `system:node:${options.nodeName}`, dnsNames: [options.nodeName] }) : undefined;
   try {
     const answer = (await client.request('POST', '/apis/minik8s.io/v1/join', {
-      body: { apiVersion: 'minik8s.io/v1', kind: 'JoinRequest', nodeName: options.nodeName },
+      body: { apiVersion: 'minik8s.io/v1', kind: 'JoinRequest', nodeName: options.nodeName, ...(csr ? { csr: csr.csrPem } : {}) },
     })) as JoinResponse;
     if (!answer?.token || !answer.podCIDR) throw new StartupError(`the master at ${options.server} answered the join without a credential or pod CIDR`);
     return {
@@ -116,6 +123,7 @@ async function requestJoin(options: ObtainCredentialOptions): Promise<NodeCreden
       ...(typeof answer.registryPort === 'number' ? { registryPort: answer.registryPort } : {}),
       ...(typeof answer.clusterCIDR === 'string' ? { clusterCIDR: answer.clusterCIDR } : {}),
       ...(ca ? { ca } : {}),
+      ...(csr && typeof answer.kubeletCertificate === 'string' ? { kubeletCert: answer.kubeletCertificate, kubeletKey: csr.keyPem } : {}),
     };
   } catch (err) {
     if (err instanceof UnauthorizedError) {

@@ -72,6 +72,9 @@ export async function startFakeWorker(options: FakeWorkerOptions, signal: AbortS
       podCIDR: credential.podCIDR,
       address: config.kubeletAddress,
       port: config.kubeletPort,
+      ...(credential.kubeletCert && credential.kubeletKey && credential.ca
+        ? { tls: { cert: credential.kubeletCert, key: credential.kubeletKey, ca: credential.ca } }
+        : {}),
       log,
     });
     await Promise.all([
