@@ -52,7 +52,8 @@ export async function prepareClusterTls(options: {
   const ca = await loadOrCreateCa({ dir });
   const sans = servingSans({ serviceCIDR: options.serviceCIDR, extra: options.tlsSans });
   const serving = await loadOrIssueCert(ca, { dir, name: 'apiserver', ...serverProfile({ commonName: 'kube-apiserver', ...sans }) });
-  if (serving.issued) options.log?.(`API server certificate issued for ${[...sans.dnsNames, ...sans.ipAddresses].join(', ')}`);
+  // Said only when a certificate was replaced (addresses changed): a first start stays quiet.
+  if (serving.replaced) options.log?.(`API server certificate reissued for ${[...sans.dnsNames, ...sans.ipAddresses].join(', ')}`);
   const admin = await loadOrIssueCert(ca, { dir, name: 'admin', ...clientProfile({ user: 'admin', groups: ['system:masters'] }) });
   const kubeletClient = await loadOrIssueCert(ca, {
     dir,

@@ -145,6 +145,11 @@ export class ApiClient implements Client {
     this.agent = options.agent ?? (url.protocol === 'http:' ? new http.Agent({ keepAlive: true }) : undefined);
   }
 
+  /** The CA this client trusts for an https server (what `token create` pins a join token to). */
+  get trustedCa(): string | undefined {
+    return this.tls?.ca;
+  }
+
   /** Releases pooled connections so the process can exit promptly (a shared agent is its owner's to destroy). */
   close(): void {
     if (this.ownsAgent) this.agent?.destroy();
