@@ -110,6 +110,7 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
     const registryPort = await freePort();
     const args = [
       '--role=master',
+      '--insecure-http',
       '--data-dir',
       dataDir,
       '--address',
@@ -189,6 +190,7 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
     const port = await freePort();
     const args = [
       '--role=master',
+      '--insecure-http',
       '--no-registry',
       '--data-dir',
       dataDir,
@@ -238,7 +240,18 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
     writeFileSync(join(base, 'a-file'), 'x');
     const dataDir = join(base, 'a-file', 'data');
     const r = await runToExit(
-      ['--role=master', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(await freePort()), '--etcd-port', String(await etcdPort())],
+      [
+        '--role=master',
+        '--insecure-http',
+        '--data-dir',
+        dataDir,
+        '--address',
+        '127.0.0.1',
+        '--port',
+        String(await freePort()),
+        '--etcd-port',
+        String(await etcdPort()),
+      ],
       tempDir('minik8s-boot-home-'),
     );
     assert.equal(r.code, 1, r.stderr);
@@ -252,7 +265,19 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
     const blocker = await listen(port);
     try {
       const r = await runToExit(
-        ['--role=master', '--no-registry', '--data-dir', dataDir, '--address', '127.0.0.1', '--port', String(port), '--etcd-port', String(await etcdPort())],
+        [
+          '--role=master',
+          '--insecure-http',
+          '--no-registry',
+          '--data-dir',
+          dataDir,
+          '--address',
+          '127.0.0.1',
+          '--port',
+          String(port),
+          '--etcd-port',
+          String(await etcdPort()),
+        ],
         tempDir('minik8s-boot-home-'),
       );
       assert.equal(r.code, 1, r.stderr);
@@ -268,7 +293,18 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
     const blocker = await listen(ePort);
     try {
       const r = await runToExit(
-        ['--role=master', '--data-dir', tempDir('minik8s-boot-'), '--address', '127.0.0.1', '--port', String(await freePort()), '--etcd-port', String(ePort)],
+        [
+          '--role=master',
+          '--insecure-http',
+          '--data-dir',
+          tempDir('minik8s-boot-'),
+          '--address',
+          '127.0.0.1',
+          '--port',
+          String(await freePort()),
+          '--etcd-port',
+          String(ePort),
+        ],
         tempDir('minik8s-boot-home-'),
       );
       assert.equal(r.code, 1, r.stderr);
@@ -281,12 +317,12 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
   it('rejects bad flags with exit code 2, a worker without a master included', async () => {
     const home = tempDir('minik8s-boot-home-');
     for (const [args, pattern] of [
-      [['--role=master', '--port', 'abc'], /^error: --port must be a port number from 1 to 65535, not "abc"/],
-      [['--role=master', '--port', '70000'], /--port must be a port number/],
-      [['--role=master', '--etcd-port', '65535'], /--etcd-port must be a port number from 1 to 65534/],
-      [['--role=master', '--address', 'here'], /--address must be an IP address/],
-      [['--role=master', '--etcd-endpoints', 'nope'], /--etcd-endpoints: "nope" is not a URL/],
-      [['--role=master', '--bogus'], /^error: Unknown argument: bogus/],
+      [['--role=master', '--insecure-http', '--port', 'abc'], /^error: --port must be a port number from 1 to 65535, not "abc"/],
+      [['--role=master', '--insecure-http', '--port', '70000'], /--port must be a port number/],
+      [['--role=master', '--insecure-http', '--etcd-port', '65535'], /--etcd-port must be a port number from 1 to 65534/],
+      [['--role=master', '--insecure-http', '--address', 'here'], /--address must be an IP address/],
+      [['--role=master', '--insecure-http', '--etcd-endpoints', 'nope'], /--etcd-endpoints: "nope" is not a URL/],
+      [['--role=master', '--insecure-http', '--bogus'], /^error: Unknown argument: bogus/],
       [['--role=chef'], /unknown role "chef"/],
       [['master', '--role=worker'], /disagree/],
     ] as const) {

@@ -25,11 +25,12 @@ import { scaleCommand } from './commands/scale.js';
 import { tokenCommand } from './commands/token.js';
 import { topCommand } from './commands/top.js';
 import { versionCommand } from './commands/version.js';
+import { kubeconfigCommand } from './commands/kubeconfig.js';
 import { workflowCommand } from './commands/workflow.js';
 import type { CliContext } from './context.js';
 
 /** Where the CLI looks when neither flags, environment nor ~/.minik8s/config name a server. */
-export const DEFAULT_SERVER = 'http://127.0.0.1:6443';
+export const DEFAULT_SERVER = 'https://127.0.0.1:6443';
 
 /**
  * Every command, in the order `--help` lists them. The modules hold only flags and a lazy import
@@ -57,6 +58,7 @@ export const COMMAND_MODULES: readonly CliCommand[] = [
   workflowCommand,
   gpujobCommand,
   versionCommand,
+  kubeconfigCommand,
   apiResourcesCommand,
 ];
 
@@ -75,6 +77,7 @@ export interface CliIo {
 interface GlobalFlags {
   server?: string;
   token?: string;
+  kubeconfig?: string;
   namespace?: string;
 }
 
@@ -89,8 +92,12 @@ function contextFor(io: CliIo, flags: GlobalFlags, clients: ApiClient[]): CliCon
     namespaceExplicit: Boolean(flags.namespace),
     client() {
       if (!client) {
-        const config = loadClientConfig({ server: flags.server, token: flags.token, env: io.env });
-        client = new ApiClient({ server: config.server || DEFAULT_SERVER, token: config.token });
+        const config = loadClientConfig({ server: flags.server, token: flags.token, kubeconfig: flags.kubeconfig, env: io.env });
+        client = new ApiClient({
+          server: config.server || DEFAULT_SERVER,
+          token: config.token,
+          tls: { ca: config.ca, cert: config.cert, key: config.key },
+        });
         clients.push(client);
       }
       return client;
@@ -254,7 +261,13 @@ async function runWithYargs(argv: readonly string[], io: CliIo, clients: ApiClie
       type: 'string',
       global: true,
       requiresArg: true,
-      describe: 'API server URL (default: $MINIK8S_SERVER, the file $MINIK8S_CONFIG names, ~/.minik8s/config)',
+      describe: 'API server URL (default: $MINIK8S_SERVER, --kubeconfig, $KUBECONFIG, the file $MINIK8S_CONFIG names, ~/.minik8s/config)',
+    })
+    .option('kubeconfig', {
+      type: 'string',
+      global: true,
+      requiresArg: true,
+      describe: "a kubeconfig file (its current context's server, CA, client certificate and token); default: $KUBECONFIG",
     })
     .option('token', {
       type: 'string',
@@ -265,7 +278,11 @@ async function runWithYargs(argv: readonly string[], io: CliIo, clients: ApiClie
     .option('namespace', { alias: 'n', type: 'string', global: true, requiresArg: true, describe: 'namespace for this request' });
   for (const command of COMMAND_MODULES) {
     register(parser, command, async (leaf, flags) => {
-      const ctx = contextFor(io, { server: str(flags.server), token: str(flags.token), namespace: str(flags.namespace) }, clients);
+      const ctx = contextFor(
+        io,
+        { server: str(flags.server), token: str(flags.token), kubeconfig: str(flags.kubeconfig), namespace: str(flags.namespace) },
+        clients,
+      );
       exitCode = await leaf.run(ctx, flags);
     });
   }

@@ -1,4 +1,6 @@
 // `minik8s token create|list|delete`: the master's join tokens, as `kubeadm token` manages bootstrap tokens.
+import { pinnedJoinToken } from '../core/pki/join-token-pin.js';
+import { caHash } from '../core/pki/pki.js';
 import { CliError } from './cli-error.js';
 import type { CliContext } from './context.js';
 import { alignColumns, formatAge } from './printers.js';
@@ -64,8 +66,10 @@ export async function runToken(ctx: CliContext, args: TokenArgs): Promise<number
       if (args.description !== undefined) body.description = args.description;
       const created = (await client.request('POST', TOKENS, { body })) as JoinTokenObject;
       if (!created?.token) throw new CliError('the server answered without a token');
-      // Only the token, so that scripts can capture it: TOKEN=$(minik8s token create).
-      ctx.out(`${created.token}\n`);
+      // Only the token, so that scripts can capture it: TOKEN=$(minik8s token create). Over TLS
+      // it carries the hash of the CA this CLI trusts, so workers can check the master with it.
+      const ca = client.server.protocol === 'https:' ? client.trustedCa : undefined;
+      ctx.out(`${ca ? pinnedJoinToken(caHash(ca), created.token) : created.token}\n`);
       return 0;
     }
     case 'list': {

@@ -18,6 +18,10 @@ export interface MasterConfig {
   etcdPort: number;
   /** Write ~/.minik8s/config for the local CLI. */
   writeClientConfig: boolean;
+  /** Serve the API over plain HTTP (--insecure-http, for tests); default HTTPS with the cluster CA. */
+  insecureHttp: boolean;
+  /** Extra DNS names or IPs for the API server's certificate (--tls-san). */
+  tlsSans: string[];
   /** Port of the managed image registry; undefined runs none (--no-registry). */
   registryPort?: number;
   /** Pods' address range; each node gets a /24 of it. */

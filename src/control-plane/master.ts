@@ -31,7 +31,9 @@ import { prepareDataDir } from './master/data-dir.js';
 import { loadSecretsEncryption, rewriteStaleSecrets } from './master/encryption-config.js';
 import { ensureDefaultJoinToken } from './master/join-tokens.js';
 import { listenApi } from './master/listen-api.js';
-import { writeLocalClientConfig } from './master/local-client-config.js';
+import { localServerUrl, writeLocalClientConfig } from './master/local-client-config.js';
+import { writeAdminKubeconfig } from './master/admin-kubeconfig.js';
+import { prepareClusterTls, signKubeletCsr } from './master/cluster-tls.js';
 import { startNodeAccess } from './master/node-access.js';
 import { NodeCleanup } from './master/node-cleanup.js';
 import { openStore } from './master/open-store.js';
@@ -64,6 +66,8 @@ export interface MasterReadyInfo {
   adminToken: string;
   joinToken: string;
   registryPort?: number;
+  /** The cluster CA (PEM) when the API serves HTTPS. */
+  caPem?: string;
 }
 
 export interface MasterOptions {
@@ -127,6 +131,9 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     }
 
     const admin = loadOrCreateAdminToken(dataDir);
+    // The cluster CA (made at the first start) and the API server's certificates, unless --insecure-http.
+    const tls = config.insecureHttp ? undefined : await prepareClusterTls({ dataDir, serviceCIDR: config.serviceCIDR, tlsSans: config.tlsSans, log });
+    const kubeletTls = tls ? { ca: tls.ca.certPem, cert: tls.kubeletClient.certPem, key: tls.kubeletClient.keyPem } : undefined;
     const admins = new TokenAuthenticator();
     admins.add(admin.token, ADMIN_USER);
     // What the master presents to kubelets (logs, exec, the metrics scrape): never the admin token, which a node could lure to a listener of its own.
@@ -155,7 +162,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       log,
     });
     shutdown.push('node-access', () => nodes.stopped);
-    const joinToken = await ensureDefaultJoinToken({ tokens: nodes.joinTokens, dataDir });
+    const joinToken = await ensureDefaultJoinToken({ tokens: nodes.joinTokens, dataDir, caHash: tls?.ca.hash });
     // Cheapest first: the admin token is compared in memory, node credentials too; join tokens cost a store read.
     // GPU job submitter pods report with a token bound to their job (checked by HMAC, in memory).
     const gpuJobTokens = new GpuJobTokens({ secret: admin.token });
@@ -191,15 +198,19 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       ...(config.maxConnections !== undefined ? { listenerLimits: { maxConnections: config.maxConnections } } : {}),
       maxRequestsInFlight: config.maxRequestsInFlight,
       maxMutatingRequestsInFlight: config.maxMutatingRequestsInFlight,
+      ...(tls ? { tls: { cert: tls.serving.certPem, key: tls.serving.keyPem, ca: tls.ca.certPem } } : {}),
       routes: [
-        // Kubelets check the API server's calls (logs, exec, stats) with a TokenReview of its kubelet client token.
-        (app) => registerNodeProxyRoutes(app, { service, kubeletToken: kubeletClient.token }),
+        // Kubelets are called with the master's own kubelet client credential, never the admin token: over
+        // TLS its client certificate (and the kubelet's certificate checked by node name), else its token.
+        (app) => registerNodeProxyRoutes(app, { service, kubeletToken: kubeletClient.token, kubeletTls }),
         (app) =>
           registerJoinRoutes(app, {
             join: (name, details) => nodes.registrar.join(name, details),
             tokens: nodes.joinTokens,
             registryPort: config.registryPort,
             clusterCIDR: config.clusterCIDR,
+            // The kubelet's serving certificate names the node (what the master checks when it calls it).
+            ...(tls ? { signKubeletCsr: (nodeName: string, csr: string) => signKubeletCsr(tls.ca, nodeName, csr) } : {}),
           }),
         (app) => registerTokenReviewRoutes(app, { authenticator }),
         (app) => registerBindingRoutes(app, { service }),
@@ -217,7 +228,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     await ensureClusterDnsService({ service, serviceCIDR: config.serviceCIDR, log });
 
     // Pods (GPU job submitters) reach the API server where workers do.
-    const podServerUrl = await advertisedServerUrl(config.address, api.port);
+    const podServerUrl = await advertisedServerUrl(config.address, api.port, tls ? 'https' : 'http');
     const reconcilerSignal = shutdown.signalFor('reconcilers');
     // Every reconciler's informers and loops listen on it: many listeners here are by design, not a leak.
     setMaxListeners(100, reconcilerSignal);
@@ -251,7 +262,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
         informers,
         metrics: new KubeletResourceMetrics({
           client: new LocalClient(service),
-          summary: (node) => fetchKubeletSummary(node, { token: kubeletClient.token, timeoutMs: 5000 }),
+          summary: (node) => fetchKubeletSummary(node, { token: kubeletClient.token, tls: kubeletTls, timeoutMs: 5000 }),
         }),
         syncPeriodMs: config.hpaSyncPeriodSeconds * 1000,
         log,
@@ -281,15 +292,33 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     ]);
     shutdown.push('reconcilers', () => reconcilers);
 
+    let kubeconfigPath: string | undefined;
+    if (tls) {
+      kubeconfigPath = writeAdminKubeconfig(dataDir, {
+        server: localServerUrl(config.address, api.port, 'https'),
+        caPem: tls.ca.certPem,
+        clientCertPem: tls.admin.certPem,
+        clientKeyPem: tls.admin.keyPem,
+        token: admin.token,
+      });
+    }
     if (config.writeClientConfig) {
-      const written = writeLocalClientConfig({ address: config.address, port: api.port, token: admin.token, path: options.clientConfigPath });
+      const written = writeLocalClientConfig({
+        address: config.address,
+        port: api.port,
+        token: admin.token,
+        path: options.clientConfigPath,
+        scheme: tls ? 'https' : 'http',
+        caPath: tls?.ca.certPath,
+        kubeconfigPath,
+      });
       if (written.warning) log(`warning: ${written.warning}`);
     }
 
     if (!signal.aborted) {
       announce(readyBanner({ url: api.url, registry: registryAddress, dataDir, adminTokenPath: admin.path, joinTokenPath: joinToken.path }));
-      announce(joinCommand(writeJoinCommandFile(dataDir, await advertisedServerUrl(config.address, api.port), joinToken.token)));
-      options.onReady?.({ url: api.url, adminToken: admin.token, joinToken: joinToken.token, registryPort: config.registryPort });
+      announce(joinCommand(writeJoinCommandFile(dataDir, await advertisedServerUrl(config.address, api.port, tls ? 'https' : 'http'), joinToken.token)));
+      options.onReady?.({ url: api.url, adminToken: admin.token, joinToken: joinToken.token, registryPort: config.registryPort, caPem: tls?.ca.certPem });
     }
     await shutdown.untilAborted(signal);
   } finally {

@@ -30,6 +30,8 @@ describe('toDaemonConfig', () => {
       etcdPort: 2379,
       secretsEncryption: true,
       writeClientConfig: true,
+      insecureHttp: false,
+      tlsSans: [],
       registryPort: 5000,
       clusterCIDR: '10.244.0.0/16',
       schedulerPolicy: 'least-allocated',
@@ -53,6 +55,12 @@ describe('toDaemonConfig', () => {
     assert.equal(c.master.maxMutatingRequestsInFlight, 10);
     assert.throws(() => toDaemonConfig({ ...base, maxConnections: '0' }), /--max-connections must be a whole number of at least 1, not "0"/);
     assert.throws(() => toDaemonConfig({ ...base, maxRequestsInflight: 'many' }), /--max-requests-inflight must be a whole number from 0 up, not "many"/);
+  });
+
+  it('serves HTTPS unless --insecure-http, with --tls-san extras repeated or comma-separated', () => {
+    const c = toDaemonConfig({ ...base, insecureHttp: true, tlsSan: ['api.example, 10.0.0.9', 'other'] });
+    assert.equal(c.master.insecureHttp, true);
+    assert.deepEqual(c.master.tlsSans, ['api.example', '10.0.0.9', 'other']);
   });
 
   it('reads the activator flags; a master that is also a worker keeps no pod routes of its own', () => {

@@ -44,6 +44,8 @@ export interface RawDaemonFlags {
   auditLogMaxSize?: string;
   auditLogMaxBackup?: string;
   writeConfig: boolean;
+  insecureHttp?: boolean;
+  tlsSan?: string[];
   registry?: boolean;
   registryPort?: string;
   clusterCIDR?: string;
@@ -419,6 +421,11 @@ export function toDaemonConfig(rawFlags: RawDaemonFlags): DaemonConfig {
       secretsEncryption: flags.secretsEncryption ?? true,
       ...(parseAuditLog(flags) ? { auditLog: parseAuditLog(flags) } : {}),
       writeClientConfig: flags.writeConfig,
+      insecureHttp: flags.insecureHttp ?? false,
+      tlsSans: (flags.tlsSan ?? [])
+        .flatMap((v) => v.split(','))
+        .map((v) => v.trim())
+        .filter((v) => v.length > 0),
       registryPort: flags.registry === false ? undefined : parsePort('registry-port', flags.registryPort ?? '5000'),
       clusterCIDR: parseClusterCIDR(flags.clusterCIDR ?? '10.244.0.0/16'),
       serviceCIDR: parseServiceCIDR(flags.serviceCIDR ?? '10.96.0.0/16', parseClusterCIDR(flags.clusterCIDR ?? '10.244.0.0/16')),

@@ -41,6 +41,13 @@ function parser(argv: string[]) {
     .option('audit-log-maxsize', { type: 'string', requiresArg: true, default: '100', describe: 'megabytes of audit log before it is rotated (0: never)' })
     .option('audit-log-maxbackup', { type: 'string', requiresArg: true, default: '10', describe: 'rotated audit log files kept (0: all)' })
     .option('write-config', { type: 'boolean', default: true, describe: 'write ~/.minik8s/config for the CLI (--no-write-config to skip)' })
+    .option('insecure-http', { type: 'boolean', default: false, describe: 'serve the API over plain HTTP, no TLS (for tests; never on a network)' })
+    .option('tls-san', {
+      type: 'string',
+      array: true,
+      requiresArg: true,
+      describe: "extra names or IPs for the API server's certificate (repeatable, or comma-separated)",
+    })
     .option('registry', { type: 'boolean', default: true, describe: 'run the image registry (--no-registry to skip)' })
     .option('registry-port', { type: 'string', requiresArg: true, default: '5000', describe: "port of the master's image registry" })
     .option('cluster-cidr', { type: 'string', requiresArg: true, default: '10.244.0.0/16', describe: 'pod address range; each node gets a /24 of it' })
@@ -215,6 +222,8 @@ async function parse(argv: string[]): Promise<DaemonConfig | number> {
       auditLogMaxSize: raw['audit-log-maxsize'],
       auditLogMaxBackup: raw['audit-log-maxbackup'],
       writeConfig: raw['write-config'],
+      insecureHttp: raw['insecure-http'],
+      tlsSan: raw['tls-san']?.map(String),
       registry: raw.registry,
       registryPort: raw['registry-port'],
       clusterCIDR: raw['cluster-cidr'],

@@ -56,7 +56,7 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
     signal,
     log,
   });
-  const client = new ApiClient({ server, token: credential.token, timeoutMs: 15_000 });
+  const client = new ApiClient({ server, token: credential.token, timeoutMs: 15_000, tls: { ca: credential.ca } });
   try {
     // Unqualified image names come from the master's registry, on the host workers reach the master at.
     const imageRegistry = `${hostOf(server)}:${credential.registryPort ?? 5000}`;
@@ -156,6 +156,9 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
       podCIDR: credential.podCIDR,
       address: config.kubeletAddress,
       port: config.kubeletPort,
+      ...(credential.kubeletCert && credential.kubeletKey && credential.ca
+        ? { tls: { cert: credential.kubeletCert, key: credential.kubeletKey, ca: credential.ca } }
+        : {}),
       log,
       nodeStats: procNodeStats({ cores: info.cpuCores }),
     });

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Node } from '../../src/core/api/node.js';
 import { waitFor } from '../../src/core/wait-for.js';
-import { BINARY, freePort, type MasterProcess } from './master.js';
+import { BINARY, freePort, httpsGet, type MasterProcess } from './master.js';
 
 export interface FakeWorker {
   output(): string;
@@ -63,8 +63,11 @@ export async function startFakeWorker(options: StartFakeWorkerOptions): Promise<
     await waitFor(
       async () => {
         if (child.exitCode !== null) throw new Error(`worker exited:\n${output}`);
-        const res = await fetch(`${master.url}/api/v1/nodes`, { headers: { authorization: `Bearer ${master.token}` } });
-        const nodes = ((await res.json()) as { items: Node[] }).items;
+        const headers = { authorization: `Bearer ${master.token}` };
+        const text = master.ca
+          ? (await httpsGet(`${master.url}/api/v1/nodes`, master.ca, headers)).body
+          : await (await fetch(`${master.url}/api/v1/nodes`, { headers })).text();
+        const nodes = (JSON.parse(text) as { items: Node[] }).items;
         return (
           nodes.filter((n) => n.metadata.name!.startsWith(options.namePrefix) && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
             .length === options.readyNodes

@@ -1,6 +1,7 @@
 // Starts a real `minik8s --role=master` process (with its managed etcd and registry) on free loopback ports and a free pod range, for tests.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +23,11 @@ export interface StartMasterOptions {
   seedImages?: boolean;
   /** Default: a free 10.X.0.0/16 (see freeClusterCIDR). */
   clusterCIDR?: string;
+  /**
+   * Serve the API over HTTPS with the cluster CA (the daemon's default). Default false: the
+   * master runs with --insecure-http, since most tests fetch it with plain fetch().
+   */
+  tls?: boolean;
 }
 
 export interface MasterProcess {
@@ -41,8 +47,12 @@ export interface MasterProcess {
   etcdPort: number;
   child: ChildProcess;
   output(): string;
-  /** Environment for running the CLI against this master. */
+  /** Environment for running the CLI against this master (with TLS: KUBECONFIG=DATA_DIR/admin.kubeconfig too). */
   env: NodeJS.ProcessEnv;
+  /** The cluster CA (PEM) with `tls`; undefined otherwise. */
+  readonly ca?: string;
+  /** DATA_DIR/admin.kubeconfig with `tls`. */
+  kubeconfig?: string;
   /** Starts the master again on the same ports and data dir (after kill or stop). */
   restart(): Promise<void>;
   /** SIGKILL, no cleanup: what a crash looks like. */
@@ -66,7 +76,8 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
   let output = '';
   let joinToken = '';
   let child!: ChildProcess;
-  const url = `http://127.0.0.1:${port}`;
+  const url = `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
+  let ca: string | undefined;
 
   const launch = async () => {
     output = '';
@@ -88,6 +99,7 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
         clusterCIDR,
         '--activator-port',
         String(activatorPort),
+        ...(options.tls ? [] : ['--insecure-http']),
         ...(options.extraArgs ?? []),
       ],
       { env: { ...process.env, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] },
@@ -104,6 +116,10 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
         if (exited()) throw new Error(`master exited early:\n${output}`);
         // The banner comes after the admin token and CLI config are written.
         if (!output.includes('master ready')) return false;
+        if (options.tls) {
+          ca = readFileSync(join(dataDir, 'pki', 'ca.crt'), 'utf8');
+          return (await httpsGet(`${url}/readyz`, ca)).status === 200;
+        }
         const res = await fetch(`${url}/readyz`);
         return res.status === 200;
       },
@@ -141,8 +157,18 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
     get joinToken() {
       return joinToken;
     },
+    get ca() {
+      return ca;
+    },
+    kubeconfig: options.tls ? join(dataDir, 'admin.kubeconfig') : undefined,
     output: () => output,
-    env: { ...process.env, HOME: home, MINIK8S_SERVER: url, MINIK8S_TOKEN: token },
+    env: {
+      ...process.env,
+      HOME: home,
+      MINIK8S_SERVER: url,
+      MINIK8S_TOKEN: token,
+      ...(options.tls ? { KUBECONFIG: join(dataDir, 'admin.kubeconfig') } : { KUBECONFIG: '' }),
+    },
     restart: launch,
     kill: () => waitExit('SIGKILL'),
     async stop() {
@@ -170,6 +196,23 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
     },
   } as MasterProcess;
   return master;
+}
+
+/** A GET over https trusting only `ca` (Node 20's fetch() takes no CA without undici's own Agent). */
+export function httpsGet(url: string, ca: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(url, { ca, headers, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => {
+        body += d;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 /**

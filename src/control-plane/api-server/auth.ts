@@ -48,3 +48,6 @@ export function anyOf(...authenticators: Authenticator[]): Authenticator {
 }
 
 export const ADMIN_USER: UserInfo = { name: 'admin', groups: ['system:masters'] };
+
+/** CN = user, O = groups of a client certificate the cluster CA verified (Kubernetes' x509 authenticator). */
+export { userFromCertificate } from '../../core/pki/peer-user.js';

@@ -32,6 +32,11 @@ export interface JoinRoutesOptions {
   };
   /** Told to joining workers, which pull images from the master's registry; absent when it runs none. */
   registryPort?: number;
+  /**
+   * Signs the kubelet's serving certificate request sent with the join (`csr`, PEM), for the
+   * joined node's name only; absent (plain HTTP masters) the field is ignored.
+   */
+  signKubeletCsr?(nodeName: string, csrPem: string): Promise<string>;
   /** All pods' range, told to joining workers: their overlay forwards it and masquerades only what leaves it. */
   clusterCIDR?: string;
 }
@@ -149,8 +154,19 @@ export function registerJoinRoutes<E extends { Variables: { user: UserInfo } }>(
 
   app.post(JOIN_PATH, async (c) => {
     const body = await readBody(c, false);
-    checkShape(body, 'JoinRequest', JOIN_API_VERSION, ['nodeName', 'nodePassword', 'labels', 'taints']);
+    checkShape(body, 'JoinRequest', JOIN_API_VERSION, ['nodeName', 'nodePassword', 'labels', 'taints', 'csr']);
+    if (body.csr !== undefined && (typeof body.csr !== 'string' || body.csr.length > 16 * 1024)) {
+      throw new BadRequestError('JoinRequest csr must be a PEM certificate request of at most 16 KiB');
+    }
     const joined = await options.join(body.nodeName, parseJoinDetails(body));
+    let kubeletCertificate: string | undefined;
+    if (typeof body.csr === 'string' && options.signKubeletCsr) {
+      try {
+        kubeletCertificate = await options.signKubeletCsr(joined.nodeName, body.csr);
+      } catch (err) {
+        throw new BadRequestError(`JoinRequest csr is not a valid certificate request: ${(err as Error).message}`);
+      }
+    }
     return json(c, {
       apiVersion: JOIN_API_VERSION,
       kind: 'JoinResponse',
@@ -159,6 +175,7 @@ export function registerJoinRoutes<E extends { Variables: { user: UserInfo } }>(
       podCIDR: joined.podCIDR,
       ...(options.registryPort !== undefined ? { registryPort: options.registryPort } : {}),
       ...(options.clusterCIDR !== undefined ? { clusterCIDR: options.clusterCIDR } : {}),
+      ...(kubeletCertificate !== undefined ? { kubeletCertificate } : {}),
     });
   });
   app.all(JOIN_PATH, () => {

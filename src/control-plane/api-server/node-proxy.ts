@@ -1,5 +1,7 @@
 // API server routes served by kubelets: pods/log and pods/exec proxied to the pod's node, metrics.k8s.io gathered from every node.
 import http from 'node:http';
+import https from 'node:https';
+import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import { Readable } from 'node:stream';
 import type { Context, Hono } from 'hono';
 import { isNodeReady, type Node, nodeKind } from '../../core/api/node.js';
@@ -12,8 +14,14 @@ import type { ObjectService } from './object-service.js';
 
 export interface NodeProxyOptions {
   service: ObjectService;
-  /** Presented to kubelets; its user must be in system:masters there. */
+  /** Presented to kubelets without TLS: the master's kubelet client token (never the admin token). */
   kubeletToken: string;
+  /**
+   * The master's kubelet-client certificate (CN=kube-apiserver-kubelet-client, O=system:kubelet-api-admin)
+   * and the cluster CA: with it kubelets are called over HTTPS with that certificate instead of
+   * the token, and must present a certificate the CA issued for the node's own name.
+   */
+  kubeletTls?: KubeletClientTls;
   /** Limit for connecting to a kubelet, and for its first answer where the call is not open-ended (default 5 s). */
   timeoutMs?: number;
   now?: () => Date;
@@ -89,10 +97,27 @@ class TimeoutError extends Error {
   readonly code = 'ETIMEDOUT';
 }
 
+export interface KubeletClientTls {
+  ca: string;
+  cert: string;
+  key: string;
+}
+
+/**
+ * A kubelet's certificate must name its node (DNS SAN = the node name): the address comes from
+ * the Node's status, which the node itself writes, so it proves nothing; the name is what the CA
+ * bound at join. Kubernetes' kubelet-certificate-authority check, by name rather than address.
+ */
+export function kubeletIdentityCheck(nodeName: string): (host: string, cert: PeerCertificate) => Error | undefined {
+  return (_host, cert) => checkServerIdentity(nodeName, cert);
+}
+
 interface KubeletCall {
   method: string;
   path: string;
   token: string;
+  /** Call over HTTPS with this client certificate; the token is then not sent at all. */
+  tls?: KubeletClientTls;
   body?: string;
   dialTimeoutMs: number;
   /** Limit until the kubelet's response headers arrive; none for calls that may run long (exec). */
@@ -103,13 +128,22 @@ interface KubeletCall {
 /** One request to a kubelet; resolves with its response (any code) or rejects with a 503 ApiError. */
 export function callKubelet(target: KubeletTarget, call: KubeletCall): Promise<http.IncomingMessage> {
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { authorization: `Bearer ${call.token}` };
+    const headers: Record<string, string> = call.tls ? {} : { authorization: `Bearer ${call.token}` };
     if (call.body !== undefined) {
       headers['content-type'] = 'application/json';
       headers['content-length'] = String(Buffer.byteLength(call.body));
     }
     // A fresh connection each time (agent: false): log follows are long-lived and pooled sockets to dead nodes linger.
-    const req = http.request({ host: target.host, port: target.port, method: call.method, path: call.path, headers, agent: false });
+    const base = { host: target.host, port: target.port, method: call.method, path: call.path, headers, agent: false as const };
+    const req = call.tls
+      ? https.request({
+          ...base,
+          ca: call.tls.ca,
+          cert: call.tls.cert,
+          key: call.tls.key,
+          checkServerIdentity: kubeletIdentityCheck(target.nodeName),
+        })
+      : http.request(base);
     let responseTimer: NodeJS.Timeout | undefined;
     const dialTimer = setTimeout(() => req.destroy(new TimeoutError('dial timeout')), call.dialTimeoutMs);
     const clear = () => {
@@ -222,6 +256,7 @@ export function registerNodeProxyRoutes<E extends { Variables: { user: UserInfo 
       method: 'GET',
       path: `/containerLogs${path}${query}`,
       token: options.kubeletToken,
+      tls: options.kubeletTls,
       dialTimeoutMs: timeoutMs,
       responseTimeoutMs: timeoutMs,
       signal: c.req.raw.signal,
@@ -240,6 +275,7 @@ export function registerNodeProxyRoutes<E extends { Variables: { user: UserInfo 
       method: 'POST',
       path: `/exec${path}`,
       token: options.kubeletToken,
+      tls: options.kubeletTls,
       body: JSON.stringify(body),
       dialTimeoutMs: timeoutMs,
       // The command may run for as long as it asked for; without a limit, as long as it runs.
@@ -262,7 +298,7 @@ export function registerNodeProxyRoutes<E extends { Variables: { user: UserInfo 
       : ((await service.list(nodeKind, undefined)).items as Node[]);
     const answers = await Promise.all(
       nodes.map(async (node) => {
-        const summary = await fetchKubeletSummary(node, { token: options.kubeletToken, timeoutMs });
+        const summary = await fetchKubeletSummary(node, { token: options.kubeletToken, tls: options.kubeletTls, timeoutMs });
         return summary ? { node, summary } : undefined;
       }),
     );
@@ -310,7 +346,7 @@ export function registerNodeProxyRoutes<E extends { Variables: { user: UserInfo 
 }
 
 /** A Ready node's kubelet Summary (GET /stats/summary); undefined when the node is not Ready or its kubelet fails or is slow. Also what the autoscaler reads. */
-export async function fetchKubeletSummary(node: Node, options: { token: string; timeoutMs: number }): Promise<SummaryLike | undefined> {
+export async function fetchKubeletSummary(node: Node, options: { token: string; tls?: KubeletClientTls; timeoutMs: number }): Promise<SummaryLike | undefined> {
   const target = isNodeReady(node) ? kubeletTarget(node) : undefined;
   if (!target) return undefined;
   try {
@@ -318,6 +354,7 @@ export async function fetchKubeletSummary(node: Node, options: { token: string; 
       method: 'GET',
       path: '/stats/summary',
       token: options.token,
+      tls: options.tls,
       dialTimeoutMs: options.timeoutMs,
       responseTimeoutMs: options.timeoutMs,
     });

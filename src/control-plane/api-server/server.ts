@@ -1,5 +1,7 @@
 // The API server: a Hono app (authentication, authorization, health, special routes, discovery, resources) and its HTTP listener.
-import { serve, type ServerType } from '@hono/node-server';
+import { createServer as createHttpsServer } from 'node:https';
+import type { TLSSocket } from 'node:tls';
+import { serve, type HttpBindings, type ServerType } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { namespaceKind } from '../../core/api/namespace.js';
 import { Informer } from '../../core/controller/informer.js';
@@ -9,7 +11,7 @@ import type { Store } from '../../core/store/store.js';
 import { applyListenerLimits, defaultListenerLimits, listenerServerOptions, type ListenerLimits } from '../../core/lifecycle/listener-limits.js';
 import { versionInfo } from '../../core/version.js';
 import { auditMiddleware, type AuditSink } from './audit-log.js';
-import type { Authenticator, UserInfo } from './auth.js';
+import { type Authenticator, type UserInfo, userFromCertificate } from './auth.js';
 import { authorizationMiddleware } from './authorize-request.js';
 import type { NodeAddressPolicy } from './node-restriction.js';
 import { apiGroupList, apiResourceList, coreVersions } from './discovery.js';
@@ -19,7 +21,7 @@ import { checkRequestTarget } from './paths.js';
 import { METRICS_PATH, metricsResponse, requestCountingMiddleware } from './request-metrics-routes.js';
 import { handleResource, statusResponse } from './resource-routes.js';
 
-export type ApiHono = Hono<{ Variables: { user: UserInfo } }>;
+export type ApiHono = Hono<{ Variables: { user: UserInfo }; Bindings: Partial<HttpBindings> }>;
 
 /** Adds routes served after authentication and authorization, ahead of discovery and the generic resource routes. */
 export type ApiRoutes = (app: ApiHono, context: { service: ObjectService }) => void;
@@ -46,6 +48,8 @@ export interface ApiAppOptions {
   now?: () => Date;
   /** Which addresses nodes may report for themselves (node restriction); default: none loopback, none shared. */
   nodeAddresses?: NodeAddressPolicy;
+  /** The cluster CA (PEM), served to anyone at GET /cacerts: workers check it against their pinned join token. */
+  caPem?: string;
 }
 
 export interface ApiApp {
@@ -53,13 +57,13 @@ export interface ApiApp {
   service: ObjectService;
 }
 
-const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
+const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version', '/cacerts']);
 
 /** Builds the app without listening, so tests can drive it with `app.request()`. */
 export function createApiApp(options: ApiAppOptions): ApiApp {
   const service = options.service ?? new ObjectService({ store: options.store, now: options.now });
   const bookmarkIntervalMs = options.bookmarkIntervalMs ?? 30_000;
-  const app: ApiHono = new Hono<{ Variables: { user: UserInfo } }>();
+  const app: ApiHono = new Hono<{ Variables: { user: UserInfo }; Bindings: Partial<HttpBindings> }>();
 
   app.onError((err, c) => statusResponse(c, err));
   app.notFound((c) => statusResponse(c, new NotFoundError('the server could not find the requested resource')));
@@ -86,14 +90,22 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
     }
   });
   app.get('/version', (c) => c.json(versionInfo()));
+  // Public, as k3s serves it: the CA is no secret, and a joining worker must see it before it may trust the server.
+  const caPem = options.caPem;
+  if (caPem) app.get('/cacerts', (c) => c.text(caPem));
 
   // Ahead of authentication, so that refused credentials are recorded too; it reads the user once the request is answered.
   if (options.audit) app.use('*', auditMiddleware({ sink: options.audit, skipPaths: PUBLIC_PATHS }));
   app.use('*', async (c, next) => {
     if (PUBLIC_PATHS.has(c.req.path)) return next();
-    const header = c.req.header('authorization') ?? '';
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    const user = match ? await options.authenticator.authenticate(match[1]!) : undefined;
+    // A client certificate the cluster CA signed (the TLS layer verified it) names the user first,
+    // as Kubernetes' x509 authenticator does; otherwise the bearer token.
+    let user = userFromCertificate(c.env?.incoming?.socket as TLSSocket | undefined);
+    if (!user) {
+      const header = c.req.header('authorization') ?? '';
+      const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+      user = match ? await options.authenticator.authenticate(match[1]!) : undefined;
+    }
     if (!user) return statusResponse(c, new UnauthorizedError());
     c.set('user', user);
     return next();
@@ -158,6 +170,11 @@ export interface StartApiServerOptions extends ApiAppOptions {
   informers?: InformerFactory;
   /** Connection cap and timeouts of the listener (default: defaultListenerLimits(), sized under the fd limit). */
   listenerLimits?: Partial<ListenerLimits>;
+  /**
+   * Serve HTTPS with this serving certificate and key (PEM); client certificates are requested
+   * and, when `ca` signed them, authenticate their user. Absent: plain HTTP (--insecure-http).
+   */
+  tls?: { cert: string; key: string; ca: string };
 }
 
 export interface RunningApiServer {
@@ -170,11 +187,33 @@ export interface RunningApiServer {
 
 /** Listens on address:port; rejects with an error whose `code` is EADDRINUSE when the port is taken. */
 export async function startApiServer(options: StartApiServerOptions): Promise<RunningApiServer> {
-  const { app, service } = createApiApp(options);
+  const { app, service } = createApiApp({ ...options, caPem: options.caPem ?? options.tls?.ca });
   await ensureSystemNamespaces(service);
   const limits: ListenerLimits = { ...defaultListenerLimits(), ...options.listenerLimits };
   const server = await new Promise<ServerType>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: options.address, port: options.port, serverOptions: listenerServerOptions(limits) }, () => resolve(s));
+    const s = options.tls
+      ? serve(
+          {
+            fetch: app.fetch,
+            hostname: options.address,
+            port: options.port,
+            createServer: createHttpsServer,
+            // Certificates are asked for but not required, so that bearer tokens keep working;
+            // only a certificate the CA verified (socket.authorized) names a user. A handshake
+            // gets as long as a request's headers do (Node's default holds it for 120 s).
+            serverOptions: {
+              ...listenerServerOptions(limits),
+              handshakeTimeout: limits.headersTimeoutMs,
+              cert: options.tls.cert,
+              key: options.tls.key,
+              ca: options.tls.ca,
+              requestCert: true,
+              rejectUnauthorized: false,
+            },
+          },
+          () => resolve(s),
+        )
+      : serve({ fetch: app.fetch, hostname: options.address, port: options.port, serverOptions: listenerServerOptions(limits) }, () => resolve(s));
     s.once('error', reject);
   });
   // A cap under the fd limit, so that a flood of idle connections cannot use every descriptor the
@@ -206,7 +245,8 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ru
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : options.port;
   const host = options.address === '0.0.0.0' || options.address === '::' ? '127.0.0.1' : options.address;
-  return { url: `http://${host}:${port}`, port, service, closed };
+  const scheme = options.tls ? 'https' : 'http';
+  return { url: `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`, port, service, closed };
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {

@@ -75,8 +75,8 @@ async function defaultRouteAddress(): Promise<string | undefined> {
  * The API URL to give workers: the listen address itself, or for a wildcard the address of the
  * default route (what other machines most likely reach), else loopback.
  */
-export async function advertisedServerUrl(address: string, port: number): Promise<string> {
+export async function advertisedServerUrl(address: string, port: number, scheme: 'http' | 'https' = 'http'): Promise<string> {
   let host = address;
   if (isWildcard(address)) host = (await defaultRouteAddress()) ?? interfaceAddress() ?? '127.0.0.1';
-  return host.includes(':') ? `http://[${host}]:${port}` : `http://${host}:${port}`;
+  return host.includes(':') ? `${scheme}://[${host}]:${port}` : `${scheme}://${host}:${port}`;
 }

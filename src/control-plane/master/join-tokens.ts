@@ -3,6 +3,7 @@ import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
 import { chmodSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AlreadyExistsError, NotFoundError } from '../../core/errors.js';
+import { parsePinnedJoinToken, pinnedJoinToken } from '../../core/pki/join-token-pin.js';
 import type { Store } from '../../core/store/store.js';
 import type { Authenticator, UserInfo } from '../api-server/auth.js';
 import { BOOTSTRAPPERS_GROUP } from '../api-server/authorization.js';
@@ -200,23 +201,35 @@ export function joinTokenPath(dataDir: string): string {
  * The token printed at start: the one in DATA_DIR/join-token while the store still accepts it,
  * else a new one (24 h) written there (0600). Expired tokens are cleared out on the way.
  */
-export async function ensureDefaultJoinToken(options: { tokens: JoinTokenStore; dataDir: string }): Promise<{ token: string; path: string; created: boolean }> {
+export async function ensureDefaultJoinToken(options: {
+  tokens: JoinTokenStore;
+  dataDir: string;
+  /** With TLS: the file holds the pinned form, K10<caHash>::id.secret (what workers are given). */
+  caHash?: string;
+}): Promise<{ token: string; path: string; created: boolean }> {
   const path = joinTokenPath(options.dataDir);
   await options.tokens.removeExpired();
+  const shown = (t: string) => (options.caHash ? pinnedJoinToken(options.caHash, t) : t);
   let existing: string | undefined;
   try {
-    existing = readFileSync(path, 'utf8').trim();
+    existing = parsePinnedJoinToken(readFileSync(path, 'utf8')).token;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
+  let token: string;
   if (existing && (await options.tokens.authenticate(existing))) {
-    chmodSync(path, 0o600);
-    return { token: existing, path, created: false };
+    token = existing;
+  } else {
+    token = (await options.tokens.create({ description: 'made by the master at start' })).token;
   }
-  const { token } = await options.tokens.create({ description: 'made by the master at start' });
+  const created = token !== existing;
+  if (!created && readFileSync(path, 'utf8').trim() === shown(token)) {
+    chmodSync(path, 0o600);
+    return { token: shown(token), path, created };
+  }
   // Write then rename: a reader never sees half a token.
-  writeFileSync(`${path}.tmp`, `${token}\n`, { mode: 0o600 });
+  writeFileSync(`${path}.tmp`, `${shown(token)}\n`, { mode: 0o600 });
   chmodSync(`${path}.tmp`, 0o600);
   renameSync(`${path}.tmp`, path);
-  return { token, path, created: true };
+  return { token: shown(token), path, created };
 }

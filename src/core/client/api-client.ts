@@ -30,6 +30,17 @@ export interface ApiClientOptions {
    * a bounded set of sockets); the caller owns it and close() leaves it open. Default: one of its own.
    */
   agent?: http.Agent;
+  /**
+   * For https servers: the CA bundle to trust (PEM; the cluster CA, not the system's), and a
+   * client certificate and key to present (x509 authentication). Ignored with `agent`.
+   */
+  tls?: ClientTls;
+}
+
+export interface ClientTls {
+  ca?: string;
+  cert?: string;
+  key?: string;
 }
 
 export interface RequestOptions {
@@ -109,8 +120,9 @@ export class ApiClient implements Client {
   readonly server: URL;
   private readonly token?: string;
   private readonly timeoutMs?: number;
-  private readonly agent: http.Agent;
+  private agent?: http.Agent;
   private readonly ownsAgent: boolean;
+  private readonly tls?: ClientTls;
   private httpsModule?: Promise<typeof import('node:https')>;
 
   constructor(options: ApiClientOptions) {
@@ -128,12 +140,19 @@ export class ApiClient implements Client {
     this.timeoutMs = options.timeoutMs;
     // Keep-alive so `apply` of many objects reuses one connection; close() frees it.
     this.ownsAgent = options.agent === undefined;
-    this.agent = options.agent ?? new http.Agent({ keepAlive: true });
+    this.tls = options.tls;
+    // The https agent is made on the first https request, with node:https (see https()).
+    this.agent = options.agent ?? (url.protocol === 'http:' ? new http.Agent({ keepAlive: true }) : undefined);
+  }
+
+  /** The CA this client trusts for an https server (what `token create` pins a join token to). */
+  get trustedCa(): string | undefined {
+    return this.tls?.ca;
   }
 
   /** Releases pooled connections so the process can exit promptly (a shared agent is its owner's to destroy). */
   close(): void {
-    if (this.ownsAgent) this.agent.destroy();
+    if (this.ownsAgent) this.agent?.destroy();
   }
 
   /** `host:port` as kubectl names the server in connection errors. */
@@ -251,13 +270,17 @@ export class ApiClient implements Client {
       headers['content-length'] = String(Buffer.byteLength(payload));
     }
     const transport = url.protocol === 'https:' ? await this.https() : http;
+    if (!this.agent && url.protocol === 'https:') {
+      const https = transport as typeof import('node:https');
+      this.agent = new https.Agent({ keepAlive: true, ca: this.tls?.ca, cert: this.tls?.cert, key: this.tls?.key });
+    }
     return new Promise((resolve, reject) => {
       const req = transport.request(
         url,
         {
           method,
           headers,
-          agent: url.protocol === 'https:' ? undefined : this.agent,
+          agent: this.agent,
           signal: options.signal,
           // Watches are long-lived by design; only plain requests get the timeout.
           timeout: mode.stream ? undefined : this.timeoutMs,

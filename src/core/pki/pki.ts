@@ -290,9 +290,10 @@ function sameSet(a: readonly string[] | undefined, b: readonly string[]): boolea
 export async function loadOrIssueCert(
   ca: ClusterCa,
   options: { dir: string; name: string } & CertProfile,
-): Promise<KeyPairPem & { certPath: string; keyPath: string; issued: boolean }> {
+): Promise<KeyPairPem & { certPath: string; keyPath: string; issued: boolean; replaced: boolean }> {
   const certPath = join(options.dir, `${options.name}.crt`);
   const keyPath = join(options.dir, `${options.name}.key`);
+  let replaced = false;
   try {
     const certPem = readFileSync(certPath, 'utf8');
     const keyPem = readFileSync(keyPath, 'utf8');
@@ -304,7 +305,8 @@ export async function loadOrIssueCert(
       sameSet(options.dnsNames, info.dnsNames) &&
       sameSet(options.ipAddresses, info.ipAddresses) &&
       (await signedBy(ca, certPem));
-    if (fresh) return { certPem, keyPem, certPath, keyPath, issued: false };
+    if (fresh) return { certPem, keyPem, certPath, keyPath, issued: false, replaced: false };
+    replaced = true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
       // An unreadable or corrupt file is replaced, like an outdated one.
@@ -313,7 +315,7 @@ export async function loadOrIssueCert(
   const pair = await issueCert(ca, options);
   writePemFile(keyPath, pair.keyPem, 0o600);
   writePemFile(certPath, pair.certPem, 0o644);
-  return { ...pair, certPath, keyPath, issued: true };
+  return { ...pair, certPath, keyPath, issued: true, replaced };
 }
 
 /** A key and a PKCS#10 request for it (a kubelet asks the master to sign its serving cert so). */

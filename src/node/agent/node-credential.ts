@@ -8,6 +8,8 @@ import { abortableDelay } from '../../core/controller/informer.js';
 import { ApiError, NotFoundError, UnauthorizedError } from '../../core/errors.js';
 import { POD_CIDR_RANGE_FULL, type Taint } from '../../core/api/node.js';
 import { StartupError } from '../../core/lifecycle/startup-error.js';
+import { CaPinMismatchError, fetchPinnedCa, parsePinnedJoinToken } from '../../core/pki/join-token-pin.js';
+import { createCsr } from '../../core/pki/pki.js';
 
 /** What the master answered to a join; the file in the data dir holds the same. */
 export interface NodeCredential {
@@ -20,6 +22,11 @@ export interface NodeCredential {
   registryPort?: number;
   /** All pods' range (the master's --cluster-cidr); absent in credentials from masters that did not send it. */
   clusterCIDR?: string;
+  /** The cluster CA (PEM) for an https server: checked against the join token's pin, trusted alone after. */
+  ca?: string;
+  /** The kubelet's serving certificate (the master signed it for the node's name) and its key. */
+  kubeletCert?: string;
+  kubeletKey?: string;
 }
 
 export interface ObtainCredentialOptions {
@@ -35,6 +42,8 @@ export interface ObtainCredentialOptions {
   log: (message: string) => void;
   /** First delay between attempts while the master cannot be reached (doubles to 10 s). */
   retryDelayMs?: number;
+  /** The cluster CA when it is known without a pin (the master runs in this process). */
+  caPem?: string;
 }
 
 export function credentialPath(dataDir: string): string {
@@ -94,10 +103,42 @@ interface JoinResponse {
   podCIDR?: string;
   registryPort?: number;
   clusterCIDR?: string;
+  kubeletCertificate?: string;
+}
+
+/**
+ * The CA to trust for the join. Over https it must come from the token's pin (fetched with no
+ * credential sent, and compared) or from the local master; a bare `id.secret` token is refused
+ * there, as k3s refuses one without its insecure flag: nothing would tell this worker that the
+ * server it is about to hand the secret to is the cluster's. Over plain http (a master run with
+ * --insecure-http) there is nothing to check and the bare token is what the master prints.
+ */
+async function joinCa(options: ObtainCredentialOptions, pin: string | undefined): Promise<string | undefined> {
+  const https = new URL(options.server).protocol === 'https:';
+  if (!https) {
+    if (pin) throw new StartupError(`the join token pins a CA but ${options.server} is plain http: use the master's https URL`);
+    return undefined;
+  }
+  if (options.caPem) return options.caPem;
+  if (!pin) {
+    throw new StartupError(
+      `the join token has no CA hash, so ${options.server} cannot be checked before the token is sent: use the K10<hash>::<id>.<secret> token the master printed (DATA_DIR/join-token)`,
+    );
+  }
+  try {
+    return await fetchPinnedCa(options.server, pin);
+  } catch (err) {
+    if (err instanceof CaPinMismatchError) throw new StartupError(err.message, { cause: err });
+    throw new ConnectionError(`Unable to connect to the server: ${(err as Error).message}`, { cause: err });
+  }
 }
 
 async function requestJoin(options: ObtainCredentialOptions): Promise<NodeCredential> {
-  const client = new ApiClient({ server: options.server, token: options.joinToken, timeoutMs: 15_000 });
+  const parts = parsePinnedJoinToken(options.joinToken ?? '');
+  const ca = await joinCa(options, parts.caHash);
+  const client = new ApiClient({ server: options.server, token: parts.token, timeoutMs: 15_000, tls: { ca } });
+  // Over TLS the kubelet asks for its serving certificate with the join; the master names the node in it.
+  const csr = ca ? await createCsr({ commonName: `system:node:${options.nodeName}`, dnsNames: [options.nodeName] }) : undefined;
   try {
     const answer = (await client.request('POST', '/apis/minik8s.io/v1/join', {
       body: {
@@ -106,6 +147,7 @@ async function requestJoin(options: ObtainCredentialOptions): Promise<NodeCreden
         nodeName: options.nodeName,
         nodePassword: loadOrCreateNodePassword(options.dataDir),
         ...(options.registration ? { labels: options.registration.labels, taints: options.registration.taints } : {}),
+        ...(csr ? { csr: csr.csrPem } : {}),
       },
     })) as JoinResponse;
     if (!answer?.token || !answer.podCIDR) throw new StartupError(`the master at ${options.server} answered the join without a credential or pod CIDR`);
@@ -116,6 +158,8 @@ async function requestJoin(options: ObtainCredentialOptions): Promise<NodeCreden
       podCIDR: answer.podCIDR,
       ...(typeof answer.registryPort === 'number' ? { registryPort: answer.registryPort } : {}),
       ...(typeof answer.clusterCIDR === 'string' ? { clusterCIDR: answer.clusterCIDR } : {}),
+      ...(ca ? { ca } : {}),
+      ...(csr && typeof answer.kubeletCertificate === 'string' ? { kubeletCert: answer.kubeletCertificate, kubeletKey: csr.keyPem } : {}),
     };
   } catch (err) {
     if (err instanceof UnauthorizedError) {
@@ -136,7 +180,7 @@ async function requestJoin(options: ObtainCredentialOptions): Promise<NodeCreden
 
 /** Whether the master still accepts the stored credential (a deleted node's is revoked). */
 async function stillValid(credential: NodeCredential): Promise<boolean> {
-  const client = new ApiClient({ server: credential.server, token: credential.token, timeoutMs: 15_000 });
+  const client = new ApiClient({ server: credential.server, token: credential.token, timeoutMs: 15_000, tls: { ca: credential.ca } });
   try {
     await client.request('GET', `/api/v1/nodes/${encodeURIComponent(credential.nodeName)}`);
     return true;

@@ -1,6 +1,7 @@
 // Many fake nodes in one process, kwok-style: each joins, registers and heartbeats as a real node does; pods bound to them run on in-memory providers and report Running.
 import { setMaxListeners } from 'node:events';
 import http from 'node:http';
+import https from 'node:https';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
 import { nodeKind, type Node, type NodeStatus, type Taint } from '../../core/api/node.js';
@@ -124,7 +125,9 @@ export class FakeNodeHost {
   /** Registered nodes by name; pods bound to any other name are not ours. */
   readonly #nodes = new Map<string, FakeNode>();
   /** Every node's requests go over one bounded pool of connections, whatever the number of nodes. */
-  readonly #agent: http.Agent;
+  /** Made at the first registration: over https it trusts the CA that node's join checked. */
+  #agent: http.Agent | undefined;
+  readonly #maxSockets: number;
   /** The host's shared informers, over whichever registered node's credential still works: started once the first node has registered. */
   readonly #informers: InformerFactory;
   /** Every pod, filed by node (NODE_NAME_INDEX): one watch for all the nodes hosted. */
@@ -135,7 +138,7 @@ export class FakeNodeHost {
     this.#o = options;
     this.#log = options.log ?? (() => {});
     this.#now = options.now ?? (() => new Date());
-    this.#agent = new http.Agent({ keepAlive: true, maxSockets: (options.requestConcurrency ?? 16) + (options.syncWorkers ?? 16) + 4 });
+    this.#maxSockets = (options.requestConcurrency ?? 16) + (options.syncWorkers ?? 16) + 4;
     this.#informers = new InformerFactory({ client: this.#anyNodeClient(), log: this.#log });
     this.#pods = this.#informers.informer<Pod>(podKind);
   }
@@ -214,7 +217,7 @@ export class FakeNodeHost {
       signal.removeEventListener('abort', abortAll);
       await Promise.allSettled(running);
       for (const node of this.#nodes.values()) node.client.close();
-      this.#agent.destroy();
+      this.#agent?.destroy();
     }
   }
 
@@ -318,6 +321,10 @@ export class FakeNodeHost {
           signal,
           log: this.#log,
         });
+    this.#agent ??=
+      new URL(this.#o.server).protocol === 'https:'
+        ? new https.Agent({ keepAlive: true, maxSockets: this.#maxSockets, ca: credential.ca })
+        : new http.Agent({ keepAlive: true, maxSockets: this.#maxSockets });
     const client = new ApiClient({ server: this.#o.server, token: credential.token, timeoutMs: 15_000, agent: this.#agent });
     const provider = new FakeProvider({ recordCalls: false, now: this.#now, info: fakeNodeInfo(this.#o.capacity) });
     const sync = new PodSync({

@@ -50,7 +50,7 @@ export async function startFakeWorker(options: FakeWorkerOptions, signal: AbortS
     signal,
     log,
   });
-  const client = new ApiClient({ server, token: credential.token, timeoutMs: 15_000 });
+  const client = new ApiClient({ server, token: credential.token, timeoutMs: 15_000, tls: { ca: credential.ca } });
   try {
     const provider = new FakeProvider({ recordCalls: false, info: fakeNodeInfo(capacity) });
     log(`worker: node ${credential.nodeName} (${nodeIP}) on the fake provider, pods in ${credential.podCIDR}`);
@@ -77,6 +77,9 @@ export async function startFakeWorker(options: FakeWorkerOptions, signal: AbortS
       podCIDR: credential.podCIDR,
       address: config.kubeletAddress,
       port: config.kubeletPort,
+      ...(credential.kubeletCert && credential.kubeletKey && credential.ca
+        ? { tls: { cert: credential.kubeletCert, key: credential.kubeletKey, ca: credential.ca } }
+        : {}),
       log,
     });
     await Promise.all([

@@ -1,7 +1,10 @@
 // The kubelet's HTTP API (port 10250): container logs, exec, the stats Summary, health; callers must be cluster admins.
 import { KUBELET_API_ADMIN_GROUP } from '../../core/api/kubelet-client.js';
+import { createServer as createHttpsServer } from 'node:https';
 import type { Readable } from 'node:stream';
-import { serve, type ServerType } from '@hono/node-server';
+import type { TLSSocket } from 'node:tls';
+import { serve, type HttpBindings, type ServerType } from '@hono/node-server';
+import { userFromCertificate } from '../../core/pki/peer-user.js';
 import { Hono, type Context } from 'hono';
 import type { Pod } from '../../core/api/pod.js';
 import { ApiError, BadRequestError, ForbiddenError, NotFoundError, ServiceUnavailableError, UnauthorizedError, toApiError } from '../../core/errors.js';
@@ -27,6 +30,12 @@ export interface StartKubeletServerOptions extends KubeletAppOptions {
   address: string;
   port: number;
   signal: AbortSignal;
+  /**
+   * Serve HTTPS with this node's certificate (issued by the cluster CA for the node's name);
+   * client certificates the CA signed authenticate (the master's kubelet-client one), tokens
+   * still go through TokenReview. Absent: plain HTTP.
+   */
+  tls?: { cert: string; key: string; ca: string };
 }
 
 export interface RunningKubeletServer {
@@ -166,8 +175,8 @@ export function createKubeletApp(options: KubeletAppOptions): Hono {
 
   app.use('*', async (c, next) => {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '');
-    let user: KubeletUser | undefined;
-    if (match) {
+    let user: KubeletUser | undefined = userFromCertificate((c.env as Partial<HttpBindings> | undefined)?.incoming?.socket as TLSSocket | undefined);
+    if (!user && match) {
       try {
         user = await options.authenticate(match[1]!);
       } catch (err) {
@@ -281,7 +290,27 @@ export async function startKubeletServer(options: StartKubeletServerOptions): Pr
   const app = createKubeletApp(options);
   const limits = defaultListenerLimits();
   const server = await new Promise<ServerType>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: options.address, port: options.port, serverOptions: listenerServerOptions(limits) }, () => resolve(s));
+    const tls = options.tls;
+    const s = tls
+      ? serve(
+          {
+            fetch: app.fetch,
+            hostname: options.address,
+            port: options.port,
+            createServer: createHttpsServer,
+            serverOptions: {
+              ...listenerServerOptions(limits),
+              handshakeTimeout: limits.headersTimeoutMs,
+              cert: tls.cert,
+              key: tls.key,
+              ca: tls.ca,
+              requestCert: true,
+              rejectUnauthorized: false,
+            },
+          },
+          () => resolve(s),
+        )
+      : serve({ fetch: app.fetch, hostname: options.address, port: options.port, serverOptions: listenerServerOptions(limits) }, () => resolve(s));
     s.once('error', reject);
   });
   // As the API server's listener: a connection cap under the fd limit, headers within 10 s.

@@ -30,6 +30,8 @@ export interface KubeletOptions {
   /** Where the kubelet API (logs, exec, stats) listens; port 0 picks a free one. */
   address: string;
   port: number;
+  /** Serve the kubelet API over HTTPS with the node's certificate (from the join) and the cluster CA. */
+  tls?: { cert: string; key: string; ca: string };
   /** How often every pod is looked at again and orphans are swept (default 10 s). */
   resyncIntervalMs?: number;
   workers?: number;
@@ -205,6 +207,7 @@ export class Kubelet {
       ...(this.#o.nodeStats ? { nodeStats: this.#o.nodeStats } : {}),
       address: this.#o.address,
       port: this.#o.port,
+      ...(this.#o.tls ? { tls: this.#o.tls } : {}),
       signal,
     });
     this.#port = server.port;
