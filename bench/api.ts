@@ -129,6 +129,8 @@ async function startMaster() {
       ...nodeArgs,
       binary,
       '--role=master',
+      // Plain HTTP: this bench measures the API's work, not TLS (bench/tls.ts compares the two).
+      '--insecure-http',
       '--no-registry',
       '--data-dir',
       dataDir,

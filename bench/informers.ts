@@ -221,6 +221,8 @@ async function measureMaster(tree: Tree, endpoint: string, seedClient: ApiClient
     [
       join(tree.root, 'dist/bin/minik8s.js'),
       '--role=master',
+      // Plain HTTP: this bench measures the API's work, not TLS (bench/tls.ts compares the two).
+      '--insecure-http',
       '--data-dir',
       dataDir,
       '--address',

@@ -819,6 +819,8 @@ async function startCluster(clusterCIDR: string, errors: string[]) {
   const master = launch(
     [
       '--role=master',
+      // Plain HTTP: this bench measures the API's work, not TLS (bench/tls.ts compares the two).
+      '--insecure-http',
       '--data-dir',
       dataDir,
       '--address',

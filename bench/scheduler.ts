@@ -339,6 +339,8 @@ async function main(): Promise<void> {
     const base = new URL(`http://127.0.0.1:${port}`);
     const masterArgs = [
       '--role=master',
+      // Plain HTTP: this bench measures the API's work, not TLS (bench/tls.ts compares the two).
+      '--insecure-http',
       '--no-registry',
       '--data-dir',
       dataDir,

@@ -55,8 +55,12 @@ command -v minik8s >/dev/null || die "npm link did not put minik8s on PATH (npm 
 step "building the base images into the registry store (scripts/build-images.sh; cached)"
 MINIK8S_DATA_DIR="$DATA_DIR" bash scripts/build-images.sh
 
+# The API speaks HTTPS with the cluster CA the master makes at its first start (DATA_DIR/pki/ca.crt).
 ready() {
-  node -e "fetch('http://127.0.0.1:${PORT}/readyz', { signal: AbortSignal.timeout(2000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
+  [ -f "$DATA_DIR/pki/ca.crt" ] || return 1
+  CA="$DATA_DIR/pki/ca.crt" node -e "
+    const req = require('node:https').get('https://127.0.0.1:${PORT}/readyz', { ca: require('node:fs').readFileSync(process.env.CA), timeout: 2000 }, (r) => process.exit(r.statusCode === 200 ? 0 : 1));
+    req.on('error', () => process.exit(1)).on('timeout', () => process.exit(1));"
 }
 
 mkdir -p "$LOG_DIR" "$(dirname "$PIDFILE")"
@@ -86,11 +90,11 @@ ready || die "the master did not become ready within 60 s; see $LOG"
 
 # The worker half joins over loopback once the API serves; its Node turns Ready with the first heartbeat.
 step "waiting for this machine's node to be Ready"
-node_ready() { MINIK8S_SERVER="http://127.0.0.1:${PORT}" MINIK8S_TOKEN="$(cat "$DATA_DIR/admin-token")" minik8s get nodes --no-headers 2>/dev/null | awk '$2 == "Ready" { found = 1 } END { exit !found }'; }
+node_ready() { KUBECONFIG="$DATA_DIR/admin.kubeconfig" minik8s get nodes --no-headers 2>/dev/null | awk '$2 == "Ready" { found = 1 } END { exit !found }'; }
 for _ in $(seq 1 120); do
   if node_ready; then
-    printf '\nminik8s is running (PID %s): master and worker in one process.\n  API:         http://127.0.0.1:%s\n  admin token: %s/admin-token\n  join token:  %s/join-token\n  CLI config:  %s/.minik8s/config\n  log:         %s\n  stop it:     kill %s\n' \
-      "$pid" "$PORT" "$DATA_DIR" "$DATA_DIR" "$HOME" "$LOG" "$pid"
+    printf '\nminik8s is running (PID %s): master and worker in one process.\n  API:         https://127.0.0.1:%s (CA %s/pki/ca.crt)\n  kubeconfig:  %s/admin.kubeconfig\n  admin token: %s/admin-token\n  join token:  %s/join-token\n  CLI config:  %s/.minik8s/config\n  log:         %s\n  stop it:     kill %s\n' \
+      "$pid" "$PORT" "$DATA_DIR" "$DATA_DIR" "$DATA_DIR" "$DATA_DIR" "$HOME" "$LOG" "$pid"
     exit 0
   fi
   kill -0 "$pid" 2>/dev/null || { echo "setup: minik8s exited; the end of $LOG:" >&2; tail -n 20 "$LOG" >&2; exit 1; }

@@ -255,6 +255,9 @@ async function startMaster(o: { spec: NetnsClusterSpec; address: string; registr
     clusterCIDR,
     '--activator-port',
     String(activatorPort),
+    // Plain HTTP, as test/helpers/master.ts runs its masters: the tests and the sim cluster's
+    // users call the API with plain fetch and MINIK8S_SERVER (test/tls.test.ts covers HTTPS).
+    '--insecure-http',
     ...(o.spec.masterArgs ?? []),
   ];
   const p = await launchMaster(o.spec, { args, logFile, home, dataDir, url });

@@ -31,7 +31,7 @@ function parser(argv: string[]) {
     .option('secrets-encryption', {
       type: 'boolean',
       default: true,
-      describe: 'encrypt Secrets in etcd with AES-GCM, keys in DATA_DIR/pki/encryption-keys.json (--no-secrets-encryption to store new ones in plain text)',
+      describe: 'encrypt Secrets in etcd with AES-GCM, keys in DATA_DIR/pki/encryption-config.json (--no-secrets-encryption to store new ones in plain text)',
     })
     .option('audit-log-path', {
       type: 'string',
