@@ -2,7 +2,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GpuJob } from '../src/core/api/gpujob.js';
@@ -223,7 +223,9 @@ describe('GPU jobs on a real Slurm, from apply to gpujob output', { skip }, () =
         { 'main.c': source, Makefile: 'main: main.c\n\t@cc -o main main.c\n' },
         { keepJobDirectory: true, script: `make\n./main ${meet} ${tag} ${other}` },
       );
-      writeFileSync(join(dir, `${tag}.yaml`), readFileSync(manifest, 'utf8').replace('"path":"program"', `"path":"../pair-${tag}/program"`));
+      // One directory applied at once: each job's files beside the manifests (a job uploads nothing from outside its manifest's directory).
+      cpSync(join(work, `pair-${tag}`, 'program'), join(dir, `program-${tag}`), { recursive: true });
+      writeFileSync(join(dir, `${tag}.yaml`), readFileSync(manifest, 'utf8').replace('"path":"program"', `"path":"program-${tag}"`));
     }
     const started = Date.now();
     ok('apply', '-n', NS, '-f', dir);
