@@ -1,11 +1,13 @@
-// End to end, GPU jobs on a real one-machine Slurm from two simulated machines: apply -> submitter pod -> sbatch -> gpujob output, for a C job, the CUDA example (nvcc under Slurm, no driver to run), a broken build, two jobs at once, a cancelled job, and a cluster out of reach.
+// End to end, GPU jobs on a real one-machine Slurm from two simulated machines, the API over HTTPS: apply -> submitter pod (trusting the cluster CA) -> sbatch -> gpujob output, for a C job, the CUDA example (nvcc under Slurm, no driver to run), a broken build, two jobs at once, a cancelled job, and a cluster out of reach.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GpuJob } from '../src/core/api/gpujob.js';
+import type { Secret } from '../src/core/api/secret.js';
+import { ApiClient } from '../src/core/client/api-client.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { BINARY } from './helpers/master.js';
 import { createNetnsCluster, netnsSkipReason, type NetnsCluster } from './helpers/netns-node.js';
@@ -26,17 +28,11 @@ describe('GPU jobs on a real Slurm, from apply to gpujob output', { skip }, () =
   const timings: string[] = [];
 
   const master = () => cluster!.master;
+  /** The admin's client over HTTPS, trusting the cluster CA only. */
+  let client: ApiClient | undefined;
   /** The answer's JSON, as the caller says it is. */
-  const api = async <T = unknown>(method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${master().url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${master().token}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json: unknown = await res.json();
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${(json as { message?: string } | null)?.message}`);
-    return json as T;
-  };
+  const api = async <T = unknown>(method: string, path: string, body?: unknown) =>
+    (await client!.request(method, path, body === undefined ? {} : { body })) as T;
   const cli = (...args: string[]) => spawnSync(process.execPath, [BINARY, ...args], { env: master().env, encoding: 'utf8', timeout: 300_000 });
   const ok = (...args: string[]) => {
     const r = cli(...args);
@@ -81,7 +77,9 @@ describe('GPU jobs on a real Slurm, from apply to gpujob output', { skip }, () =
       const built = spawnSync('bash', [join(ROOT, 'scripts', 'build-images.sh'), '--only', 'slurm-client'], { encoding: 'utf8', timeout: 15 * 60_000 });
       assert.equal(built.status, 0, `build-images.sh --only slurm-client: ${built.stderr}${built.stdout}`);
       lap(started, 'submitter image');
-      cluster = await createNetnsCluster({ machines: ['g1', 'g2'], log: (line) => timings.push(line) });
+      // HTTPS with the cluster CA, as masters serve by default: the submitter pods must verify it.
+      cluster = await createNetnsCluster({ machines: ['g1', 'g2'], tls: true, log: (line) => timings.push(line) });
+      client = new ApiClient({ server: cluster.master.url, token: cluster.master.token, tls: { ca: cluster.master.ca } });
       slurm = await startSlurm({ controllerAddress: cluster.hostIP, gpus: 1, cpus: 2 });
       lap(started, `cluster and Slurm (controller ${cluster.hostIP}:${slurm.controllerPort}) up`);
       await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
@@ -110,6 +108,7 @@ describe('GPU jobs on a real Slurm, from apply to gpujob output', { skip }, () =
 
   after(
     async () => {
+      client?.close();
       await slurm?.stop().catch((err: Error) => console.log(`stopping Slurm: ${err.message}`));
       await cluster?.destroy();
       if (work) rmSync(work, { recursive: true, force: true });
@@ -118,7 +117,8 @@ describe('GPU jobs on a real Slurm, from apply to gpujob output', { skip }, () =
     { timeout: 300_000 },
   );
 
-  it('runs a Makefile C job: apply, Succeeded, the expected result.out, pods and job directory gone', async () => {
+  it('runs a Makefile C job over HTTPS: apply, Succeeded, the expected result.out, pods and job directory gone', async () => {
+    assert.match(master().url, /^https:\/\//);
     const started = Date.now();
     assert.match(ok('apply', '-n', NS, '-f', join(ROOT, 'examples', 'gpu', 'hello-c.yaml')), /gpujob\.minik8s\.io\/hello-c created/);
     const j = await finished('hello-c');
@@ -132,6 +132,9 @@ describe('GPU jobs on a real Slurm, from apply to gpujob output', { skip }, () =
     assert.equal(out.result, 'cc -O2 -Wall -o hello hello.c\nhello from a Slurm batch job\nsum of the squares of 1..100 = 338350\n');
     assert.equal(out.error, '');
     assert.equal(j.status?.output, out.result);
+    // The submitter reached the API over HTTPS with the cluster CA from the job's token Secret.
+    const secret = await api<Secret>('GET', `/api/v1/namespaces/${NS}/secrets/gpujob-token-${j.metadata.uid}`);
+    assert.equal(Buffer.from(secret.data?.['ca.crt'] ?? '', 'base64').toString('utf8'), master().ca);
 
     const table = ok('get', 'gpujobs', '-n', NS);
     assert.match(table, /^NAME\s+PHASE\s+SLURM-ID\s+NODE\s+AGE\n/);
@@ -220,7 +223,9 @@ describe('GPU jobs on a real Slurm, from apply to gpujob output', { skip }, () =
         { 'main.c': source, Makefile: 'main: main.c\n\t@cc -o main main.c\n' },
         { keepJobDirectory: true, script: `make\n./main ${meet} ${tag} ${other}` },
       );
-      writeFileSync(join(dir, `${tag}.yaml`), readFileSync(manifest, 'utf8').replace('"path":"program"', `"path":"../pair-${tag}/program"`));
+      // One directory applied at once: each job's files beside the manifests (a job uploads nothing from outside its manifest's directory).
+      cpSync(join(work, `pair-${tag}`, 'program'), join(dir, `program-${tag}`), { recursive: true });
+      writeFileSync(join(dir, `${tag}.yaml`), readFileSync(manifest, 'utf8').replace('"path":"program"', `"path":"program-${tag}"`));
     }
     const started = Date.now();
     ok('apply', '-n', NS, '-f', dir);

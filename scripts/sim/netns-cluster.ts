@@ -1,5 +1,6 @@
 // Several machines on one: a host bridge, a network namespace per simulated machine with its own dockerd and `minik8s --role=worker`, and a master on the host listening on the bridge; each thing made is told to an undo log.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Docker from 'dockerode';
@@ -14,7 +15,10 @@ import { waitFor } from '../../src/core/wait-for.js';
 export const MINIK8S_BINARY = fileURLToPath(new URL('../../bin/minik8s.js', import.meta.url));
 
 export interface NetnsMaster {
+  /** https://BRIDGE_ADDRESS:PORT with `tls`, else http://. */
   url: string;
+  /** The cluster CA (PEM) with `tls`: the only authority to trust for `url`. */
+  ca?: string;
   /** The admin token. */
   token: string;
   joinToken: string;
@@ -93,6 +97,11 @@ export interface NetnsClusterSpec {
   kubeletPort?: number;
   /** Start every process in a session of its own, so that the cluster outlives this process (`sim-cluster up`). */
   detached?: boolean;
+  /**
+   * Serve the API over HTTPS with the cluster CA (the daemon's default). Default false: the
+   * master runs with --insecure-http, since most tests fetch it with plain fetch().
+   */
+  tls?: boolean;
   /** More flags for the master. */
   masterArgs?: string[];
   /** More flags for every worker; a function gets the host's address on the bridge (for flags naming something the test runs there). */
@@ -236,7 +245,7 @@ async function startMaster(o: { spec: NetnsClusterSpec; address: string; registr
     o.lap("base images in the master's registry");
   }
   if (o.spec.signal?.aborted) throw new Error('interrupted');
-  const url = `http://${o.address}:${port}`;
+  const url = `${o.spec.tls ? 'https' : 'http'}://${o.address}:${port}`;
   const logFile = join(root, 'master.log');
   const args = [
     MINIK8S_BINARY,
@@ -255,15 +264,17 @@ async function startMaster(o: { spec: NetnsClusterSpec; address: string; registr
     clusterCIDR,
     '--activator-port',
     String(activatorPort),
-    // Plain HTTP, as test/helpers/master.ts runs its masters: the tests and the sim cluster's
-    // users call the API with plain fetch and MINIK8S_SERVER (test/tls.test.ts covers HTTPS).
-    '--insecure-http',
+    // Plain HTTP unless asked (as test/helpers/master.ts): most tests and the sim cluster's users call
+    // the API with plain fetch and MINIK8S_SERVER; test/tls.test.ts and the GpuJob e2e run HTTPS.
+    ...(o.spec.tls ? [] : ['--insecure-http']),
     ...(o.spec.masterArgs ?? []),
   ];
   const p = await launchMaster(o.spec, { args, logFile, home, dataDir, url });
   const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
+  const ca = o.spec.tls ? readFileSync(join(dataDir, 'pki', 'ca.crt'), 'utf8') : undefined;
   return {
     url,
+    ca,
     token,
     joinToken: readFileSync(join(dataDir, 'join-token'), 'utf8').trim(),
     registryPort: o.registryPort,
@@ -272,7 +283,8 @@ async function startMaster(o: { spec: NetnsClusterSpec; address: string; registr
     dataDir,
     home,
     logFile,
-    env: { ...process.env, HOME: home, MINIK8S_SERVER: url, MINIK8S_TOKEN: token },
+    // With TLS the CLI takes the CA from admin.kubeconfig (the server and token from the environment).
+    env: { ...process.env, HOME: home, MINIK8S_SERVER: url, MINIK8S_TOKEN: token, KUBECONFIG: o.spec.tls ? join(dataDir, 'admin.kubeconfig') : '' },
     pid: p.pid,
     startTime: p.startTime,
     output: p.output,
@@ -299,12 +311,26 @@ async function launchMaster(spec: NetnsClusterSpec, m: { args: string[]; logFile
     `the master at ${m.url} to be ready`,
     async () => {
       if (!p.output().includes('master ready')) return false;
+      if (m.url.startsWith('https:')) return (await httpsStatus(`${m.url}/readyz`, readFileSync(join(m.dataDir, 'pki', 'ca.crt'), 'utf8'))) === 200;
       return (await fetch(`${m.url}/readyz`)).status === 200;
     },
     30_000,
     spec.signal,
   );
   return p;
+}
+
+/** A GET's status over https, trusting only `ca` (Node 20's fetch() takes no CA of its own). */
+function httpsStatus(url: string, ca: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(url, { ca, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 /** Starts the master again (after a test killed it): same data dir, ports and etcd data, so the cluster carries on. */

@@ -285,6 +285,8 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
         outputs: gpuJobOutputs,
         mintToken: (job) => gpuJobTokens.mint(job),
         serverUrl: podServerUrl,
+        // Its submitter pods verify the API server's certificate with the cluster CA (from the job's token Secret).
+        caPem: tls?.ca.certPem,
         log,
       }).start(reconcilerSignal),
       // Last: every component has asked for its informers and added its handlers, so they all list at once.

@@ -8,7 +8,9 @@ minik8s GPU job submitter (the `minik8s/slurm-client` image carries it as
     gpujob-submitter.py cancel   scancel the job (by id and by its unique name), remove its directory
 
 Environment (set by the GpuJob controller): MINIK8S_SERVER, MINIK8S_TOKEN (a token that
-speaks for this one job), GPUJOB_NAMESPACE, GPUJOB_NAME; in local mode SLURM_CONF.
+speaks for this one job), GPUJOB_NAMESPACE, GPUJOB_NAME; in local mode SLURM_CONF. With an
+https server, MINIK8S_CA_DATA: the cluster CA (PEM), the only authority trusted for the
+server's certificate (verification is never turned off).
 
 Everything else comes from the job's `submission` subresource: the files, the batch script
 the master rendered, the job directory and Slurm job name, and how to reach the cluster:
@@ -27,6 +29,7 @@ import os
 import re
 import shlex
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -39,6 +42,7 @@ TOKEN = os.environ.get("MINIK8S_TOKEN", "")
 NAMESPACE = os.environ.get("GPUJOB_NAMESPACE", "default")
 NAME = os.environ.get("GPUJOB_NAME", "")
 JOB_PATH = "/apis/minik8s.io/v1/namespaces/%s/gpujobs/%s" % (NAMESPACE, NAME)
+CA_DATA = os.environ.get("MINIK8S_CA_DATA", "")
 
 # The status carries the end of each file; the whole files go to the master.
 TAIL_BYTES = 4096
@@ -75,6 +79,18 @@ class JobGone(Exception):
 
 # ---------------------------------------------------------------- the API server
 
+def tls_context():
+    """For an https server: trust the cluster CA only (hostname checked too); None for plain http."""
+    if not API.startswith("https://"):
+        return None
+    if not CA_DATA.strip():
+        raise RuntimeError("MINIK8S_SERVER is https but MINIK8S_CA_DATA (the cluster CA) is not set")
+    return ssl.create_default_context(cadata=CA_DATA)
+
+
+TLS = None
+
+
 def api(method, path, body=None, content_type="application/json", deadline_s=120):
     """One request, retried on connection failures and 5xx for up to deadline_s (an API server restart)."""
     data = None
@@ -89,7 +105,7 @@ def api(method, path, body=None, content_type="application/json", deadline_s=120
         if data is not None:
             request.add_header("Content-Type", content_type)
         try:
-            with urllib.request.urlopen(request, timeout=30) as response:
+            with urllib.request.urlopen(request, timeout=30, context=TLS) as response:
                 text = response.read()
                 return json.loads(text) if text else None
         except urllib.error.HTTPError as err:
@@ -104,6 +120,9 @@ def api(method, path, body=None, content_type="application/json", deadline_s=120
                 raise RuntimeError("%s %s: %s %s" % (method, path, err.code, message))
             problem = "%s %s" % (err.code, message)
         except (urllib.error.URLError, OSError) as err:
+            # A certificate the cluster CA did not sign is no outage: retrying will not mend it.
+            if isinstance(getattr(err, "reason", err), ssl.SSLCertVerificationError):
+                raise RuntimeError("%s %s: the API server's certificate does not verify against the cluster CA: %s" % (method, path, err))
             problem = str(err)
         if time.monotonic() - started > deadline_s:
             raise RuntimeError("the API server did not answer %s %s for %d s: %s" % (method, path, deadline_s, problem))
@@ -456,6 +475,12 @@ def main():
         return 2
     if not API or not TOKEN or not NAME:
         sys.stderr.write("gpujob-submitter: MINIK8S_SERVER, MINIK8S_TOKEN and GPUJOB_NAME must be set\n")
+        return 2
+    global TLS
+    try:
+        TLS = tls_context()
+    except (RuntimeError, ssl.SSLError, ValueError) as err:
+        log("%s: %s" % (type(err).__name__, err))
         return 2
     # A deleted pod stops here; cancelling in Slurm is the canceller's work, not a drained node's.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))

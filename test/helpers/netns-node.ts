@@ -111,6 +111,8 @@ export interface NetnsClusterOptions {
   seedImages?: boolean;
   /** The kubelet port on every machine (each has its own network namespace). Default 10250. */
   kubeletPort?: number;
+  /** Serve the API over HTTPS with the cluster CA (`master.ca`); default false (--insecure-http). */
+  tls?: boolean;
   /** More flags for the master and for every worker. */
   masterArgs?: string[];
   workerArgs?: NetnsClusterSpec['workerArgs'];
@@ -152,6 +154,7 @@ export async function createNetnsCluster(options: NetnsClusterOptions): Promise<
     undo: undoing,
     seedImages: options.seedImages,
     kubeletPort: options.kubeletPort,
+    tls: options.tls,
     masterArgs: options.masterArgs,
     workerArgs: options.workerArgs,
     log: options.log,

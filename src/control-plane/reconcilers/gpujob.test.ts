@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { gpuJobKind, type GpuJob, type GpuJobStatus } from '../../core/api/gpujob.js';
 import { namespaceKind } from '../../core/api/namespace.js';
 import { podKind, type Pod } from '../../core/api/pod.js';
+import { secretKind, type Secret } from '../../core/api/secret.js';
 import { slurmClusterKind, type SlurmCluster } from '../../core/api/slurmcluster.js';
 import { LABEL_INDEX } from '../../core/controller/informer.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
@@ -13,11 +14,14 @@ import { ObjectService } from '../api-server/object-service.js';
 import { controllerFixture } from './controller-fixture.js';
 import {
   CLEANUP_GRACE_MS,
+  GPUJOB_CA_KEY,
   GPUJOB_FINALIZER,
   GPUJOB_ROLE_LABEL,
   GPUJOB_UID_LABEL,
   GpuJobController,
   gpuJobPodName,
+  gpuJobTokenSecret,
+  gpuJobTokenSecretName,
   localMounts,
   MAX_CANCEL_ATTEMPTS,
   MAX_SUBMIT_ATTEMPTS,
@@ -81,6 +85,8 @@ function pod(
     status: { phase, containerStatuses: [{ name: 'submitter', state: terminated }] },
   } as unknown as Pod;
 }
+
+const CA_PEM = '-----BEGIN CERTIFICATE-----\nTUlOSUs4UyBURVNUIENB\n-----END CERTIFICATE-----\n';
 
 /** `null`: no SlurmCluster of that name. */
 function state(j: GpuJob, pods: Pod[] = [], c: SlurmCluster | null = cluster()): GpuJobState {
@@ -336,6 +342,27 @@ describe('the submitter pod', () => {
     );
   });
 
+  it("over HTTPS gets the cluster CA from the job's token Secret, never in the pod itself", () => {
+    const p = submitterPod({ ...state(job()), serverUrl: 'https://10.0.0.1:6443', caPem: CA_PEM }, 'submit', 1);
+    const env = p.spec.containers[0].env ?? [];
+    assert.deepEqual(env.slice(0, 3), [
+      { name: 'MINIK8S_SERVER', value: 'https://10.0.0.1:6443' },
+      { name: 'MINIK8S_TOKEN', valueFrom: { secretKeyRef: { name: `gpujob-token-${UID}`, key: 'token' } } },
+      { name: 'MINIK8S_CA_DATA', valueFrom: { secretKeyRef: { name: `gpujob-token-${UID}`, key: 'ca.crt' } } },
+    ]);
+    assert.ok(!JSON.stringify(p).includes('BEGIN CERTIFICATE'), 'the PEM is not in the pod object');
+  });
+
+  it('the token Secret carries the token, and ca.crt when the API server serves HTTPS', () => {
+    const plain = gpuJobTokenSecret(job(), 'gj1.tok.mac');
+    assert.deepEqual(plain.data, { token: Buffer.from('gj1.tok.mac').toString('base64') });
+    const withCa = gpuJobTokenSecret(job(), 'gj1.tok.mac', CA_PEM);
+    assert.equal(GPUJOB_CA_KEY, 'ca.crt');
+    assert.deepEqual(withCa.data, { token: Buffer.from('gj1.tok.mac').toString('base64'), 'ca.crt': Buffer.from(CA_PEM).toString('base64') });
+    assert.equal(withCa.metadata.name, `gpujob-token-${UID}`);
+    assert.deepEqual(withCa.metadata.ownerReferences?.[0]?.uid, UID);
+  });
+
   it("in ssh mode mounts nothing (the key comes from the submission) and keeps to the cluster's nodes", () => {
     const ssh = cluster({
       mode: 'ssh',
@@ -406,6 +433,47 @@ describe('GpuJobController on a memory store', () => {
       });
       await controller.reconcile('gpu/mm');
       assert.equal((await service.list(podKind, 'gpu')).items.length, 1);
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+
+  it("with an HTTPS API server puts the cluster CA in the job's token Secret, also into one made before the master had TLS", async () => {
+    const service = new ObjectService({ store: new MemoryStore() });
+    await service.create(namespaceKind, undefined, { metadata: { name: 'gpu' } });
+    const { client, informers, run } = controllerFixture(new LocalClient(service));
+    const controller = new GpuJobController({
+      client,
+      informers,
+      outputs: { uids: async () => [], remove: async () => {} },
+      mintToken: () => 'gj1.tok.mac',
+      serverUrl: 'https://10.0.0.1:6443',
+      caPem: CA_PEM,
+    });
+    const stop = new AbortController();
+    const running = run(stop.signal, controller);
+    const stored = async () => (await service.get(gpuJobKind, 'gpu', 'mm')) as GpuJob;
+    try {
+      await service.create(gpuJobKind, 'gpu', {
+        metadata: { name: 'mm' },
+        spec: { cluster: 'hpc', program: { files: { 'hello.c': 'int main(void) { return 0; }' } }, slurm: {} },
+      });
+      await waitFor(async () => (await stored()).status?.reason === 'ClusterNotFound', { description: 'the job to wait for its cluster' });
+      // The Secret as a master without TLS made it: the token only.
+      const job = await stored();
+      const old = gpuJobTokenSecret(job, 'gj1.tok.mac');
+      await service.create(secretKind, 'gpu', old);
+      await service.create(slurmClusterKind, 'gpu', { metadata: { name: 'hpc' }, spec: cluster().spec });
+      const pod = await waitFor(
+        async () => (await service.list(podKind, 'gpu', { labelSelector: `${GPUJOB_UID_LABEL}=${job.metadata.uid}` })).items[0] as Pod | undefined,
+        {
+          description: 'a submitter pod',
+        },
+      );
+      assert.ok(pod.spec.containers[0]?.env?.some((e) => e.name === 'MINIK8S_CA_DATA' && e.valueFrom?.secretKeyRef?.key === 'ca.crt'));
+      const secret = (await service.get(secretKind, 'gpu', gpuJobTokenSecretName(job))) as Secret;
+      assert.deepEqual(secret.data, { token: Buffer.from('gj1.tok.mac').toString('base64'), 'ca.crt': Buffer.from(CA_PEM).toString('base64') });
     } finally {
       stop.abort();
       await running;

@@ -48,6 +48,8 @@ export interface GpuJobState {
   /** The job's token (see gpujob-tokens.ts) and where pods reach the API server. */
   token: string;
   serverUrl: string;
+  /** The cluster CA (PEM) that signed the API server's certificate, when it serves HTTPS: pods verify the server with it. */
+  caPem?: string;
   nowMs: number;
 }
 
@@ -103,8 +105,15 @@ export function gpuJobTokenSecretName(job: GpuJob): string {
   return `gpujob-token-${job.metadata.uid ?? ''}`;
 }
 
-/** The token Secret for a job; its pods read it by secretKeyRef, so the token is not in the pod object that every node reads. */
-export function gpuJobTokenSecret(job: GpuJob, token: string): Secret {
+/** The Secret's key for the cluster CA, as in a Kubernetes service account token Secret. */
+export const GPUJOB_CA_KEY = 'ca.crt';
+
+/**
+ * The token Secret for a job; its pods read it by secretKeyRef, so the token is not in the pod
+ * object that every node reads. With an HTTPS API server it also carries the cluster CA
+ * (`ca.crt`), as Kubernetes gives in-cluster clients the CA beside their token.
+ */
+export function gpuJobTokenSecret(job: GpuJob, token: string, caPem?: string): Secret {
   return {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -117,7 +126,10 @@ export function gpuJobTokenSecret(job: GpuJob, token: string): Secret {
       ],
     },
     type: 'Opaque',
-    data: { token: Buffer.from(token, 'utf8').toString('base64') },
+    data: {
+      token: Buffer.from(token, 'utf8').toString('base64'),
+      ...(caPem ? { [GPUJOB_CA_KEY]: Buffer.from(caPem, 'utf8').toString('base64') } : {}),
+    },
   } as Secret;
 }
 
@@ -129,6 +141,8 @@ export function submitterPod(state: GpuJobState, role: PodRole, attempt: number)
     { name: 'MINIK8S_SERVER', value: state.serverUrl },
     // Read from the job's token Secret when the container starts: only the pod's own node may read that Secret.
     { name: 'MINIK8S_TOKEN', valueFrom: { secretKeyRef: { name: gpuJobTokenSecretName(job), key: 'token' } } },
+    // Over HTTPS the submitter trusts only the cluster CA, from the same Secret.
+    ...(state.caPem ? [{ name: 'MINIK8S_CA_DATA', valueFrom: { secretKeyRef: { name: gpuJobTokenSecretName(job), key: GPUJOB_CA_KEY } } }] : []),
     { name: 'GPUJOB_NAMESPACE', value: job.metadata.namespace ?? 'default' },
     { name: 'GPUJOB_NAME', value: job.metadata.name ?? '' },
   ];
@@ -336,6 +350,8 @@ export interface GpuJobControllerOptions {
   mintToken(job: { namespace: string; name: string; uid: string }): string;
   /** The API server's URL as pods reach it. */
   serverUrl: string;
+  /** The cluster CA (PEM) when the API server serves HTTPS; it goes into each job's token Secret for its pods. */
+  caPem?: string;
   log?: (message: string) => void;
   now?: () => number;
 }
@@ -408,6 +424,7 @@ export class GpuJobController {
       pods: this.pods.byIndex(LABEL_INDEX, `${GPUJOB_UID_LABEL}=${uid}`).filter((p) => p.metadata.namespace === namespace),
       token: this.#options.mintToken({ namespace, name: job.metadata.name!, uid }),
       serverUrl: this.#options.serverUrl,
+      caPem: this.#options.caPem,
       nowMs: this.#now(),
     });
     for (const action of plan.actions) await this.#apply(job, action);
@@ -418,11 +435,18 @@ export class GpuJobController {
   async #ensureTokenSecret(job: GpuJob): Promise<void> {
     const namespace = job.metadata.namespace!;
     const token = this.#options.mintToken({ namespace, name: job.metadata.name!, uid: job.metadata.uid! });
+    const want = gpuJobTokenSecret(job, token, this.#options.caPem);
     try {
-      await this.#client.create(secretKind, gpuJobTokenSecret(job, token), { namespace });
+      await this.#client.create(secretKind, want, { namespace });
     } catch (err) {
-      // Made for an earlier pod of the same job: the token is the same (an HMAC of the job's identity).
       if (!(err instanceof AlreadyExistsError)) throw err;
+      // Made for an earlier pod of the same job: the token is the same (an HMAC of the job's identity),
+      // but the CA may be new (a master that served plain HTTP when the job began).
+      const have = (await this.#client.get(secretKind, { namespace, name: want.metadata.name! })) as Secret;
+      const data = want.data ?? {};
+      if (Object.keys(data).some((k) => have.data?.[k] !== data[k])) {
+        await this.#client.patch(secretKind, { namespace, name: want.metadata.name! }, { data: { [GPUJOB_CA_KEY]: null, ...data } });
+      }
     }
   }
 
