@@ -93,7 +93,7 @@ export class MemoryStore implements Store {
     if (revision < this.#compacted) throw new GoneError(`required revision ${revision} has been compacted (the oldest kept is ${this.#compacted})`);
     if (revision > this.#revision) throw new BadRequestError(`required revision ${revision} is a future revision (the store is at ${this.#revision})`);
     let keys: readonly string[] = this.#keys;
-    let valueOf = (key: string): StoredValue => this.#data.get(key)!;
+    let valueAt = (key: string): StoredValue => this.#data.get(key)!;
     if (revision < this.#revision) {
       // Undo, newest first, every event after `revision` on a key under the prefix.
       const then = new Map<string, StoredValue | undefined>();
@@ -107,14 +107,14 @@ export class MemoryStore implements Store {
         else atRevision.delete(key);
       }
       keys = [...atRevision].sort();
-      valueOf = (key) => (then.has(key) ? then.get(key)! : this.#data.get(key)!);
+      valueAt = (key) => (then.has(key) ? then.get(key)! : this.#data.get(key)!);
     }
     const from = page.fromKey !== undefined && page.fromKey > prefix ? page.fromKey : prefix;
     const start = lowerBound(keys, from);
     const end = prefixEndIndex(keys, prefix);
     const stop = page.limit === undefined ? end : Math.min(end, start + page.limit);
     const entries: [string, StoredValue][] = [];
-    for (let i = start; i < stop; i++) entries.push([keys[i]!, valueOf(keys[i]!)]);
+    for (let i = start; i < stop; i++) entries.push([keys[i]!, valueAt(keys[i]!)]);
     return { entries, revision, more: stop < end, remaining: Math.max(0, end - stop) };
   }
 
