@@ -13,7 +13,8 @@ export interface StatusCause {
 export interface Status {
   apiVersion: 'v1';
   kind: 'Status';
-  metadata: Record<string, never>;
+  /** ListMeta's `continue`: on a 410 for an expired continue token, one that goes on from the current revision. */
+  metadata: { continue?: string };
   status: 'Failure' | 'Success';
   message: string;
   reason: string;
@@ -29,6 +30,8 @@ export interface ApiErrorOptions {
   name?: string;
   causes?: StatusCause[];
   retryAfterSeconds?: number;
+  /** Set as the Status's metadata.continue. */
+  listContinue?: string;
 }
 
 /** Base class: an error that knows its HTTP code and Status reason. */
@@ -56,7 +59,7 @@ export class ApiError extends Error {
     return {
       apiVersion: 'v1',
       kind: 'Status',
-      metadata: {},
+      metadata: d.listContinue === undefined ? {} : { continue: d.listContinue },
       status: 'Failure',
       message: this.message,
       reason: this.reason,
@@ -159,6 +162,7 @@ export function errorFromStatus(status: Partial<Status>, httpCode: number): ApiE
   const message = status.message ?? `the server responded with HTTP ${httpCode}`;
   const d = status.details ?? {};
   const options: ApiErrorOptions = { kind: d.kind, group: d.group, name: d.name, causes: d.causes, retryAfterSeconds: d.retryAfterSeconds };
+  if (status.metadata?.continue) options.listContinue = status.metadata.continue;
   switch (status.reason) {
     case 'BadRequest':
       return new BadRequestError(message, options);

@@ -8,9 +8,10 @@ import { matchesFields, parseFieldSelector, type FieldRequirement } from '../../
 import { matches, parseSelector, type Selector } from '../../core/api/selector.js';
 import { invalidError, validateObject, validateUpdate } from '../../core/api/validate.js';
 import { apiVersionOf } from '../../core/api/kind.js';
-import { AlreadyExistsError, BadRequestError, ConflictError, ForbiddenError, NotFoundError, TimeoutError, toApiError } from '../../core/errors.js';
+import { AlreadyExistsError, BadRequestError, ConflictError, ForbiddenError, GoneError, NotFoundError, TimeoutError, toApiError } from '../../core/errors.js';
 import type { ListWatcher } from '../../core/controller/informer.js';
-import { failedKey, type Store, type StoreEntry, type StoreOp } from '../../core/store/store.js';
+import { failedKey, type RawEntry, type Store, type StoreEntry, type StoreOp } from '../../core/store/store.js';
+import { decodeContinue, encodeContinue } from './continue-token.js';
 import { withDefaultTolerations } from './default-tolerations.js';
 import { applyMergePatch } from './merge-patch.js';
 import { effectivePolicy, finalizersForDeletion, ownsDependents } from '../../core/api/deletion-propagation.js';
@@ -36,6 +37,12 @@ export const SYSTEM_NAMESPACES = ['default', 'kube-system'] as const;
 export interface ListOptions {
   labelSelector?: string;
   fieldSelector?: string;
+  /** At most this many items (a positive integer); the list then says how to continue. */
+  limit?: number;
+  /** A token from a previous page's metadata.continue. */
+  continue?: string;
+  /** The request's resourceVersion, which may not come with a continue token. */
+  resourceVersion?: string;
 }
 
 export interface WriteOptions {
@@ -69,7 +76,23 @@ export interface ObjectWatchEvent {
 export interface ObjectList {
   items: KubeObject[];
   resourceVersion: string;
+  /** ListMeta.continue: set when `limit` left items for a next page. */
+  continue?: string;
+  /** ListMeta.remainingItemCount: how many items follow, when known (lists without selectors). */
+  remainingItemCount?: number;
 }
+
+/** One page of a list, objects still JSON text. */
+interface ListPage {
+  items: RawEntry[];
+  revision: number;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
+/** Kubernetes' message for a continue token whose revision has been compacted. */
+export const EXPIRED_CONTINUE_MESSAGE =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
 
 /** A read-only view of namespaces kept current by a watch (an informer's cache). */
 export interface NamespaceLookup {
@@ -153,6 +176,20 @@ function parseFilter(def: KindDefinition, options: ListOptions): Filter {
     filter.fields = fields;
   }
   return filter;
+}
+
+/** A list that asks for a page (limit) or continues one. */
+function isPaged(options: ListOptions): boolean {
+  return (options.limit !== undefined && options.limit > 0) || Boolean(options.continue);
+}
+
+/** ListMeta of a page, in Kubernetes' field order. */
+function listMeta(page: ListPage): Omit<ObjectList, 'items'> {
+  return {
+    resourceVersion: String(page.revision),
+    ...(page.continue !== undefined ? { continue: page.continue } : {}),
+    ...(page.remainingItemCount !== undefined ? { remainingItemCount: page.remainingItemCount } : {}),
+  };
 }
 
 function passes(filter: Filter, obj: KubeObject): boolean {
@@ -261,6 +298,11 @@ export class ObjectService {
 
   async #list(def: KindDefinition, namespace: string | undefined, options: ListOptions): Promise<ObjectList> {
     const filter = parseFilter(def, options);
+    if (isPaged(options)) {
+      const page = await this.#page(def, namespace, options, filter);
+      const items = page.items.map((i) => withResourceVersion(JSON.parse(i.json) as KubeObject, i.revision));
+      return { items, ...listMeta(page) };
+    }
     const result = await this.#store.list<KubeObject>(storePrefix(def, namespace));
     const items: KubeObject[] = [];
     for (const entry of result.items) {
@@ -273,19 +315,81 @@ export class ObjectService {
   }
 
   /**
+   * One page of a list with `limit` and/or `continue`, as Kubernetes' etcd store reads it: the
+   * first page at the current revision, later ones at the first page's revision from the key
+   * after the last one returned; with selectors, store pages are read until `limit` objects
+   * match or the keys run out (and the count of what remains is not known).
+   */
+  async #page(def: KindDefinition, namespace: string | undefined, options: ListOptions, filter: Filter): Promise<ListPage> {
+    const prefix = storePrefix(def, namespace);
+    let fromKey: string | undefined;
+    let revision: number | undefined;
+    if (options.continue) {
+      if (options.resourceVersion !== undefined && options.resourceVersion !== '' && options.resourceVersion !== '0') {
+        throw new BadRequestError('specifying resource version is not allowed when using continue');
+      }
+      ({ fromKey, revision } = decodeContinue(options.continue, prefix));
+    }
+    const filtered = filter.labels !== undefined || filter.fields !== undefined;
+    const limit = options.limit;
+    const items: RawEntry[] = [];
+    for (;;) {
+      let got: Awaited<ReturnType<Store['listRaw']>>;
+      try {
+        got = await this.#store.listRaw(prefix, {
+          ...(fromKey !== undefined ? { fromKey } : {}),
+          ...(limit ? { limit } : {}),
+          ...(revision ? { revision } : {}),
+        });
+      } catch (err) {
+        if (err instanceof GoneError && options.continue && fromKey !== undefined) {
+          // As Kubernetes: the client may start over, or go on inconsistently with this token.
+          const lastKey = fromKey.endsWith('\u0000') ? fromKey.slice(0, -1) : fromKey;
+          throw new GoneError(EXPIRED_CONTINUE_MESSAGE, { cause: err, listContinue: encodeContinue(lastKey, prefix, -1) });
+        }
+        throw err;
+      }
+      revision = got.revision;
+      let consumed = got.items.length;
+      for (let i = 0; i < got.items.length; i++) {
+        const item = got.items[i]!;
+        if (!filtered || passes(filter, JSON.parse(item.json) as KubeObject)) items.push(item);
+        if (limit !== undefined && items.length >= limit) {
+          consumed = i + 1;
+          break;
+        }
+      }
+      const more = consumed < got.items.length || got.more === true;
+      const lastKey = got.items[consumed - 1]?.key;
+      if (!more || lastKey === undefined) return { items, revision };
+      if (limit === undefined || items.length >= limit) {
+        const next: ListPage = { items, revision, continue: encodeContinue(lastKey, prefix, revision) };
+        // Only an unfiltered page knows how many items follow it.
+        if (!filtered && got.remaining !== undefined) next.remainingItemCount = got.remaining + (got.items.length - consumed);
+        return next;
+      }
+      fromKey = `${lastKey}\u0000`;
+    }
+  }
+
+  /**
    * A list as the JSON text of a `{Kind}List`. Without selectors the stored JSON of each object
    * is spliced in as is (with its resourceVersion added), so a list of 10,000 objects is never
    * parsed and re-serialised.
    */
   async listJson(def: KindDefinition, namespace: string | undefined, options: ListOptions = {}): Promise<string> {
-    const head = (rv: string) =>
-      `{"apiVersion":${JSON.stringify(apiVersionOf(def))},"kind":${JSON.stringify(`${def.kind}List`)},"metadata":{"resourceVersion":"${rv}"},"items":[`;
+    const head = (meta: Omit<ObjectList, 'items'>) =>
+      `{"apiVersion":${JSON.stringify(apiVersionOf(def))},"kind":${JSON.stringify(`${def.kind}List`)},"metadata":${JSON.stringify(meta)},"items":[`;
+    if (isPaged(options)) {
+      const page = await this.#page(def, namespace, options, parseFilter(def, options));
+      return `${head(listMeta(page))}${page.items.map((i) => stampJson(i.json, i.revision)).join(',')}]}`;
+    }
     if (options.labelSelector || options.fieldSelector) {
       const list = await this.#list(def, namespace, options);
-      return `${head(list.resourceVersion)}${list.items.map((i) => JSON.stringify(i)).join(',')}]}`;
+      return `${head({ resourceVersion: list.resourceVersion })}${list.items.map((i) => JSON.stringify(i)).join(',')}]}`;
     }
     const raw = await this.#store.listRaw(storePrefix(def, namespace));
-    return `${head(String(raw.revision))}${raw.items.map((i) => stampJson(i.json, i.revision)).join(',')}]}`;
+    return `${head({ resourceVersion: String(raw.revision) })}${raw.items.map((i) => stampJson(i.json, i.revision)).join(',')}]}`;
   }
 
   async create(def: KindDefinition, namespace: string | undefined, body: Record<string, unknown>): Promise<KubeObject> {

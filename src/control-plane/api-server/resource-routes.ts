@@ -89,6 +89,16 @@ async function readDeleteOptions(c: Context): Promise<DeleteOptions> {
   return options;
 }
 
+/** A list's `limit`: a non-negative integer, 0 or absent meaning no limit (as Kubernetes reads it). */
+export function parseLimit(value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(Number(value))) {
+    throw new BadRequestError(`limit: Invalid value: ${JSON.stringify(value)}: must be a non-negative integer`);
+  }
+  const limit = Number(value);
+  return limit === 0 ? undefined : limit;
+}
+
 /** Handles one request on a resource path; the caller has authenticated it. */
 export async function handleResource(c: Context, options: ResourceRoutesOptions): Promise<Response> {
   const target = parseResourcePath(c.req.path);
@@ -102,6 +112,7 @@ export async function handleResource(c: Context, options: ResourceRoutesOptions)
     // Collection: list, watch, create.
     if (method === 'GET') {
       const query = { labelSelector: c.req.query('labelSelector'), fieldSelector: c.req.query('fieldSelector') };
+      const page = { limit: parseLimit(c.req.query('limit')), continue: c.req.query('continue') || undefined, resourceVersion: c.req.query('resourceVersion') };
       const revision = parseResourceVersion(c.req.query('resourceVersion'));
       // A revision this store has not reached: wait briefly, then 504 rather than a watch that waits for ever.
       if (revision !== undefined && revision > 0) await service.waitForRevision(revision);
@@ -117,7 +128,7 @@ export async function handleResource(c: Context, options: ResourceRoutesOptions)
           initialRevision: revision ?? 0,
         });
       }
-      return c.body(await service.listJson(def, namespace, query), 200, { 'content-type': 'application/json' });
+      return c.body(await service.listJson(def, namespace, { ...query, ...page }), 200, { 'content-type': 'application/json' });
     }
     if (method === 'POST') {
       if (def.namespaced && namespace === undefined) throw notAllowed();

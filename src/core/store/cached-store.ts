@@ -1,7 +1,7 @@
 // A watch cache in front of another Store (as Kubernetes' sits in front of etcd): consistent lists and fanned-out watches from memory.
 import { GoneError } from '../errors.js';
-import type { ListResult, RawEntry, Store, StoreEntry, StoreOp, StoreWatchEvent, WatchEventType, WatchOptions } from './store.js';
-import { lowerBound } from './sorted-keys.js';
+import type { ListPageOptions, ListResult, RawListResult, Store, StoreEntry, StoreOp, StoreWatchEvent, WatchEventType, WatchOptions } from './store.js';
+import { lowerBound, prefixEndIndex } from './sorted-keys.js';
 
 export interface CachedStoreOptions {
   /** Keys under this prefix are cached; lists and watches elsewhere go to the inner store. Default `/registry/`. */
@@ -143,6 +143,8 @@ export class CachedStore implements Store {
   #revision = 0;
   /** Every cached-prefix event with revision > #floor is in the ring (or not yet applied). */
   #floor = 0;
+  /** The revision of the last compaction through this cache: reads before it are Gone. */
+  #compacted = 0;
   /** Bumped on every relist: watchers from an older epoch may have missed events and get Gone. */
   #epoch = 0;
   #synced = false;
@@ -188,18 +190,18 @@ export class CachedStore implements Store {
     return this.#inner.get<T>(key);
   }
 
-  async list<T>(prefix: string): Promise<ListResult<T>> {
-    if (!(await this.#readyFor(prefix))) return this.#inner.list<T>(prefix);
+  async list<T>(prefix: string, page: ListPageOptions = {}): Promise<ListResult<T>> {
+    if (!((await this.#readyFor(prefix, page.revision)) && this.#unchangedSince(prefix, page.revision))) return this.#inner.list<T>(prefix, page);
     const items: StoreEntry<T>[] = [];
-    this.#scan(prefix, (key, v) => items.push({ key, value: JSON.parse(v.json) as T, revision: v.revision }));
-    return { items, revision: this.#revision };
+    const rest = this.#scan(prefix, page, (key, v) => items.push({ key, value: JSON.parse(v.json) as T, revision: v.revision }));
+    return { items, revision: page.revision ?? this.#revision, ...rest };
   }
 
-  async listRaw(prefix: string): Promise<{ items: RawEntry[]; revision: number }> {
-    if (!(await this.#readyFor(prefix))) return this.#inner.listRaw(prefix);
-    const items: RawEntry[] = [];
-    this.#scan(prefix, (key, v) => items.push({ key, json: v.json, revision: v.revision }));
-    return { items, revision: this.#revision };
+  async listRaw(prefix: string, page: ListPageOptions = {}): Promise<RawListResult> {
+    if (!((await this.#readyFor(prefix, page.revision)) && this.#unchangedSince(prefix, page.revision))) return this.#inner.listRaw(prefix, page);
+    const items: RawListResult['items'] = [];
+    const rest = this.#scan(prefix, page, (key, v) => items.push({ key, json: v.json, revision: v.revision }));
+    return { items, revision: page.revision ?? this.#revision, ...rest };
   }
 
   create(key: string, value: unknown): Promise<number> {
@@ -236,6 +238,7 @@ export class CachedStore implements Store {
   /** Compacts the inner store and drops the cache's own history before `revision` too. */
   async compact(revision: number): Promise<void> {
     await this.#inner.compact(revision);
+    this.#compacted = Math.max(this.#compacted, revision);
     // Events up to `revision` may still be on their way in: the floor below counts what we hold.
     await this.#waitForRevision(revision);
     const dropped = this.#ring.dropBefore(revision);
@@ -256,22 +259,42 @@ export class CachedStore implements Store {
 
   // ---- reading from memory ----
 
-  /** True once the cache may answer a list of `prefix`: it covers it and has caught up with the inner store. */
-  async #readyFor(prefix: string): Promise<boolean> {
+  /**
+   * True once the cache may answer a list of `prefix`: it covers it and has caught up with the
+   * inner store, or (for a read at `revision`) nothing under the prefix has changed since then.
+   */
+  async #readyFor(prefix: string, revision?: number): Promise<boolean> {
     if (!this.#synced || !prefix.startsWith(this.#prefix)) return false;
-    // A list must see every write that finished before it started: wait for the cache to
-    // reach the inner store's revision as of now.
-    const target = await this.#inner.currentRevision();
-    return this.#waitForRevision(target);
+    if (revision === undefined) {
+      // A list must see every write that finished before it started: wait for the cache to
+      // reach the inner store's revision as of now.
+      const target = await this.#inner.currentRevision();
+      return this.#waitForRevision(target);
+    }
+    // A compacted revision is the inner store's to refuse (Gone).
+    return revision >= this.#compacted && this.#waitForRevision(revision);
   }
 
-  #scan(prefix: string, each: (key: string, value: CachedValue) => void): void {
+  /**
+   * True when what the cache holds under `prefix` is what was there at `revision` (always, for
+   * a read of the present): no event since has touched the prefix. Checked in the same turn
+   * as the scan that follows it, since events are applied between turns.
+   */
+  #unchangedSince(prefix: string, revision: number | undefined): boolean {
+    if (revision === undefined) return true;
+    if (revision < this.#floor || revision < this.#compacted) return false;
+    return !this.#ring.after(revision).some((e) => e.key.startsWith(prefix));
+  }
+
+  /** Calls `each` for one page of the prefix's keys; says how many follow it when `limit` cut it short. */
+  #scan(prefix: string, page: ListPageOptions, each: (key: string, value: CachedValue) => void): { more?: boolean; remaining?: number } {
     const keys = this.#keys;
-    for (let i = lowerBound(keys, prefix); i < keys.length; i++) {
-      const key = keys[i]!;
-      if (!key.startsWith(prefix)) break;
-      each(key, this.#items.get(key)!);
-    }
+    const from = page.fromKey !== undefined && page.fromKey > prefix ? page.fromKey : prefix;
+    const start = lowerBound(keys, from);
+    const end = prefixEndIndex(keys, prefix);
+    const stop = page.limit === undefined ? end : Math.min(end, start + page.limit);
+    for (let i = start; i < stop; i++) each(keys[i]!, this.#items.get(keys[i]!)!);
+    return stop < end ? { more: true, remaining: end - stop } : {};
   }
 
   #waitForRevision(revision: number): Promise<boolean> {

@@ -3,7 +3,17 @@ import { circuitBreaker, ConsecutiveBreaker, handleWhen, retry } from 'cockatiel
 import { Etcd3, isRecoverableError, type IKeyValue, type IWatchResponse, type Watcher } from 'etcd3';
 import { AlreadyExistsError, ApiError, ConflictError, GoneError, NotFoundError, RequestEntityTooLargeError, ServiceUnavailableError } from '../errors.js';
 import { IDENTITY_TRANSFORMER, type ValueTransformer } from './value-transformer.js';
-import { withFailedKey, type ListResult, type RawEntry, type Store, type StoreEntry, type StoreOp, type StoreWatchEvent, type WatchOptions } from './store.js';
+import {
+  withFailedKey,
+  type ListPageOptions,
+  type ListResult,
+  type RawListResult,
+  type Store,
+  type StoreEntry,
+  type StoreOp,
+  type StoreWatchEvent,
+  type WatchOptions,
+} from './store.js';
 
 export interface EtcdStoreOptions {
   /** `127.0.0.1:2379` or `http://127.0.0.1:2379`. */
@@ -204,64 +214,79 @@ export class EtcdStore implements Store {
     return withinBudget(this.#transformer.toStorage(key, Buffer.from(JSON.stringify(value))), budget);
   }
 
-  async list<T>(prefix: string): Promise<ListResult<T>> {
+  async list<T>(prefix: string, page: ListPageOptions = {}): Promise<ListResult<T>> {
     const items: StoreEntry<T>[] = [];
-    const revision = await this.#range(
+    const read = await this.#range(
       prefix,
       (kv) => items.push(decode<T>(kv, this.#read)),
       () => {
         items.length = 0;
       },
+      page,
     );
-    return { items, revision };
+    return { items, ...read };
   }
 
-  async listRaw(prefix: string): Promise<{ items: RawEntry[]; revision: number }> {
-    const items: RawEntry[] = [];
-    const revision = await this.#range(
+  async listRaw(prefix: string, page: ListPageOptions = {}): Promise<RawListResult> {
+    const items: RawListResult['items'] = [];
+    const read = await this.#range(
       prefix,
       (kv) => items.push({ key: kv.key.toString('utf8'), json: this.#read(kv), revision: Number(kv.mod_revision) }),
       () => {
         items.length = 0;
       },
+      page,
     );
-    return { items, revision };
+    return { items, ...read };
   }
 
   /**
-   * Reads every key under a prefix in pages, all at the revision of the first page. `each`
-   * must only collect: a compaction between pages restarts the read from the beginning.
+   * Reads the keys under a prefix (from `page.fromKey`, at most `page.limit`) in pages, all at
+   * `page.revision` or the revision of the first page. `each` must only collect: a compaction
+   * between pages restarts a read at no fixed revision; one at a given revision is Gone.
    */
-  async #range(prefix: string, each: (kv: IKeyValue) => void, reset: () => void): Promise<number> {
+  async #range(
+    prefix: string,
+    each: (kv: IKeyValue) => void,
+    reset: () => void,
+    page: ListPageOptions = {},
+  ): Promise<{ revision: number; more?: boolean; remaining?: number }> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#rangeOnce(prefix, each);
+        return await this.#rangeOnce(prefix, each, page);
       } catch (err) {
+        if (isCompaction(err) && page.revision !== undefined) {
+          throw new GoneError(`required revision ${page.revision} has been compacted`, { cause: err });
+        }
         if (!isCompaction(err) || attempt >= 3) unavailable(err);
         reset();
       }
     }
   }
 
-  async #rangeOnce(prefix: string, each: (kv: IKeyValue) => void): Promise<number> {
+  async #rangeOnce(prefix: string, each: (kv: IKeyValue) => void, page: ListPageOptions): Promise<{ revision: number; more?: boolean; remaining?: number }> {
     const { key, end } = prefixRange(prefix);
-    let revision = 0;
-    let from = key;
+    let revision = page.revision ?? 0;
+    let from = page.fromKey !== undefined && page.fromKey > prefix ? Buffer.from(page.fromKey) : key;
+    let left = page.limit ?? Number.POSITIVE_INFINITY;
     for (;;) {
       const res = await this.#client.kv.range({
         key: from,
         range_end: end,
-        limit: String(PAGE_SIZE),
+        limit: String(Math.min(PAGE_SIZE, left)),
         ...(revision ? { revision: String(revision) } : {}),
       });
       // Every later page is read at the first page's revision: one snapshot.
       if (!revision) revision = Number(res.header.revision);
       for (const kv of res.kvs) each(kv);
+      left -= res.kvs.length;
       if (!res.more || res.kvs.length === 0) break;
+      // etcd counts every key of the range from this page's start: what follows is the rest.
+      if (left <= 0) return { revision, more: true, remaining: Number(res.count) - res.kvs.length };
       // Next page: the key just after the last one returned.
       from = Buffer.concat([res.kvs[res.kvs.length - 1]!.key, Buffer.from([0])]);
     }
-    return revision;
+    return { revision };
   }
 
   /**

@@ -1,9 +1,10 @@
 // An in-memory Store with etcd's semantics (revisions, CAS, history for watches), for tests and simulations.
-import { AlreadyExistsError, ConflictError, GoneError, NotFoundError } from '../errors.js';
+import { AlreadyExistsError, BadRequestError, ConflictError, GoneError, NotFoundError } from '../errors.js';
 import {
   withFailedKey,
+  type ListPageOptions,
   type ListResult,
-  type RawEntry,
+  type RawListResult,
   type Store,
   type StoreEntry,
   type StoreOp,
@@ -11,7 +12,7 @@ import {
   type WatchEventType,
   type WatchOptions,
 } from './store.js';
-import { lowerBound } from './sorted-keys.js';
+import { lowerBound, prefixEndIndex } from './sorted-keys.js';
 
 /**
  * Values are kept as JSON text: serialising on the way in refuses what etcd could not store
@@ -27,6 +28,16 @@ interface StoredEvent {
   key: string;
   json: string;
   revision: number;
+  /** The key's value before this event (absent for ADDED): what a read at an older revision sees. */
+  prev?: StoredValue;
+}
+
+/** The keys of one list page with their values, and what follows them. */
+interface Page {
+  entries: [string, StoredValue][];
+  revision: number;
+  more: boolean;
+  remaining: number;
 }
 
 /** Index of the first event with revision > `revision` (history is ordered by revision). */
@@ -64,26 +75,47 @@ export class MemoryStore implements Store {
     return { key, value: JSON.parse(r.json) as T, revision: r.revision };
   }
 
-  async list<T>(prefix: string): Promise<ListResult<T>> {
-    const items: StoreEntry<T>[] = [];
-    for (let i = lowerBound(this.#keys, prefix); i < this.#keys.length; i++) {
-      const key = this.#keys[i]!;
-      if (!key.startsWith(prefix)) break;
-      const r = this.#data.get(key)!;
-      items.push({ key, value: JSON.parse(r.json) as T, revision: r.revision });
-    }
-    return { items, revision: this.#revision };
+  async list<T>(prefix: string, page: ListPageOptions = {}): Promise<ListResult<T>> {
+    const p = this.#page(prefix, page);
+    const items = p.entries.map(([key, r]): StoreEntry<T> => ({ key, value: JSON.parse(r.json) as T, revision: r.revision }));
+    return { items, revision: p.revision, ...(p.more ? { more: true, remaining: p.remaining } : {}) };
   }
 
-  async listRaw(prefix: string): Promise<{ items: RawEntry[]; revision: number }> {
-    const items: RawEntry[] = [];
-    for (let i = lowerBound(this.#keys, prefix); i < this.#keys.length; i++) {
-      const key = this.#keys[i]!;
-      if (!key.startsWith(prefix)) break;
-      const r = this.#data.get(key)!;
-      items.push({ key, json: r.json, revision: r.revision });
+  async listRaw(prefix: string, page: ListPageOptions = {}): Promise<RawListResult> {
+    const p = this.#page(prefix, page);
+    const items = p.entries.map(([key, r]) => ({ key, json: r.json, revision: r.revision }));
+    return { items, revision: p.revision, ...(p.more ? { more: true, remaining: p.remaining } : {}) };
+  }
+
+  /** One page of `prefix`'s keys, now or (undoing the history after it) at `page.revision`. */
+  #page(prefix: string, page: ListPageOptions): Page {
+    const revision = page.revision ?? this.#revision;
+    if (revision < this.#compacted) throw new GoneError(`required revision ${revision} has been compacted (the oldest kept is ${this.#compacted})`);
+    if (revision > this.#revision) throw new BadRequestError(`required revision ${revision} is a future revision (the store is at ${this.#revision})`);
+    let keys: readonly string[] = this.#keys;
+    let valueAt = (key: string): StoredValue => this.#data.get(key)!;
+    if (revision < this.#revision) {
+      // Undo, newest first, every event after `revision` on a key under the prefix.
+      const then = new Map<string, StoredValue | undefined>();
+      for (let i = this.#history.length - 1; i >= 0 && this.#history[i]!.revision > revision; i--) {
+        const e = this.#history[i]!;
+        if (e.key.startsWith(prefix)) then.set(e.key, e.prev);
+      }
+      const atRevision = new Set(keys.slice(lowerBound(keys, prefix), prefixEndIndex(keys, prefix)));
+      for (const [key, value] of then) {
+        if (value) atRevision.add(key);
+        else atRevision.delete(key);
+      }
+      keys = [...atRevision].sort();
+      valueAt = (key) => (then.has(key) ? then.get(key)! : this.#data.get(key)!);
     }
-    return { items, revision: this.#revision };
+    const from = page.fromKey !== undefined && page.fromKey > prefix ? page.fromKey : prefix;
+    const start = lowerBound(keys, from);
+    const end = prefixEndIndex(keys, prefix);
+    const stop = page.limit === undefined ? end : Math.min(end, start + page.limit);
+    const entries: [string, StoredValue][] = [];
+    for (let i = start; i < stop; i++) entries.push([keys[i]!, valueAt(keys[i]!)]);
+    return { entries, revision, more: stop < end, remaining: Math.max(0, end - stop) };
   }
 
   async create(key: string, value: unknown): Promise<number> {
@@ -131,6 +163,7 @@ export class MemoryStore implements Store {
     }
     // Serialise everything before changing anything, so that a value JSON refuses writes nothing.
     const jsons = ops.map((op) => (op.type === 'delete' ? this.#data.get(op.key)!.json : JSON.stringify(op.value)));
+    const prevs = ops.map((op) => this.#data.get(op.key));
     const revision = ++this.#revision;
     ops.forEach((op, i) => {
       const json = jsons[i]!;
@@ -141,7 +174,7 @@ export class MemoryStore implements Store {
       } else {
         this.#data.set(op.key, { json, revision });
       }
-      this.#history.push({ type: op.type === 'create' ? 'ADDED' : op.type === 'update' ? 'MODIFIED' : 'DELETED', key: op.key, json, revision });
+      this.#history.push({ type: op.type === 'create' ? 'ADDED' : op.type === 'update' ? 'MODIFIED' : 'DELETED', key: op.key, json, revision, prev: prevs[i] });
     });
     this.#wakeAll();
     return revision;
@@ -198,10 +231,11 @@ export class MemoryStore implements Store {
   }
 
   #write(type: WatchEventType, key: string, json: string): number {
+    const prev = this.#data.get(key);
     const revision = ++this.#revision;
     if (type === 'DELETED') this.#data.delete(key);
     else this.#data.set(key, { json, revision });
-    this.#history.push({ type, key, json, revision });
+    this.#history.push({ type, key, json, revision, prev });
     this.#wakeAll();
     return revision;
   }

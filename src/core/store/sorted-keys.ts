@@ -11,3 +11,11 @@ export function lowerBound(keys: readonly string[], key: string): number {
   }
   return lo;
 }
+
+/** Index just past the last element of sorted `keys` that starts with `prefix`. */
+export function prefixEndIndex(keys: readonly string[], prefix: string): number {
+  if (prefix === '') return keys.length;
+  // Every string starting with `prefix` sorts before the prefix with its last code unit raised by one.
+  const bound = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+  return lowerBound(keys, bound);
+}

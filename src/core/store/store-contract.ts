@@ -126,6 +126,78 @@ export function runStoreContract(name: string, open: () => Promise<OpenedStore>)
       controller.abort();
     });
 
+    it('lists in pages: a limit, a start key, and how many keys follow', async () => {
+      const p = fresh();
+      for (const k of ['a', 'b', 'c', 'd', 'e']) await store.create(`${p}in/${k}`, { k });
+      await store.create(`${p}out`, { k: 'out' });
+      const first = await store.list<{ k: string }>(`${p}in/`, { limit: 2 });
+      assert.deepEqual(
+        first.items.map((i) => i.value.k),
+        ['a', 'b'],
+      );
+      assert.equal(first.more, true);
+      assert.equal(first.remaining, 3);
+      const page = { fromKey: `${first.items[1]!.key}\u0000`, revision: first.revision };
+      const second = await store.listRaw(`${p}in/`, { ...page, limit: 2 });
+      assert.deepEqual(
+        second.items.map((i) => JSON.parse(i.json).k),
+        ['c', 'd'],
+      );
+      assert.equal(second.revision, first.revision);
+      assert.equal(second.remaining, 1);
+      const last = await store.list<{ k: string }>(`${p}in/`, { fromKey: `${second.items[1]!.key}\u0000`, revision: first.revision, limit: 2 });
+      assert.deepEqual(
+        last.items.map((i) => i.value.k),
+        ['e'],
+      );
+      assert.ok(!last.more, 'the last page says nothing more follows');
+      const whole = await store.list(`${p}in/`, { limit: 5 });
+      assert.equal(whole.items.length, 5);
+      assert.ok(!whole.more, 'a limit that takes every key leaves nothing more');
+    });
+
+    it('reads a later page at the revision of the first while keys change', async () => {
+      const p = fresh();
+      const revs = new Map<string, number>();
+      for (const k of ['a', 'c', 'e', 'g']) revs.set(k, await store.create(`${p}${k}`, { k, v: 1 }));
+      const first = await store.list<{ k: string }>(p, { limit: 1 });
+      await store.create(`${p}d`, { k: 'd', v: 1 });
+      await store.update(`${p}e`, { k: 'e', v: 2 }, revs.get('e')!);
+      await store.delete(`${p}g`);
+      await store.create(`${p}z`, { k: 'z', v: 1 });
+      const rest = await store.list<{ k: string; v: number }>(p, { fromKey: `${first.items[0]!.key}\u0000`, revision: first.revision });
+      assert.deepEqual(
+        rest.items.map((i) => [i.value.k, i.value.v, i.revision]),
+        [
+          ['c', 1, revs.get('c')],
+          ['e', 1, revs.get('e')],
+          ['g', 1, revs.get('g')],
+        ],
+      );
+      assert.equal(rest.revision, first.revision);
+      const now = await store.list<{ k: string; v: number }>(p, { fromKey: `${first.items[0]!.key}\u0000` });
+      assert.deepEqual(
+        now.items.map((i) => [i.value.k, i.value.v]),
+        [
+          ['c', 1],
+          ['d', 1],
+          ['e', 2],
+          ['z', 1],
+        ],
+      );
+    });
+
+    it('answers Gone for a page at a compacted revision', async () => {
+      const p = fresh();
+      await store.create(`${p}a`, {});
+      await store.create(`${p}b`, {});
+      const first = await store.list(p, { limit: 1 });
+      await store.update(`${p}b`, { v: 2 }, first.revision);
+      await store.compact(await store.currentRevision());
+      await assert.rejects(store.list(p, { fromKey: `${p}a\u0000`, revision: first.revision, limit: 1 }), GoneError);
+      await assert.rejects(store.listRaw(p, { fromKey: `${p}a\u0000`, revision: first.revision }), GoneError);
+    });
+
     it('deletes without an expected revision, and refuses to update what was deleted', async () => {
       const p = fresh();
       const r1 = await store.create(`${p}a`, { v: 1 });

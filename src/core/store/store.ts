@@ -25,6 +25,23 @@ export interface ListResult<T = unknown> {
   items: StoreEntry<T>[];
   /** The store revision the list was read at. */
   revision: number;
+  /** True when `limit` stopped the list before the prefix's last key. */
+  more?: boolean;
+  /** With `more`: how many keys under the prefix follow the last one returned. */
+  remaining?: number;
+}
+
+/** One page of a list (Kubernetes' limit/continue, etcd's range with a start key, limit and revision). */
+export interface ListPageOptions {
+  /** Start at this key (inclusive) instead of the prefix's first; keys outside the prefix are never read. */
+  fromKey?: string;
+  /** At most this many entries (a positive integer); absent: every one. */
+  limit?: number;
+  /**
+   * Read the keys as they were at this revision, as a later page of a list read at it must.
+   * GoneError when it has been compacted.
+   */
+  revision?: number;
 }
 
 /** A stored value as the JSON text it was written as (for answering lists without re-serialising). */
@@ -32,6 +49,13 @@ export interface RawEntry {
   key: string;
   json: string;
   revision: number;
+}
+
+export interface RawListResult {
+  items: RawEntry[];
+  revision: number;
+  more?: boolean;
+  remaining?: number;
 }
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -76,9 +100,9 @@ export function withFailedKey<E extends Error>(err: E, key: string): E {
 export interface Store {
   get<T = unknown>(key: string): Promise<StoreEntry<T>>;
   /** Every key starting with `prefix`, read at one revision. */
-  list<T = unknown>(prefix: string): Promise<ListResult<T>>;
+  list<T = unknown>(prefix: string, page?: ListPageOptions): Promise<ListResult<T>>;
   /** Like list, but values stay JSON text: a large list can be answered without parsing it. */
-  listRaw(prefix: string): Promise<{ items: RawEntry[]; revision: number }>;
+  listRaw(prefix: string, page?: ListPageOptions): Promise<RawListResult>;
   /** Fails with AlreadyExistsError if the key exists. Returns the new revision. */
   create(key: string, value: unknown): Promise<number>;
   /** Compare-and-swap on the key's current revision. Returns the new revision. */
