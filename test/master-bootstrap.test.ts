@@ -216,6 +216,7 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
     const r = run(
       [
         'master',
+        '--insecure-http',
         '--no-write-config',
         '--no-registry',
         '--data-dir',
