@@ -143,7 +143,12 @@ describe('secure store and audit log', () => {
   it("records an admin's create with 201 and a node's forbidden read with 403 (0600, JSON lines)", async () => {
     const created = await api('POST', '/api/v1/namespaces', master.token, { metadata: { name: 'audited' } });
     assert.equal(created.status, 201);
-    const joined = await api('POST', '/apis/minik8s.io/v1/join', master.joinToken, { apiVersion: 'minik8s.io/v1', kind: 'JoinRequest', nodeName: 'audit-n1' });
+    const joined = await api('POST', '/apis/minik8s.io/v1/join', master.joinToken, {
+      apiVersion: 'minik8s.io/v1',
+      kind: 'JoinRequest',
+      nodeName: 'audit-n1',
+      nodePassword: 'audit-node-password-0123456789',
+    });
     assert.equal(joined.status, 200, await joined.clone().text());
     const nodeToken = ((await joined.json()) as { token: string }).token;
     const refused = await api('GET', '/api/v1/namespaces/default/secrets/db', nodeToken);
