@@ -1,5 +1,4 @@
 // The API server: a Hono app (authentication, authorization, health, special routes, discovery, resources) and its HTTP listener.
-import { createServer as createHttpsServer } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import { serve, type HttpBindings, type ServerType } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
@@ -8,7 +7,7 @@ import { Informer } from '../../core/controller/informer.js';
 import type { InformerFactory } from '../../core/controller/informer-factory.js';
 import { AlreadyExistsError, NotFoundError, UnauthorizedError } from '../../core/errors.js';
 import type { Store } from '../../core/store/store.js';
-import { applyListenerLimits, defaultListenerLimits, listenerServerOptions, type ListenerLimits } from '../../core/lifecycle/listener-limits.js';
+import { applyListenerLimits, defaultListenerLimits, listenerServeOptions, type ListenerLimits } from '../../core/lifecycle/listener-limits.js';
 import { versionInfo } from '../../core/version.js';
 import { auditMiddleware, type AuditSink } from './audit-log.js';
 import { type Authenticator, type UserInfo, userFromCertificate } from './auth.js';
@@ -191,29 +190,7 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ru
   await ensureSystemNamespaces(service);
   const limits: ListenerLimits = { ...defaultListenerLimits(), ...options.listenerLimits };
   const server = await new Promise<ServerType>((resolve, reject) => {
-    const s = options.tls
-      ? serve(
-          {
-            fetch: app.fetch,
-            hostname: options.address,
-            port: options.port,
-            createServer: createHttpsServer,
-            // Certificates are asked for but not required, so that bearer tokens keep working;
-            // only a certificate the CA verified (socket.authorized) names a user. A handshake
-            // gets as long as a request's headers do (Node's default holds it for 120 s).
-            serverOptions: {
-              ...listenerServerOptions(limits),
-              handshakeTimeout: limits.headersTimeoutMs,
-              cert: options.tls.cert,
-              key: options.tls.key,
-              ca: options.tls.ca,
-              requestCert: true,
-              rejectUnauthorized: false,
-            },
-          },
-          () => resolve(s),
-        )
-      : serve({ fetch: app.fetch, hostname: options.address, port: options.port, serverOptions: listenerServerOptions(limits) }, () => resolve(s));
+    const s = serve({ fetch: app.fetch, hostname: options.address, port: options.port, ...listenerServeOptions(limits, options.tls) }, () => resolve(s));
     s.once('error', reject);
   });
   // A cap under the fd limit, so that a flood of idle connections cannot use every descriptor the

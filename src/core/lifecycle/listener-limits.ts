@@ -1,6 +1,7 @@
 // Limits every HTTP listener of ours applies against floods and slowloris: a connection cap under the fd limit, header and request timeouts.
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
+import { createServer as createHttpsServer, type ServerOptions as HttpsServerOptions } from 'node:https';
 import type { Socket } from 'node:net';
 import { Server as TlsServer } from 'node:tls';
 
@@ -81,6 +82,38 @@ export function listenerServerOptions(limits: ListenerLimits): {
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
+  };
+}
+
+/** A listener's certificate and key, and the CA whose client certificates it reads (PEM). */
+export interface ListenerTls {
+  cert: string;
+  key: string;
+  ca: string;
+}
+
+/**
+ * @hono/node-server's `createServer` and `serverOptions` for a listener with these limits:
+ * HTTPS when `tls` is given, else plain HTTP. Client certificates are asked for but not
+ * required, so that bearer tokens keep working; only one the CA verified (socket.authorized)
+ * may name a user. A handshake gets as long as a request's headers (Node's default is 120 s).
+ */
+export function listenerServeOptions(
+  limits: ListenerLimits,
+  tls?: ListenerTls,
+): { createServer?: typeof createHttpsServer; serverOptions: ReturnType<typeof listenerServerOptions> | HttpsServerOptions } {
+  if (!tls) return { serverOptions: listenerServerOptions(limits) };
+  return {
+    createServer: createHttpsServer,
+    serverOptions: {
+      ...listenerServerOptions(limits),
+      handshakeTimeout: limits.headersTimeoutMs,
+      cert: tls.cert,
+      key: tls.key,
+      ca: tls.ca,
+      requestCert: true,
+      rejectUnauthorized: false,
+    },
   };
 }
 

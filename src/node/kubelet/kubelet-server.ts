@@ -1,6 +1,5 @@
 // The kubelet's HTTP API (port 10250): container logs, exec, the stats Summary, health; callers must be cluster admins.
 import { KUBELET_API_ADMIN_GROUP } from '../../core/api/kubelet-client.js';
-import { createServer as createHttpsServer } from 'node:https';
 import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { serve, type HttpBindings, type ServerType } from '@hono/node-server';
@@ -10,7 +9,7 @@ import type { Pod } from '../../core/api/pod.js';
 import { ApiError, BadRequestError, ForbiddenError, NotFoundError, ServiceUnavailableError, UnauthorizedError, toApiError } from '../../core/errors.js';
 import type { ContainerStats, PodProvider, PodRef, RuntimeContainer } from '../../runtime/provider.js';
 import type { KubeletUser } from './token-review.js';
-import { applyListenerLimits, defaultListenerLimits, listenerServerOptions } from '../../core/lifecycle/listener-limits.js';
+import { applyListenerLimits, defaultListenerLimits, listenerServeOptions } from '../../core/lifecycle/listener-limits.js';
 
 /** The group whose members may use the kubelet API (the API server's proxy credential is one). */
 export const KUBELET_API_GROUP = 'system:masters';
@@ -290,27 +289,7 @@ export async function startKubeletServer(options: StartKubeletServerOptions): Pr
   const app = createKubeletApp(options);
   const limits = defaultListenerLimits();
   const server = await new Promise<ServerType>((resolve, reject) => {
-    const tls = options.tls;
-    const s = tls
-      ? serve(
-          {
-            fetch: app.fetch,
-            hostname: options.address,
-            port: options.port,
-            createServer: createHttpsServer,
-            serverOptions: {
-              ...listenerServerOptions(limits),
-              handshakeTimeout: limits.headersTimeoutMs,
-              cert: tls.cert,
-              key: tls.key,
-              ca: tls.ca,
-              requestCert: true,
-              rejectUnauthorized: false,
-            },
-          },
-          () => resolve(s),
-        )
-      : serve({ fetch: app.fetch, hostname: options.address, port: options.port, serverOptions: listenerServerOptions(limits) }, () => resolve(s));
+    const s = serve({ fetch: app.fetch, hostname: options.address, port: options.port, ...listenerServeOptions(limits, options.tls) }, () => resolve(s));
     s.once('error', reject);
   });
   // As the API server's listener: a connection cap under the fd limit, headers within 10 s.
