@@ -247,8 +247,9 @@ describe('GPU jobs on a real Slurm, from apply to gpujob output', { skip }, () =
 
   it('cancels a running job in Slurm when the job is deleted', async () => {
     ok('apply', '-n', NS, '-f', writeJob('long', { 'note.txt': 'nothing to build\n' }, { script: 'echo started\nsleep 600' }));
-    const running = await until('long', 'to run in Slurm', (j) => j.status?.slurmState === 'RUNNING');
-    assert.equal(running.status?.phase, 'Running');
+    // The submitter records Slurm's state; the controller turns it into the phase a moment later: wait for both.
+    const running = await until('long', 'to run in Slurm and be Running', (j) => j.status?.slurmState === 'RUNNING' && j.status?.phase === 'Running');
+    assert.equal(running.status?.reason, 'SlurmRunning');
     const id = running.status!.jobId!;
     const started = Date.now();
     ok('delete', 'gpujob', 'long', '-n', NS, '--timeout', '240s');
