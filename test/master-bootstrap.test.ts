@@ -1,7 +1,7 @@
 // Integration test of `minik8s --role=master` bootstrap: data dir, managed etcd, admin token, CLI config, clean errors and stops.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -141,7 +141,7 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
     );
     // The token is in the 0600 file, not in the banner (which ends up in logs).
     assert.equal(first.stdout().includes(joinToken), false);
-    assert.equal(readFileSync(join(dataDir, 'join-command'), 'utf8'), `MINIK8S_TOKEN=${joinToken} minik8s --role=worker --server ${url}\n`);
+    assert.equal(readFileSync(join(dataDir, 'join-command'), 'utf8'), `MINIK8S_JOIN_TOKEN=${joinToken} minik8s --role=worker --server ${url}\n`);
     assert.equal(statSync(join(dataDir, 'join-command')).mode & 0o777, 0o600);
     assert.equal(first.stdout().includes('etcdmain'), false, 'etcd output goes to its log, not stdout');
 
@@ -335,5 +335,14 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
     const worker = await runToExit(['--role=worker'], home);
     assert.equal(worker.code, 2);
     assert.match(worker.stderr, /^error: --role=worker needs --server URL/);
+    // MINIK8S_TOKEN is the CLI's token (often the admin's), never a join token: a worker ignores it.
+    const withCliToken = spawnSync(process.execPath, [BINARY, '--role=worker', '--server', 'https://127.0.0.1:1'], {
+      env: { ...process.env, HOME: home, MINIK8S_TOKEN: 'the-admin-token', MINIK8S_JOIN_TOKEN: '' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    assert.equal(withCliToken.status, 2, withCliToken.stderr);
+    assert.match(withCliToken.stderr, /needs a join token: --token-file FILE or the MINIK8S_JOIN_TOKEN environment variable/);
+    noStack(withCliToken.stderr);
   });
 });

@@ -219,7 +219,7 @@ describe('toDaemonConfig for workers', () => {
     assert.deepEqual(d.worker.labels, {});
   });
 
-  it('takes the join token from --token, else --token-file, else MINIK8S_TOKEN', () => {
+  it('takes the join token from --token, else --token-file, else MINIK8S_JOIN_TOKEN', () => {
     const dir = mkdtempSync(join(tmpdir(), 'minik8s-token-file-'));
     try {
       const file = join(dir, 'join-token');
@@ -280,7 +280,7 @@ describe('toDaemonConfig for workers', () => {
     ['a fake heartbeat of no seconds', { fakeNodes: '2', fakeNodeHeartbeat: '0' }, /--fake-node-heartbeat must be a number of seconds from 1 to 3600, not "0"/],
     ['a fake heartbeat with a unit', { fakeNodes: '2', fakeNodeHeartbeat: '10s' }, /--fake-node-heartbeat must be a number of seconds/],
     ['a fake node prefix too long', { fakeNodes: '100', name: 'a'.repeat(252) }, /too long to prefix/],
-    ['a worker without a token', { token: undefined }, /needs a join token: --token-file FILE or the MINIK8S_TOKEN environment variable/],
+    ['a worker without a token', { token: undefined }, /needs a join token: --token-file FILE or the MINIK8S_JOIN_TOKEN environment variable/],
     ['a token file that is not there', { token: undefined, tokenFile: '/nonexistent/join-token' }, /--token-file: cannot read \/nonexistent\/join-token/],
     ['a server that is no URL', { server: 'master:6443' }, /is not a URL/],
     ['a master given a server', { role: 'master,worker' }, /for --role=worker alone/],

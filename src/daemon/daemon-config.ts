@@ -66,7 +66,11 @@ export interface RawDaemonFlags {
   token?: string;
   /** --token-file: a file holding the join token (kept out of argv, which every local user reads in /proc). */
   tokenFile?: string;
-  /** The MINIK8S_TOKEN environment variable: the join token when neither flag gives one. */
+  /**
+   * The MINIK8S_JOIN_TOKEN environment variable: the join token when neither flag gives one. Not
+   * MINIK8S_TOKEN, which is the CLI's (often the admin's) token: a worker started where that is set
+   * would otherwise join with the admin's credential.
+   */
   tokenEnv?: string;
   name?: string;
   nodeIP?: string;
@@ -320,7 +324,7 @@ export function parseEtcdTLS(flags: Pick<RawDaemonFlags, 'etcdEndpoints' | 'etcd
 }
 
 /** Validates the parsed flags; throws UsageError with a message for humans. */
-/** The join token from --token, else --token-file, else MINIK8S_TOKEN; undefined when none gives one. */
+/** The join token from --token, else --token-file, else MINIK8S_JOIN_TOKEN; undefined when none gives one. */
 export function joinTokenOf(flags: Pick<RawDaemonFlags, 'token' | 'tokenFile' | 'tokenEnv'>): string | undefined {
   if (flags.token) return flags.token;
   if (flags.tokenFile) {
@@ -358,7 +362,7 @@ export function toDaemonConfig(rawFlags: RawDaemonFlags): DaemonConfig {
     if (!flags.server) throw new UsageError("--role=worker needs --server URL (the master's API, e.g. http://10.0.0.1:6443)");
     if (!flags.token)
       throw new UsageError(
-        '--role=worker needs a join token: --token-file FILE or the MINIK8S_TOKEN environment variable (the master writes its join command to DATA_DIR/join-command; or run "minik8s token create" there)',
+        '--role=worker needs a join token: --token-file FILE or the MINIK8S_JOIN_TOKEN environment variable (the master writes its join command to DATA_DIR/join-command; or run "minik8s token create" there)',
       );
   }
   if (master && (flags.server || rawFlags.token || rawFlags.tokenFile)) {

@@ -141,7 +141,7 @@ function parser(argv: string[]) {
     .option('token', {
       type: 'string',
       requiresArg: true,
-      describe: 'join token from the master (worker only; visible to local users in /proc: prefer --token-file or MINIK8S_TOKEN)',
+      describe: 'join token from the master (worker only; visible to local users in /proc: prefer --token-file or MINIK8S_JOIN_TOKEN)',
     })
     .option('token-file', { type: 'string', requiresArg: true, describe: 'file holding the join token (worker only)' })
     .option('name', { type: 'string', requiresArg: true, describe: 'node name (default: the host name)' })
@@ -202,7 +202,7 @@ async function parse(argv: string[]): Promise<DaemonConfig | number> {
   if (raw.help) return EXIT_OK;
   if (raw.token) {
     process.stderr.write(
-      'warning: --token puts the join token on the command line, which every local user can read in /proc; use --token-file FILE or the MINIK8S_TOKEN environment variable\n',
+      'warning: --token puts the join token on the command line, which every local user can read in /proc; use --token-file FILE or the MINIK8S_JOIN_TOKEN environment variable\n',
     );
   }
   try {
@@ -243,7 +243,7 @@ async function parse(argv: string[]): Promise<DaemonConfig | number> {
       server: raw.server,
       token: raw.token,
       tokenFile: raw['token-file'],
-      tokenEnv: process.env.MINIK8S_TOKEN,
+      tokenEnv: process.env.MINIK8S_JOIN_TOKEN,
       name: raw.name,
       nodeIP: raw['node-ip'],
       labels: raw.labels,

@@ -37,7 +37,7 @@ describe('announce', () => {
       const path = join(dir, 'join-command');
       writeFileSync(path, 'old\n', { mode: 0o644 });
       assert.equal(writeJoinCommandFile(dir, 'http://10.0.0.1:6443', 'abcdef.0123456789abcdef'), path);
-      assert.equal(readFileSync(path, 'utf8'), 'MINIK8S_TOKEN=abcdef.0123456789abcdef minik8s --role=worker --server http://10.0.0.1:6443\n');
+      assert.equal(readFileSync(path, 'utf8'), 'MINIK8S_JOIN_TOKEN=abcdef.0123456789abcdef minik8s --role=worker --server http://10.0.0.1:6443\n');
       assert.equal(statSync(path).mode & 0o777, 0o600);
       assert.doesNotMatch(joinCommand(path), /abcdef/);
     } finally {

@@ -26,7 +26,7 @@ export function joinCommand(joinCommandPath: string): string {
 
 /** The join command, with the token in the environment rather than in argv, which every local user reads in /proc. */
 export function joinCommandText(server: string, joinToken: string): string {
-  return `MINIK8S_TOKEN=${joinToken} minik8s --role=worker --server ${server}\n`;
+  return `MINIK8S_JOIN_TOKEN=${joinToken} minik8s --role=worker --server ${server}\n`;
 }
 
 /** Writes DATA_DIR/join-command (0600, also when it existed with a looser mode); returns its path. */
