@@ -1,4 +1,5 @@
 // Who may do what: request attributes from method and path, one pure authorize() over the cluster's three kinds of users, and Kubernetes' 403 wording.
+import { isTrueWord } from '../../core/api/query-bool.js';
 import type { UserInfo } from './auth.js';
 
 /** Cluster admins: everything. */
@@ -62,10 +63,6 @@ const ALLOW: Decision = { allowed: true };
 const READ_VERBS = new Set(['get', 'list', 'watch']);
 const WRITE_VERBS = new Set(['create', 'update', 'patch']);
 
-function isTrue(v: string | null | undefined): boolean {
-  return v === '1' || v === 'true';
-}
-
 /**
  * Method and path -> attributes, the way Kubernetes' RequestInfoFactory reads them, without
  * consulting the kind registry: paths of kinds served by special routes (join, token reviews,
@@ -108,7 +105,7 @@ export function requestAttributes(method: string, path: string, query: { watch?:
   switch (upper) {
     case 'GET':
     case 'HEAD':
-      verb = name === undefined ? (isTrue(query.watch) ? 'watch' : 'list') : 'get';
+      verb = name === undefined ? (isTrueWord(query.watch) ? 'watch' : 'list') : 'get';
       break;
     case 'POST':
       verb = 'create';

@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import type { Context, Hono } from 'hono';
 import { isNodeReady, type Node, nodeKind } from '../../core/api/node.js';
 import { podKind, type Pod } from '../../core/api/pod.js';
+import { parseQueryBool } from '../../core/api/query-bool.js';
 import { ApiError, BadRequestError, ForbiddenError, NotFoundError, ServiceUnavailableError, errorFromStatus, type Status } from '../../core/errors.js';
 import type { UserInfo } from './auth.js';
 import { apiGroupList, apiResourceList } from './discovery.js';
@@ -69,8 +70,7 @@ export function chooseContainer(pod: Pod, requested: string | undefined): string
 export function kubeletLogQuery(query: (key: string) => string | undefined): string {
   const params = new URLSearchParams();
   for (const key of ['follow', 'previous', 'timestamps']) {
-    const v = query(key);
-    if (v === 'true' || v === '1') params.set(key, 'true');
+    if (parseQueryBool(query(key), key)) params.set(key, 'true');
   }
   const tail = query('tailLines');
   if (tail !== undefined && tail !== '') {

@@ -168,6 +168,31 @@ describe('request hygiene over HTTP', () => {
     }
   });
 
+  it('reads boolean query parameters as Kubernetes does: watch=True watches, watch=False lists, watch=yes is a 400', async () => {
+    const get = async (query: string) => {
+      const res = await fetch(`http://127.0.0.1:${api.server.port}/api/v1/namespaces/victim/pods?${query}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      return { status: res.status, text: await res.text() };
+    };
+    const watched = await get('watch=True&timeoutSeconds=1');
+    assert.equal(watched.status, 200);
+    const events = watched.text
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as { type: string; object: { metadata: { name: string } } });
+    assert.ok(
+      events.some((e) => e.type === 'ADDED' && e.object.metadata.name === 'web'),
+      watched.text,
+    );
+    for (const word of ['False', '0', 'f']) {
+      const listed = await get(`watch=${word}`);
+      assert.equal(listed.status, 200, word);
+      assert.equal(JSON.parse(listed.text).kind, 'PodList', word);
+    }
+    const bad = await get('watch=yes');
+    assert.equal(bad.status, 400);
+    assert.equal(JSON.parse(bad.text).message, 'invalid value for query parameter watch: "yes" is not a boolean (true, false, 1 or 0)');
+  });
+
   it('answers a watch from a future resourceVersion with 504 ResourceVersionTooLarge after a short wait, instead of hanging', async () => {
     const current = await store.currentRevision();
     const started = Date.now();

@@ -1,6 +1,7 @@
 // HTTP verbs on resource paths: maps requests to ObjectService calls and results to Kubernetes bodies.
 import type { Context } from 'hono';
 import type { KubeObject } from '../../core/api/meta.js';
+import { parseQueryBool } from '../../core/api/query-bool.js';
 import { BadRequestError, MethodNotAllowedError, toApiError } from '../../core/errors.js';
 import { parseJsonObject, readRequestText } from './body.js';
 import { parseResourceVersion, type DeleteOptions, type ObjectService } from './object-service.js';
@@ -27,10 +28,6 @@ function readText(c: Context): Promise<string> {
 async function readObject(c: Context): Promise<Record<string, unknown>> {
   const text = await readText(c);
   return parseJsonObject(text, c.req.header('content-type'));
-}
-
-function isTrue(v: string | undefined): boolean {
-  return v === '1' || v === 'true';
 }
 
 /** DeleteOptions.gracePeriodSeconds: a whole number of seconds, 0 meaning at once. */
@@ -79,10 +76,8 @@ async function readDeleteOptions(c: Context): Promise<DeleteOptions> {
     options.propagationPolicy = policy;
   }
   const orphan = c.req.query('orphanDependents');
-  if (orphan !== undefined && orphan !== '') {
-    if (orphan !== 'true' && orphan !== 'false') throw new BadRequestError(`orphanDependents must be true or false; got "${orphan}"`);
-    options.orphanDependents = orphan === 'true';
-  }
+  const orphanFlag = parseQueryBool(orphan, 'orphanDependents');
+  if (orphanFlag !== undefined) options.orphanDependents = orphanFlag;
   if (options.orphanDependents !== undefined && options.propagationPolicy !== undefined) {
     throw new BadRequestError('orphanDependents and propagationPolicy may not both be set');
   }
@@ -116,7 +111,7 @@ export async function handleResource(c: Context, options: ResourceRoutesOptions)
       const revision = parseResourceVersion(c.req.query('resourceVersion'));
       // A revision this store has not reached: wait briefly, then 504 rather than a watch that waits for ever.
       if (revision !== undefined && revision > 0) await service.waitForRevision(revision);
-      if (isTrue(c.req.query('watch'))) {
+      if (parseQueryBool(c.req.query('watch'), 'watch')) {
         const timeout = Number(c.req.query('timeoutSeconds') ?? '');
         return watchResponse(c, {
           events: (signal) => service.watch(def, namespace, { ...query, resourceVersion: c.req.query('resourceVersion'), signal }),

@@ -6,6 +6,7 @@ import { serve, type HttpBindings, type ServerType } from '@hono/node-server';
 import { userFromCertificate } from '../../core/pki/peer-user.js';
 import { Hono, type Context } from 'hono';
 import type { Pod } from '../../core/api/pod.js';
+import { parseQueryBool } from '../../core/api/query-bool.js';
 import { ApiError, BadRequestError, ForbiddenError, NotFoundError, ServiceUnavailableError, UnauthorizedError, toApiError } from '../../core/errors.js';
 import type { ContainerStats, PodProvider, PodRef, RuntimeContainer } from '../../runtime/provider.js';
 import type { KubeletUser } from './token-review.js';
@@ -99,10 +100,6 @@ function statusJson(c: Context, err: unknown): Response {
   return c.body(JSON.stringify(apiError.toStatus()), apiError.code as 500, { 'content-type': 'application/json' });
 }
 
-function isTrue(v: string | undefined): boolean {
-  return v === '1' || v === 'true';
-}
-
 /** `tailLines` as a non-negative integer, or undefined for "all". */
 export function parseTailLines(value: string | undefined): number | undefined {
   if (value === undefined || value === '') return undefined;
@@ -190,7 +187,7 @@ export function createKubeletApp(options: KubeletAppOptions): Hono {
   app.get('/containerLogs/:namespace/:pod/:container', async (c) => {
     const { namespace, pod: name, container } = c.req.param();
     const { ref } = lookup(options, namespace, name, container);
-    const previous = isTrue(c.req.query('previous'));
+    const previous = parseQueryBool(c.req.query('previous'), 'previous') ?? false;
     const tailLines = parseTailLines(c.req.query('tailLines'));
     const current = await runtimeContainer(provider, ref, container);
     if (!current) throw new BadRequestError(`container "${container}" in pod "${name}" is waiting to start: ContainerCreating`);
@@ -205,10 +202,10 @@ export function createKubeletApp(options: KubeletAppOptions): Hono {
     let source: Readable;
     try {
       source = await provider.logs(ref, container, {
-        follow: isTrue(c.req.query('follow')),
+        follow: parseQueryBool(c.req.query('follow'), 'follow') ?? false,
         tailLines,
         previous,
-        timestamps: isTrue(c.req.query('timestamps')),
+        timestamps: parseQueryBool(c.req.query('timestamps'), 'timestamps') ?? false,
         signal: abort.signal,
       });
     } catch (err) {
