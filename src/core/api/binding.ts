@@ -26,5 +26,5 @@ export function parseBinding(input: unknown, podName: string): Binding {
   const result = v.safeParse(bindingSchema, input);
   if (result.success) return result.output;
   const causes = result.issues.map((i) => causeFromIssue(i));
-  throw new InvalidError(invalidMessage('Binding', podName, causes), { kind: 'bindings', group: '', name: podName, causes });
+  throw new InvalidError(invalidMessage('Binding', podName, causes), { kind: 'Binding', group: '', name: podName, causes });
 }

@@ -42,7 +42,7 @@ describe('validateObject', () => {
       ],
     );
     assert.equal(err.details.name, 'Web');
-    assert.equal(err.details.kind, 'pods');
+    assert.equal(err.details.kind, 'Pod');
   });
 
   it('formats one cause without brackets', () => {

@@ -247,8 +247,9 @@ export function validateObject(def: KindDefinition, input: unknown): KubeObject 
   }
   if (causes.length === 0 && result.success) return result.output;
   const name = typeof meta?.name === 'string' ? meta.name : typeof meta?.generateName === 'string' ? meta.generateName : '';
+  // details.kind is the kind here (Kubernetes' NewInvalid), not the resource as in NotFound: kubectl prints `The Pod "x" is invalid`.
   throw new InvalidError(invalidMessage(def.kind, shortName(name), causes), {
-    kind: def.resource,
+    kind: def.kind,
     group: def.group,
     name: shortName(name),
     causes: causes.slice(0, 100),
@@ -265,7 +266,7 @@ export function invalidError(def: KindDefinition, objectName: string, problems: 
     causeFor(p.path.map((k, i) => (typeof k === 'number' ? `[${k}]` : i === 0 ? k : `.${k}`)).join(''), p.reason, p.value, p.detail ?? ''),
   );
   const name = shortName(objectName);
-  return new InvalidError(invalidMessage(def.kind, name, causes), { kind: def.resource, group: def.group, name, causes });
+  return new InvalidError(invalidMessage(def.kind, name, causes), { kind: def.kind, group: def.group, name, causes });
 }
 
 /** Runs a kind's update rules; throws InvalidError (422) naming each field an update may not change. */
