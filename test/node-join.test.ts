@@ -237,6 +237,22 @@ describe('node join', () => {
     await refused('/api/v1/nodes/restricted', { spec: { taints: null } }, 'node "restricted" is not allowed to modify taints');
     await refused('/api/v1/nodes/restricted', { spec: { unschedulable: true } }, 'node "restricted" is not allowed to modify unschedulable');
     await refused('/api/v1/nodes/restricted', { metadata: { finalizers: ['example.com/hold'] } }, 'node "restricted" is not allowed to modify finalizers');
+    // Every patch type is judged by the Node it would leave: JSON patches and strategic merge patches get no further.
+    const jsonPatch = (ops: unknown[]) => call<Status>('PATCH', '/api/v1/nodes/restricted', n, ops, 'application/json-patch+json');
+    const viaJsonPatch = await jsonPatch([{ op: 'remove', path: '/spec/taints' }]);
+    assert.equal(viaJsonPatch.status, 403, JSON.stringify(viaJsonPatch.body));
+    assert.equal(viaJsonPatch.body.message, 'nodes "restricted" is forbidden: node "restricted" is not allowed to modify taints');
+    const roleByJsonPatch = await jsonPatch([{ op: 'add', path: '/metadata/labels', value: { 'node-role.kubernetes.io/control-plane': '' } }]);
+    assert.equal(roleByJsonPatch.status, 403);
+    const viaStrategic = await call<Status>(
+      'PATCH',
+      '/api/v1/nodes/restricted',
+      n,
+      { metadata: { labels: { 'node-role.kubernetes.io/control-plane': '' } } },
+      'application/strategic-merge-patch+json',
+    );
+    assert.equal(viaStrategic.status, 403);
+    assert.equal((await jsonPatch([{ op: 'add', path: '/metadata/labels', value: { rack: 'r1' } }])).status, 200, 'its own label, by JSON patch');
     // A PUT of the whole object is judged the same way.
     const stored = (await call<Node>('GET', '/api/v1/nodes/restricted', n)).body;
     const put = await call<Status>('PUT', '/api/v1/nodes/restricted', n, { ...stored, spec: { ...stored.spec, taints: [] } });

@@ -20,7 +20,7 @@ import {
   type RequestAttributes,
 } from './authorization.js';
 import { BODY_TEXT_VARIABLE, readRequestText } from './body.js';
-import { applyMergePatch } from './merge-patch.js';
+import { applyPatch, patchTypeOf } from './patch.js';
 import { type NodeAddressPolicy, nodeRestriction } from './node-restriction.js';
 import type { ObjectService } from './object-service.js';
 
@@ -97,13 +97,22 @@ function isObject(v: unknown): v is Record<string, unknown> {
  * and names no resourceVersion is pinned to the version judged, so that it cannot land on a
  * Node an admin changed in between (it answers 409 then, and the node retries).
  */
-async function admitNodeWrite(options: AuthorizationMiddlewareOptions, nodeName: string, attrs: RequestAttributes, text: string): Promise<string> {
+async function admitNodeWrite(
+  options: AuthorizationMiddlewareOptions,
+  nodeName: string,
+  attrs: RequestAttributes,
+  text: string,
+  contentType: string | undefined,
+): Promise<string> {
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
     return text; // The route refuses a malformed body with its own 400.
   }
+  // A JSON patch is a list of operations; judged like the others, by the Node it would leave.
+  const patchType = attrs.verb === 'patch' ? patchTypeOf(contentType) : undefined;
+  if (patchType === 'json') return admitNodeJsonPatch(options, nodeName, attrs, body);
   if (!isObject(body)) return text;
   const r = attrs.resource!;
   const name = r.name ?? (isObject(body.metadata) && typeof body.metadata.name === 'string' ? body.metadata.name : undefined);
@@ -115,7 +124,7 @@ async function admitNodeWrite(options: AuthorizationMiddlewareOptions, nodeName:
   let next: Node;
   if (attrs.verb === 'create') next = body as unknown as Node;
   else {
-    const written = (attrs.verb === 'patch' ? applyMergePatch(old, body) : body) as Node;
+    const written = (patchType ? applyPatch(nodeKind, patchType, old, body) : body) as Node;
     if (!isObject(written)) return text;
     next = status ? { ...old!, status: written.status } : { ...written, metadata: { ...written.metadata, name }, status: old!.status };
   }
@@ -136,6 +145,36 @@ async function admitNodeWrite(options: AuthorizationMiddlewareOptions, nodeName:
     attrs.verb === 'update' || body.spec !== undefined || (meta !== undefined && ('labels' in meta || 'finalizers' in meta || 'ownerReferences' in meta));
   if (!touchesRestricted) return text;
   return JSON.stringify({ ...body, metadata: { ...meta, resourceVersion: stored.resourceVersion } });
+}
+
+/**
+ * Node restriction for a node's JSON patch to a Node: the operations applied to the stored Node,
+ * and the result judged; the patch is then pinned to the version judged with a leading `test`
+ * of metadata.resourceVersion (a JSON patch has no metadata of its own to carry it).
+ */
+async function admitNodeJsonPatch(options: AuthorizationMiddlewareOptions, nodeName: string, attrs: RequestAttributes, body: unknown): Promise<string> {
+  const r = attrs.resource!;
+  const name = r.name ?? '';
+  const stored = await storedNode(options.service, name);
+  if (!stored || !Array.isArray(body)) return JSON.stringify(body); // 404, or the route's own 400.
+  const old = stored.node;
+  const written = applyPatch(nodeKind, 'json', old, body);
+  if (!isObject(written)) throw new ForbiddenError(`nodes "${name}" is forbidden: the patch does not leave a Node`, { kind: 'nodes', name });
+  const status = r.subresource === 'status';
+  const next = (status ? { ...old, status: written.status } : { ...written, metadata: { ...(written.metadata as object), name }, status: old.status }) as Node;
+  const addressesChanged = JSON.stringify(next.status?.addresses ?? []) !== JSON.stringify(old.status?.addresses ?? []);
+  const reason = nodeRestriction({
+    nodeName,
+    old,
+    next,
+    subresource: r.subresource,
+    otherNodeAddresses: addressesChanged ? await otherNodeAddresses(options.service, name) : new Set(),
+    allowLoopback: options.nodeAddresses?.allowLoopback,
+    allowShared: options.nodeAddresses?.allowShared,
+  });
+  if (reason !== undefined) throw new ForbiddenError(`nodes "${name}" is forbidden: ${reason}`, { kind: 'nodes', name });
+  if (!stored.resourceVersion) return JSON.stringify(body);
+  return JSON.stringify([{ op: 'test', path: '/metadata/resourceVersion', value: stored.resourceVersion }, ...body]);
 }
 
 /** metadata.name of a JSON body, if it has one; a malformed body is left for the route to refuse. */
@@ -179,7 +218,7 @@ export function authorizationMiddleware(options: AuthorizationMiddlewareOptions)
     }
     const nodeName = nodeNameOf(user);
     if (nodeName !== undefined && needsNodeRestriction(user, attrs)) {
-      c.set(BODY_TEXT_VARIABLE, await admitNodeWrite(options, nodeName, attrs, await readRequestText(c)));
+      c.set(BODY_TEXT_VARIABLE, await admitNodeWrite(options, nodeName, attrs, await readRequestText(c), c.req.header('content-type')));
     }
     return next();
   };

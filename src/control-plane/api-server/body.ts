@@ -7,8 +7,6 @@ export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 /** Deeper documents are not objects anyone writes by hand; refusing them keeps recursion bounded. */
 export const MAX_DEPTH = 64;
 
-export type PatchType = 'merge';
-
 const JSON_TYPES = ['application/json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', ''];
 
 /** Reads at most MAX_BODY_BYTES from a web Request body; 413 past that, without buffering the rest. */

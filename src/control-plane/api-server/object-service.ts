@@ -13,7 +13,7 @@ import type { ListWatcher } from '../../core/controller/informer.js';
 import { failedKey, type RawEntry, type Store, type StoreEntry, type StoreOp } from '../../core/store/store.js';
 import { decodeContinue, encodeContinue } from './continue-token.js';
 import { withDefaultTolerations } from './default-tolerations.js';
-import { applyMergePatch } from './merge-patch.js';
+import { applyPatch, type PatchType } from './patch.js';
 import { effectivePolicy, finalizersForDeletion, ownsDependents } from '../../core/api/deletion-propagation.js';
 import { podGracePeriod } from './pod-deletion.js';
 import { RequestCounter } from './request-metrics.js';
@@ -48,6 +48,11 @@ export interface ListOptions {
 export interface WriteOptions {
   /** `status` for writes to the /status subresource. */
   subresource?: string;
+}
+
+export interface PatchOptions extends WriteOptions {
+  /** How the patch reads (default: a JSON merge patch). */
+  patchType?: PatchType;
 }
 
 export interface DeleteOptions {
@@ -463,17 +468,21 @@ export class ObjectService {
     def: KindDefinition,
     namespace: string | undefined,
     name: string,
-    patch: Record<string, unknown>,
-    options: WriteOptions = {},
+    patch: Record<string, unknown> | unknown[],
+    options: PatchOptions = {},
   ): Promise<KubeObject> {
-    const wanted = bodyResourceVersion(patch);
+    const type = options.patchType ?? 'merge';
+    if (type === 'json' ? !Array.isArray(patch) : Array.isArray(patch)) {
+      throw new BadRequestError(type === 'json' ? 'a JSON patch must be a JSON array of operations' : 'the patch must be a JSON object');
+    }
+    const wanted = Array.isArray(patch) ? undefined : bodyResourceVersion(patch);
     return this.#write(
       def,
       namespace,
       name,
       wanted,
       (current) => {
-        const merged = applyMergePatch(current, patch);
+        const merged = applyPatch(def, type, current, patch);
         if (typeof merged !== 'object' || merged === null || Array.isArray(merged)) throw new BadRequestError('the patch must be a JSON object');
         return reconcileIdentity({ def, namespace, name }, merged as Record<string, unknown>, apiVersionOf(def));
       },
@@ -745,8 +754,8 @@ class ClientObjectService extends ObjectService {
     def: KindDefinition,
     namespace: string | undefined,
     name: string,
-    patch: Record<string, unknown>,
-    options: WriteOptions = {},
+    patch: Record<string, unknown> | unknown[],
+    options: PatchOptions = {},
   ): Promise<KubeObject> {
     return this.counted('patch', def, options.subresource, () => super.patch(def, namespace, name, patch, options));
   }

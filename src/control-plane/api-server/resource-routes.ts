@@ -5,6 +5,7 @@ import { parseQueryBool } from '../../core/api/query-bool.js';
 import { BadRequestError, MethodNotAllowedError, toApiError } from '../../core/errors.js';
 import { parseJsonObject, readRequestText } from './body.js';
 import { parseResourceVersion, type DeleteOptions, type ObjectService } from './object-service.js';
+import { parsePatchBody, patchTypeOf } from './patch.js';
 import { parseResourcePath, type ResourceTarget } from './paths.js';
 import { watchResponse } from './watch-stream.js';
 
@@ -139,8 +140,11 @@ export async function handleResource(c: Context, options: ResourceRoutesOptions)
       return json(c, await service.get(def, namespace, name));
     case 'PUT':
       return json(c, await service.replace(def, namespace, name, await readObject(c), { subresource }));
-    case 'PATCH':
-      return json(c, await service.patch(def, namespace, name, await readObject(c), { subresource }));
+    case 'PATCH': {
+      const patchType = patchTypeOf(c.req.header('content-type'));
+      const patch = parsePatchBody(await readRequestText(c), patchType) as Record<string, unknown> | unknown[];
+      return json(c, await service.patch(def, namespace, name, patch, { subresource, patchType }));
+    }
     case 'DELETE': {
       if (subresource) throw notAllowed();
       const deleted: KubeObject = await service.delete(def, namespace, name, await readDeleteOptions(c));

@@ -1,6 +1,7 @@
 // Deployment (apps/v1): declarative rollouts of a pod template through ReplicaSets.
 import * as v from 'valibot';
 import type { KindDefinition } from './kind.js';
+import { workloadPatchMeta } from './patch-meta.js';
 import { conditionSchema, kindSchema } from './meta.js';
 import { intSchema, podTemplateSpecSchema, selectorMatchesTemplate } from './pod.js';
 import { workloadWideColumns, type ReplicaSet } from './replicaset.js';
@@ -97,6 +98,7 @@ export const deploymentSchema = kindSchema('apps/v1', 'Deployment', {
 export type Deployment = v.InferOutput<typeof deploymentSchema>;
 
 export const deploymentKind: KindDefinition = {
+  patchMeta: workloadPatchMeta({ strategy: { retainKeys: true } }),
   kind: 'Deployment',
   group: 'apps',
   version: 'v1',

@@ -1,6 +1,7 @@
 // The description of one API kind: how it is named, served, validated and printed.
 import type * as v from 'valibot';
 import type { KubeObject } from './meta.js';
+import type { PatchMeta } from './patch-meta.js';
 import type { FieldProblem } from './validate.js';
 
 /** A table column for `get` (like a CRD's additionalPrinterColumns). */
@@ -53,6 +54,8 @@ export interface KindDefinition {
    * relative to the object (`spec.definition...`).
    */
   admit?(obj: KubeObject, lookup: AdmissionLookup): Promise<FieldProblem[]>;
+  /** Which lists a strategic merge patch merges, and by which key (Kubernetes' patchStrategy and patchMergeKey); default: metadata's. */
+  patchMeta?: PatchMeta;
   /** Columns between NAME and AGE in `get` tables. */
   columns?: readonly PrintColumn[];
 }

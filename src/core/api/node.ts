@@ -1,6 +1,7 @@
 // Node (v1): a worker machine; spec for scheduling (taints, pod CIDR), status reported by the kubelet.
 import * as v from 'valibot';
 import type { KindDefinition } from './kind.js';
+import { nodePatchMeta } from './patch-meta.js';
 import { conditionSchema, kindSchema, timestampSchema, type Condition } from './meta.js';
 import { intSchema } from './pod.js';
 import { resourceListSchema } from './quantity.js';
@@ -90,6 +91,7 @@ export function nodeRoles(node: Node): string {
 const info = (o: unknown) => (o as Node).status?.nodeInfo;
 
 export const nodeKind: KindDefinition = {
+  patchMeta: nodePatchMeta,
   kind: 'Node',
   group: '',
   version: 'v1',

@@ -1,6 +1,7 @@
 // Pod (v1): the PodSpec subset users write, Kubernetes defaults, pod status, and kubectl-like columns.
 import * as v from 'valibot';
 import type { KindDefinition } from './kind.js';
+import { podPatchMeta } from './patch-meta.js';
 import { conditionSchema, kindSchema, labelName, labelsSchema, objectMetaSchema, timestampSchema, type Condition } from './meta.js';
 import { parseQuantity, quantitySchema, resourceListSchema, type ResourceList } from './quantity.js';
 import { labelSelectorSchema, matches, selectorFromLabelSelector, type LabelSelector } from './selector.js';
@@ -625,6 +626,7 @@ export function podUpdateProblems(existing: Pod, next: Pod): FieldProblem[] {
 }
 
 export const podKind: KindDefinition = {
+  patchMeta: podPatchMeta,
   kind: 'Pod',
   group: '',
   version: 'v1',

@@ -1,6 +1,7 @@
 // ReplicaSet (apps/v1): keeps a number of pods made from one template running.
 import * as v from 'valibot';
 import type { KindDefinition, PrintColumn } from './kind.js';
+import { workloadPatchMeta } from './patch-meta.js';
 import { conditionSchema, kindSchema } from './meta.js';
 import { intSchema, podTemplateSpecSchema, selectorMatchesTemplate, type PodTemplateSpec } from './pod.js';
 import { SCALE_SUBRESOURCE } from './scale.js';
@@ -67,6 +68,7 @@ export function workloadWideColumns(get: (o: unknown) => { selector: LabelSelect
 }
 
 export const replicaSetKind: KindDefinition = {
+  patchMeta: workloadPatchMeta(),
   kind: 'ReplicaSet',
   group: 'apps',
   version: 'v1',

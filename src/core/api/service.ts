@@ -1,6 +1,7 @@
 // Service (v1): a stable virtual IP and ports in front of the pods its selector picks.
 import * as v from 'valibot';
 import type { KindDefinition } from './kind.js';
+import { servicePatchMeta } from './patch-meta.js';
 import { conditionSchema, dns1035ObjectMetaSchema, kindSchema, labelsSchema } from './meta.js';
 import { intSchema, portNameSchema, portNumberSchema, protocolSchema } from './pod.js';
 import { duplicates, withChecks, type FieldProblem } from './validate.js';
@@ -161,6 +162,7 @@ export function serviceUpdateProblems(existing: Service, next: Service): FieldPr
 }
 
 export const serviceKind: KindDefinition = {
+  patchMeta: servicePatchMeta,
   kind: 'Service',
   group: '',
   version: 'v1',
