@@ -1,5 +1,7 @@
 // scripts/sim-cluster.sh's program: `up N` leaves a simulated multi-node cluster running (a master on the host, N workers in network namespaces with their own dockerd), `down` removes all it made, `status` and `env` tell about it.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Node } from '../src/core/api/node.js';
@@ -30,7 +32,19 @@ interface ClusterState {
   hostIP: string;
   forwardRule: string[];
   config: string;
-  master: { url: string; registry: string; clusterCIDR: string; dataDir: string; pid: number; startTime: string; log: string };
+  master: {
+    url: string;
+    /** The activator's URL (https with the API's CA, unless the master runs --insecure-http). */
+    activator?: string;
+    /** DATA_DIR/admin.kubeconfig (server, CA, admin credentials) when the master serves HTTPS. */
+    kubeconfig?: string;
+    registry: string;
+    clusterCIDR: string;
+    dataDir: string;
+    pid: number;
+    startTime: string;
+    log: string;
+  };
   nodes: {
     name: string;
     ip: string;
@@ -88,11 +102,42 @@ function upInProgress(name: string): number | undefined {
   }
 }
 
+/** A GET with the admin token, over https trusting only the cluster CA (Node 20's fetch takes none) or plain http; the status and JSON. */
+function getJson(url: string, token: string, ca: string | undefined): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    const secure = url.startsWith('https:');
+    const options: https.RequestOptions = { headers: { authorization: `Bearer ${token}` }, agent: false, timeout: 3000, ...(secure && ca ? { ca } : {}) };
+    const req = (secure ? https : http).request(url, options, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => {
+        text += d;
+      });
+      res.on('error', reject);
+      res.on('end', () => {
+        try {
+          resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) });
+        } catch {
+          resolve({ status: res.statusCode ?? 0, body: undefined });
+        }
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`GET ${url}: no answer in 3 s`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** The cluster CA of a master that serves HTTPS (undefined for an --insecure-http one). */
+function masterCa(dataDir: string, url: string): string | undefined {
+  return url.startsWith('https:') ? readFileSync(join(dataDir, 'pki', 'ca.crt'), 'utf8') : undefined;
+}
+
 async function api<T>(state: ClusterState, path: string): Promise<T> {
   const token = readFileSync(join(state.master.dataDir, 'admin-token'), 'utf8').trim();
-  const res = await fetch(`${state.master.url}${path}`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(3000) });
+  const res = await getJson(`${state.master.url}${path}`, token, masterCa(state.master.dataDir, state.master.url));
   if (res.status !== 200) throw new Error(`GET ${path}: ${res.status}`);
-  return (await res.json()) as T;
+  return res.body as T;
 }
 
 function readyOf(node: Node | undefined): string {
@@ -178,6 +223,8 @@ async function up(cmd: Extract<SimCommand, { command: 'up' }>): Promise<void> {
       undo: journal,
       seedImages: cmd.seedImages,
       detached: true,
+      // HTTPS with the cluster CA (API and activator), as the daemon's default; --master-arg=--insecure-http for plain HTTP.
+      tls: !cmd.masterArgs.includes('--insecure-http'),
       masterArgs: cmd.masterArgs,
       workerArgs: cmd.workerArgs,
       signal: interrupt.signal,
@@ -188,11 +235,8 @@ async function up(cmd: Extract<SimCommand, { command: 'up' }>): Promise<void> {
       cluster.workers.map(async (w) => {
         await waitFor(
           async () => {
-            const res = await fetch(`${cluster.master.url}/api/v1/nodes/${w.nodeName}`, {
-              headers: { authorization: `Bearer ${token}` },
-              signal: AbortSignal.timeout(3000),
-            });
-            return res.status === 200 && readyOf(await res.json()) === 'Ready';
+            const res = await getJson(`${cluster.master.url}/api/v1/nodes/${w.nodeName}`, token, cluster.master.ca);
+            return res.status === 200 && readyOf(res.body as Node) === 'Ready';
           },
           { timeoutMs: 60_000, intervalMs: 250, description: `node ${w.nodeName} to be Ready (see ${w.logFile})`, signal: interrupt.signal },
         );
@@ -215,7 +259,10 @@ async function up(cmd: Extract<SimCommand, { command: 'up' }>): Promise<void> {
     throw new SimFailure(`cluster "${cmd.name}" was not made${cleaned ? '; everything made was removed' : ''}`);
   }
 
-  writeClientConfig({ server: cluster.master.url, token: cluster.master.token }, p.config);
+  const tls = cluster.master.url.startsWith('https:');
+  const caPath = tls ? join(cluster.master.dataDir, 'pki', 'ca.crt') : undefined;
+  const kubeconfig = tls ? join(cluster.master.dataDir, 'admin.kubeconfig') : undefined;
+  writeClientConfig({ server: cluster.master.url, token: cluster.master.token, caPath }, p.config);
   const state: ClusterState = {
     name: cmd.name,
     createdAt: new Date().toISOString(),
@@ -227,6 +274,8 @@ async function up(cmd: Extract<SimCommand, { command: 'up' }>): Promise<void> {
     config: p.config,
     master: {
       url: cluster.master.url,
+      activator: cluster.master.activatorUrl,
+      ...(kubeconfig ? { kubeconfig } : {}),
       registry: `${cluster.hostIP}:${cluster.master.registryPort}`,
       clusterCIDR: cluster.master.clusterCIDR,
       dataDir: cluster.master.dataDir,
@@ -256,10 +305,12 @@ async function up(cmd: Extract<SimCommand, { command: 'up' }>): Promise<void> {
   say(`cluster "${cmd.name}" is up in ${((Date.now() - started) / 1000).toFixed(1)} s: ${state.nodes.length} node${state.nodes.length === 1 ? '' : 's'} Ready`);
   for (const line of table([['NODE', 'ADDRESS', 'NETNS', 'DOCKER ENGINE'], ...state.nodes.map((x) => [x.name, x.ip, x.netns, x.dockerHost])])) say(`  ${line}`);
   say(`  master ${state.master.url}, registry ${state.master.registry}, pods in ${state.master.clusterCIDR}, bridge ${state.bridge} ${state.subnet}`);
+  say(`  functions and workflows at ${state.master.activator}/function/NAME and /workflow/NAME${tls ? ` (TLS: trust ${caPath})` : ''}`);
   say(`  logs: ${p.root}/master.log, ${p.root}/NODE/worker.log, ${p.root}/NODE/dockerd.log`);
   say('');
   say('Use it (as root, or from any user with the second line):');
   say(`  export MINIK8S_CONFIG=${p.config}`);
+  if (kubeconfig) say(`  export KUBECONFIG=${kubeconfig}    # or this (the cluster CA and the admin's certificate; stock kubectl reads it too)`);
   say(`  eval "$(sudo ${SCRIPT} env${n})"`);
   say('  minik8s get nodes -o wide');
   say(`  docker -H ${first.dockerHost} ps    # machine ${first.name}'s engine`);
@@ -325,6 +376,7 @@ async function status(name: string): Promise<boolean> {
   const masterUp = isRunning(state.master.pid, { startTime: state.master.startTime });
   say(`cluster "${name}", made ${state.createdAt}, state in ${state.root}`);
   say(`master ${state.master.url}: ${alive(state.master.pid, state.master.startTime)}${apiError}, registry ${state.master.registry}`);
+  if (state.master.activator) say(`activator ${state.master.activator}`);
   const rows = await Promise.all(
     state.nodes.map(async (x) => [
       x.name,
@@ -347,6 +399,8 @@ function env(name: string): void {
   const token = readFileSync(join(state.master.dataDir, 'admin-token'), 'utf8').trim();
   say(`export MINIK8S_SERVER=${state.master.url}`);
   say(`export MINIK8S_TOKEN=${token}`);
+  // Over TLS the CLI takes the cluster CA from the kubeconfig (readable by root: the cluster's files are root's).
+  say(state.master.kubeconfig ? `export KUBECONFIG=${state.master.kubeconfig}` : 'unset KUBECONFIG');
   // `minik8s image import` pushes here: the registry is not on the API server's host's port 5000.
   say(`export MINIK8S_REGISTRY=${state.master.registry}`);
 }

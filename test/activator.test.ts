@@ -1,7 +1,9 @@
-// The activator in-process over a memory store, with loopback upstreams standing in for function pods: cold start, picking, retries, timeouts, bounds, records, scale to zero, workflows.
+// The activator in-process over a memory store, with loopback upstreams standing in for function pods: cold start, picking, retries, timeouts, bounds, records, scale to zero, workflows, HTTPS.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import https from 'node:https';
+import { Readable } from 'node:stream';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,6 +21,10 @@ import { ObjectService } from '../src/control-plane/api-server/object-service.js
 import { ensureSystemNamespaces } from '../src/control-plane/api-server/server.js';
 import { Activator, type ActivatorOptions, type WorkflowRunnerLike } from '../src/control-plane/activator/activator.js';
 import { freePort } from '../scripts/sim/free-resources.js';
+import { runInvoke } from '../src/cli/invoke.js';
+import type { CliContext } from '../src/cli/context.js';
+import { ApiClient } from '../src/core/client/api-client.js';
+import { issueServerCert, loadOrCreateCa } from '../src/core/pki/pki.js';
 
 /** What these tests read of the activator's JSON answers: a Status's kind and message, the fake pod's echo, a failed call's error. */
 interface CallBody {
@@ -444,5 +450,121 @@ describe('activator with the real Python runtime', () => {
     assert.equal(rec.stdout, 'got boom\n');
     stop.abort();
     await Promise.all([running, informing]);
+  });
+});
+
+/** A request to the activator over https, trusting `ca` only (none: Node's own roots); the status and body. */
+function httpsCall(url: string, ca: string | undefined, body?: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(url, { method: 'POST', agent: false, ...(ca ? { ca } : {}) }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => {
+        text += d;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('activator over HTTPS', () => {
+  const stop = new AbortController();
+  const dir = mkdtempSync(join(tmpdir(), 'minik8s-act-tls-'));
+  let running: Promise<unknown> | undefined;
+  let upstream: Awaited<ReturnType<typeof fakeUpstream>> | undefined;
+  let ca = '';
+  let port = 0;
+
+  before(async () => {
+    const clusterCa = await loadOrCreateCa({ dir });
+    ca = clusterCa.certPem;
+    const serving = await issueServerCert(clusterCa, { commonName: 'activator', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
+    const service = new ObjectService({ store: new MemoryStore() });
+    await ensureSystemNamespaces(service);
+    const { activator, informers } = newActivator(service, {
+      address: '127.0.0.1',
+      port: await freePort(),
+      tls: { cert: serving.certPem, key: serving.keyPem, ca },
+    });
+    ({ port } = await activator.listen());
+    running = Promise.all([informers.start(stop.signal), activator.start(stop.signal)]);
+    upstream = await fakeUpstream('tls-a');
+    await service.create(functionKind, 'default', {
+      apiVersion: 'minik8s.io/v1',
+      kind: 'Function',
+      metadata: { name: 'sec' },
+      spec: { code: { files: { 'handler.py': 'x' } } },
+    });
+    await service.patch(functionKind, 'default', 'sec', { status: { version: 1 } }, { subresource: 'status' });
+    const labels = { 'minik8s.io/function': 'sec', 'minik8s.io/function-version': '1' };
+    await service.create(podKind, 'default', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'sec-1', labels },
+      spec: { nodeName: 'n1', containers: [{ name: 'function', image: 'fn', ports: [{ name: 'http', containerPort: upstream.port }] }] },
+    });
+    await service.patch(
+      podKind,
+      'default',
+      'sec-1',
+      { status: { phase: 'Running', podIP: '127.0.0.1', conditions: [{ type: 'Ready', status: 'True' }] } },
+      { subresource: 'status' },
+    );
+  });
+
+  after(async () => {
+    stop.abort();
+    await running;
+    await upstream?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers a call over https to a client that trusts the cluster CA', async () => {
+    const res = await waitFor(
+      async () => {
+        const r = await httpsCall(`https://127.0.0.1:${port}/function/sec/x`, ca, '{"n":1}');
+        return r.status === 200 ? r : undefined;
+      },
+      { timeoutMs: 5_000, description: 'the function to answer over https' },
+    );
+    assert.equal((JSON.parse(res.body) as CallBody).pod, 'tls-a');
+  });
+
+  it('`minik8s invoke` trusts the CA of its config', async () => {
+    let out = '';
+    let err = '';
+    const client = new ApiClient({ server: 'https://127.0.0.1:1', tls: { ca } });
+    const ctx: CliContext = {
+      namespace: 'default',
+      namespaceExplicit: false,
+      client: () => client,
+      out: (t) => {
+        out += t;
+      },
+      err: (t) => {
+        err += t;
+      },
+      stdin: Readable.from([]),
+      now: () => new Date(),
+    };
+    const code = await runInvoke(ctx, { target: 'sec', data: '"hi"', activator: `https://127.0.0.1:${port}`, env: {} });
+    assert.equal(code, 0, err);
+    assert.deepEqual(JSON.parse(out).body, '"hi"');
+    client.close();
+    // Without the CA the certificate is not verified: the CLI says so rather than calling.
+    const bare = new ApiClient({ server: 'https://127.0.0.1:1' });
+    await assert.rejects(
+      runInvoke({ ...ctx, client: () => bare }, { target: 'sec', activator: `https://127.0.0.1:${port}`, env: {} }),
+      /cannot verify the activator at https:\/\/127\.0\.0\.1:\d+: .*cluster CA/,
+    );
+    bare.close();
+  });
+
+  it('a client without the CA fails verification; plain HTTP gets no function answer', async () => {
+    await assert.rejects(httpsCall(`https://127.0.0.1:${port}/function/sec`, undefined), /self[- ]signed|unable to verify|certificate/i);
+    await assert.rejects(fetch(`http://127.0.0.1:${port}/function/sec`, { method: 'POST', body: '{}' }));
   });
 });

@@ -76,7 +76,10 @@ describe('scripts/sim-cluster.sh: up 2, use it, down', { skip }, () => {
   it('prints progress, the nodes and how to use and remove it', () => {
     for (const line of [
       'bridge mk8s-',
-      'master ready at http://',
+      // HTTPS by default (API and activator), with the CA and admin credentials in admin.kubeconfig.
+      'master ready at https://',
+      'functions and workflows at https://',
+      '/admin.kubeconfig',
       `machine ${name}-1 up`,
       `node ${name}-2 Ready`,
       `cluster "${name}" is up`,
@@ -126,8 +129,13 @@ describe('scripts/sim-cluster.sh: up 2, use it, down', { skip }, () => {
     assert.equal(e.code, 0, e.stderr);
     const server = /^export MINIK8S_SERVER=(\S+)$/m.exec(e.stdout)?.[1];
     const token = /^export MINIK8S_TOKEN=(\S+)$/m.exec(e.stdout)?.[1];
+    const kubeconfig = /^export KUBECONFIG=(\S+)$/m.exec(e.stdout)?.[1];
+    assert.ok(kubeconfig, `env printed no KUBECONFIG:\n${e.stdout}`);
     assert.match(e.stdout, /^export MINIK8S_REGISTRY=10\.123\.\d+\.1:\d+$/m);
-    const viaEnv = spawnSync(process.execPath, [BINARY, 'get', 'nodes'], { env: { ...env, MINIK8S_SERVER: server, MINIK8S_TOKEN: token }, encoding: 'utf8' });
+    const viaEnv = spawnSync(process.execPath, [BINARY, 'get', 'nodes'], {
+      env: { ...env, MINIK8S_SERVER: server, MINIK8S_TOKEN: token, KUBECONFIG: kubeconfig },
+      encoding: 'utf8',
+    });
     assert.equal(viaEnv.status, 0, viaEnv.stderr);
     assert.match(viaEnv.stdout, new RegExp(`${name}-1\\s+Ready`));
     const again = await sim('up', '1');

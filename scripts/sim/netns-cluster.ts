@@ -23,7 +23,7 @@ export interface NetnsMaster {
   token: string;
   joinToken: string;
   registryPort: number;
-  /** The activator (function and workflow URLs): http://BRIDGE_ADDRESS:PORT, on a free port like the API's. */
+  /** The activator (function and workflow URLs): http(s)://BRIDGE_ADDRESS:PORT as the API's, on a free port like the API's. */
   activatorUrl: string;
   clusterCIDR: string;
   dataDir: string;
@@ -278,7 +278,8 @@ async function startMaster(o: { spec: NetnsClusterSpec; address: string; registr
     token,
     joinToken: readFileSync(join(dataDir, 'join-token'), 'utf8').trim(),
     registryPort: o.registryPort,
-    activatorUrl: `http://${o.address}:${activatorPort}`,
+    // The activator serves HTTPS with the cluster CA whenever the API does.
+    activatorUrl: `${o.spec.tls ? 'https' : 'http'}://${o.address}:${activatorPort}`,
     clusterCIDR,
     dataDir,
     home,

@@ -1,5 +1,7 @@
 // `minik8s invoke NAME [--data JSON|@file]` and `minik8s invoke workflow NAME --data JSON`: one call through the activator, the answer printed.
 import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import https from 'node:https';
 import { functionKind } from '../core/api/function.js';
 import { ACTIVATOR_INFO_PATH, functionUrl, workflowUrl } from '../core/api/activator-paths.js';
 import { CliError } from './cli-error.js';
@@ -66,7 +68,7 @@ function isJson(text: string): boolean {
   }
 }
 
-/** The activator's base URL when the function's own URL is not used: flag, environment, the master's answer, the API host on 8090. */
+/** The activator's base URL when the function's own URL is not used: flag, environment, the master's answer, the API host on 8090 (the API's scheme). */
 async function activatorBase(ctx: CliContext, args: InvokeArgs): Promise<string> {
   const explicit = args.activator ?? (args.env ?? process.env).MINIK8S_ACTIVATOR;
   if (explicit) return explicit;
@@ -77,7 +79,7 @@ async function activatorBase(ctx: CliContext, args: InvokeArgs): Promise<string>
   } catch {
     /* an older master: guess below */
   }
-  return `http://${client.hostPort.replace(/:\d+$/, '')}:8090`;
+  return `${client.server.protocol}//${client.hostPort.replace(/:\d+$/, '')}:8090`;
 }
 
 /** The full URL to call, before the sub-path and query. */
@@ -118,6 +120,61 @@ export function failureMessage(target: InvokeTarget, status: number, bodyText: s
   return text;
 }
 
+/** What invoke reads of the activator's answer. */
+export interface ActivatorAnswer {
+  status: number;
+  header(name: string): string | null;
+  text: string;
+}
+
+/**
+ * One request to the activator, over https trusting `ca` (the cluster CA from the CLI's config)
+ * or plain http. node:http(s) rather than fetch: Node 20's fetch takes no CA of its own.
+ */
+export function callActivator(
+  url: string,
+  o: { method: string; headers: Record<string, string>; body?: string; ca?: string; signal?: AbortSignal },
+): Promise<ActivatorAnswer> {
+  const secure = new URL(url).protocol === 'https:';
+  return new Promise((resolve, reject) => {
+    const options: https.RequestOptions = { method: o.method, headers: o.headers, signal: o.signal, agent: false };
+    if (secure && o.ca) options.ca = o.ca;
+    const req = (secure ? https : http).request(url, options, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (d: Buffer) => chunks.push(d));
+      res.on('error', reject);
+      res.on('end', () => {
+        const header = (name: string) => {
+          const v = res.headers[name.toLowerCase()];
+          return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+        };
+        resolve({ status: res.statusCode ?? 0, header, text: Buffer.concat(chunks).toString('utf8') });
+      });
+    });
+    req.on('error', reject);
+    req.end(o.body);
+  });
+}
+
+/** TLS verification failures: the activator's certificate is not one the CA we trust signed, or does not name the host. */
+const CERT_ERRORS = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/** The CLI's cluster CA, when it has a config; invoke with an explicit plain-HTTP --activator needs none. */
+function clusterCa(ctx: CliContext): string | undefined {
+  try {
+    return ctx.client().trustedCa;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function runInvoke(ctx: CliContext, args: InvokeArgs): Promise<number> {
   const target = invokeTarget(args.target, args.name);
   const data = await readData(args.data, ctx.stdin);
@@ -128,23 +185,31 @@ export async function runInvoke(ctx: CliContext, args: InvokeArgs): Promise<numb
   if (!/^[A-Z]+$/.test(method)) throw new CliError(`invalid --method "${args.method}"`);
   const url = withSubPath(await invokeUrl(ctx, args, target), target.type === 'function' ? args.path : undefined);
   const hasBody = data !== undefined && method !== 'GET' && method !== 'HEAD';
-  let res: Response;
+  let res: ActivatorAnswer;
   try {
-    res = await fetch(url, {
+    res = await callActivator(url, {
       method,
       headers: hasBody ? { 'content-type': isJson(data!) ? 'application/json' : 'text/plain; charset=utf-8' } : {},
       body: hasBody ? data : undefined,
+      ca: url.startsWith('https:') ? clusterCa(ctx) : undefined,
       signal: ctx.signal,
     });
   } catch (err) {
-    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    if ((err as Error).name === 'AbortError') throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    const origin = new URL(url).origin;
+    if (code && CERT_ERRORS.has(code)) {
+      throw new CliError(
+        `cannot verify the activator at ${origin}: ${(err as Error).message} (its certificate must be signed by the cluster CA of your kubeconfig or config)`,
+      );
+    }
     throw new CliError(
-      `cannot reach the activator at ${new URL(url).origin}: ${cause?.code ?? cause?.message ?? (err as Error).message} (is the master running? set --activator or $MINIK8S_ACTIVATOR)`,
+      `cannot reach the activator at ${origin}: ${code ?? (err as Error).message} (is the master running? set --activator or $MINIK8S_ACTIVATOR)`,
     );
   }
-  const text = await res.text();
+  const text = res.text;
   if (res.status >= 400) {
-    ctx.err(failureMessage(target, res.status, text, res.headers.get('x-minik8s-invocation-id'), res.headers.get('x-minik8s-execution')));
+    ctx.err(failureMessage(target, res.status, text, res.header('x-minik8s-invocation-id'), res.header('x-minik8s-execution')));
     return 1;
   }
   ctx.out(text.endsWith('\n') || text === '' ? text : `${text}\n`);

@@ -175,6 +175,8 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       store,
       address: config.activatorAddress ?? config.address,
       port: config.activatorPort,
+      // The API server's certificate: its SANs (every address and name of this machine, --tls-san) are the activator's too.
+      ...(tls ? { tls: { cert: tls.serving.certPem, key: tls.serving.keyPem, ca: tls.ca.certPem } } : {}),
       log,
     });
     let activatorUrl: string | undefined;

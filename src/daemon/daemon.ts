@@ -41,7 +41,11 @@ function parser(argv: string[]) {
     .option('audit-log-maxsize', { type: 'string', requiresArg: true, default: '100', describe: 'megabytes of audit log before it is rotated (0: never)' })
     .option('audit-log-maxbackup', { type: 'string', requiresArg: true, default: '10', describe: 'rotated audit log files kept (0: all)' })
     .option('write-config', { type: 'boolean', default: true, describe: 'write ~/.minik8s/config for the CLI (--no-write-config to skip)' })
-    .option('insecure-http', { type: 'boolean', default: false, describe: 'serve the API over plain HTTP, no TLS (for tests; never on a network)' })
+    .option('insecure-http', {
+      type: 'boolean',
+      default: false,
+      describe: 'serve the API and the activator over plain HTTP, no TLS (for tests; never on a network)',
+    })
     .option('tls-san', {
       type: 'string',
       array: true,

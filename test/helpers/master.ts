@@ -37,7 +37,7 @@ export interface MasterProcess {
   readonly joinToken: string;
   /** The registry's port; undefined with `registry: false`. */
   registryPort?: number;
-  /** The activator's port (a free one) and URL, http://127.0.0.1:PORT. */
+  /** The activator's port (a free one) and URL, http(s)://127.0.0.1:PORT (https with `tls`, trusting `ca`). */
   activatorPort: number;
   activatorUrl: string;
   clusterCIDR: string;
@@ -150,7 +150,8 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
     registryPort,
     clusterCIDR,
     activatorPort,
-    activatorUrl: `http://127.0.0.1:${activatorPort}`,
+    // The activator serves HTTPS with the cluster CA whenever the API does.
+    activatorUrl: `${options.tls ? 'https' : 'http'}://127.0.0.1:${activatorPort}`,
     get child() {
       return child;
     },

@@ -24,7 +24,7 @@ import type { FunctionInvoker, InvokeRequest, InvokeResult } from './invoker.js'
 import type { KpaTuning, ScaleSettings } from './kpa.js';
 import { SCALE_EVENT_COMPONENT, scaleMessage, scaleReason } from './scale-events.js';
 import { forward, UpstreamError, UpstreamPool } from './upstream.js';
-import { applyListenerLimits, defaultListenerLimits, listenerServerOptions } from '../../core/lifecycle/listener-limits.js';
+import { applyListenerLimits, defaultListenerLimits, type ListenerTls, listenerServeOptions } from '../../core/lifecycle/listener-limits.js';
 
 /** The parts of a Function (minik8s.io/v1) the activator reads; the schema itself is the function kind's. */
 export interface FunctionView extends KubeObject {
@@ -78,6 +78,8 @@ export interface ActivatorOptions {
   store: Store;
   address: string;
   port: number;
+  /** Serve HTTPS with this certificate (signed by the cluster CA); absent: plain HTTP (the master's --insecure-http). */
+  tls?: ListenerTls;
   log?: (message: string) => void;
   /** Requests held per function while it has no pod (default 100). */
   holdCapacity?: number;
@@ -239,7 +241,10 @@ export class Activator implements FunctionInvoker {
   async listen(): Promise<{ port: number }> {
     // The API server's limits: a connection cap under the fd limit, headers within 10 s, whole requests within 120 s.
     const limits = defaultListenerLimits();
-    const server = http.createServer(listenerServerOptions(limits), (req, res) => void this.#handle(req, res));
+    // HTTPS with the cluster CA's certificate unless the master runs --insecure-http; the same serve options as the API's.
+    const { createServer, serverOptions } = listenerServeOptions(limits, this.#o.tls);
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => void this.#handle(req, res);
+    const server: http.Server = createServer ? createServer(serverOptions, handler) : http.createServer(serverOptions, handler);
     applyListenerLimits(server, limits);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

@@ -10,7 +10,7 @@ import type { InvocationLog } from './invocation-records.js';
 export interface InvocationRoutesOptions {
   service: ObjectService;
   records: InvocationLog;
-  /** `http://HOST:PORT` as clients reach the activator; undefined until known. */
+  /** `https://HOST:PORT` (http under --insecure-http) as clients reach the activator; undefined until known. */
   activatorUrl(): string | undefined;
 }
 

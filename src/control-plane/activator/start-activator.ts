@@ -8,16 +8,19 @@ import { PodRouteSync } from './pod-route-sync.js';
 export interface StartActivatorOptions {
   activator: Activator;
   /** What the master's config says: where to listen, and whether to keep routes to pods. */
-  config: { address: string; activatorAddress?: string; activatorPort: number; podRoutes: boolean; clusterCIDR: string };
+  config: { address: string; activatorAddress?: string; activatorPort: number; insecureHttp?: boolean; podRoutes: boolean; clusterCIDR: string };
   /** For the pod routes' Node informer. */
   informers: InformerFactory;
   signal: AbortSignal;
   log: (message: string) => void;
 }
 
-/** The activator's URL as clients reach it: the listen address, or for a wildcard the machine's address. */
-export async function activatorBaseUrl(config: { address: string; activatorAddress?: string; activatorPort: number }): Promise<string> {
-  return advertisedServerUrl(config.activatorAddress ?? config.address, config.activatorPort);
+/**
+ * The activator's URL as clients reach it: the listen address, or for a wildcard the machine's
+ * address; https unless the master runs --insecure-http.
+ */
+export async function activatorBaseUrl(config: { address: string; activatorAddress?: string; activatorPort: number; insecureHttp?: boolean }): Promise<string> {
+  return advertisedServerUrl(config.activatorAddress ?? config.address, config.activatorPort, config.insecureHttp ? 'http' : 'https');
 }
 
 export async function startActivator(o: StartActivatorOptions): Promise<{ url: string; stopped: Promise<void> }> {

@@ -34,7 +34,7 @@ export function parseActivatorUrl(url: string): ActivatorTarget | undefined {
   return { type: m[2] as ActivatorTarget['type'], namespace, name, subPath: m[4] ?? '/', query };
 }
 
-/** The URL a function is called at, through an activator at `base` (`http://HOST:PORT`). */
+/** The URL a function is called at, through an activator at `base` (`https://HOST:PORT`, or http under --insecure-http). */
 export function functionUrl(base: string, namespace: string, name: string): string {
   const root = base.replace(/\/+$/, '');
   return namespace === 'default' ? `${root}/function/${name}` : `${root}/namespaces/${namespace}/function/${name}`;

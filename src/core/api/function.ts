@@ -196,7 +196,7 @@ export const functionStatusSchema = v.strictObject({
   version: v.optional(intSchema({ min: 1 })),
   /** The image the current version's pods run (`functions/NS-NAME@sha256:...`, resolved against the master's registry). */
   image: v.optional(v.string()),
-  /** The HTTP trigger: `http://MASTER:8090/function/NAME`. */
+  /** The HTTP trigger: `https://MASTER:8090/function/NAME` (http under the master's --insecure-http). */
   url: v.optional(v.string()),
   /** Desired and Ready pods of the current version. */
   replicas: v.optional(intSchema({ min: 0 })),
