@@ -111,7 +111,21 @@ trap 'exit 130' INT TERM
 
 # ---------------------------------------------------------------- registry
 
-registry_up() { curl -fsS -m 2 -o /dev/null "http://$REGISTRY/v2/" 2>/dev/null; }
+# A running master's registry speaks HTTPS with the cluster CA (DATA_DIR/pki/ca.crt) unless it runs
+# --insecure-http; the temporary one speaks plain HTTP. registry_up sets how curl reaches it.
+REGISTRY_URL="http://$REGISTRY"
+CURL_TLS=()
+registry_up() {
+  local ca="$DATA_DIR/pki/ca.crt"
+  if [ -f "$ca" ] && curl -fsS -m 2 -o /dev/null --cacert "$ca" "https://$REGISTRY/v2/" 2>/dev/null; then
+    REGISTRY_URL="https://$REGISTRY"
+    CURL_TLS=(--cacert "$ca")
+    return 0
+  fi
+  REGISTRY_URL="http://$REGISTRY"
+  CURL_TLS=()
+  curl -fsS -m 2 -o /dev/null "$REGISTRY_URL/v2/" 2>/dev/null
+}
 
 start_temp_registry() {
   local config="$WORK/registry.yml" log="$CACHE_DIR/build-registry.log" deadline
@@ -148,8 +162,8 @@ EOF
 # The config digest the registry holds for NAME:TAG (equals the local image ID when they match), or nothing.
 registry_config_digest() {
   local repo="${1%:*}" tag="${1##*:}"
-  curl -fsS -m 5 -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
-    "http://$REGISTRY/v2/$repo/manifests/$tag" 2>/dev/null \
+  curl -fsS -m 5 ${CURL_TLS[@]+"${CURL_TLS[@]}"} -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
+    "$REGISTRY_URL/v2/$repo/manifests/$tag" 2>/dev/null \
     | tr -d ' \n\t' | sed -n 's/.*"config":{[^}]*"digest":"\(sha256:[0-9a-f]*\)".*/\1/p'
 }
 

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Gets a Debian 12 machine (as root) ready for minik8s's containers: installs Docker and the image tools, and makes sure a Docker engine runs; safe to run again.
 # Usage: sudo scripts/install-docker.sh
-#   MINIK8S_INSECURE_REGISTRIES=10.0.0.1:5000[,...]  registries the engine may use over plain HTTP
-#                                                    (a worker names its master's; 127.0.0.1:5000 is always included)
+#   MINIK8S_INSECURE_REGISTRIES=10.0.0.1:5000[,...]  registries the engine may use over plain HTTP: only needed for a
+#                                                    master run with --insecure-http (127.0.0.1:5000 is always included).
+# A master's registry speaks HTTPS with a certificate of the cluster CA; the engine trusts it through
+# /etc/docker/certs.d/HOST:PORT/ca.crt, which the master (for itself) and each worker (at its join, from
+# the CA it pinned) write: a worker's engine needs no insecure-registries entry for it.
 set -euo pipefail
 
 LOG_DIR=/var/log/minik8s
@@ -71,7 +74,7 @@ if docker_up; then
   for reg in "${registries[@]}"; do
     case "$reg" in 127.*|localhost:*) continue ;; esac
     docker info --format '{{json .RegistryConfig.IndexConfigs}}' 2>/dev/null | grep -q "\"$reg\"" \
-      || note "warning: the running engine does not allow plain HTTP to $reg; restart dockerd with --insecure-registry $reg"
+      || note "warning: the running engine does not allow plain HTTP to $reg (needed only for an --insecure-http master); restart dockerd with --insecure-registry $reg"
   done
 elif has_systemd; then
   step "starting docker with systemd"

@@ -10,6 +10,7 @@ import { sh, tool } from './host-commands.js';
 import { startProcess, untilReady, type Started } from './processes.js';
 import { mountsUnder, type UndoLog } from './undo-actions.js';
 import { waitFor } from '../../src/core/wait-for.js';
+import { registryCertsDir } from '../../src/runtime/docker-registry-trust.js';
 
 /** The compiled CLI: dist/scripts/sim/netns-cluster.js -> dist/bin/minik8s.js. */
 export const MINIK8S_BINARY = fileURLToPath(new URL('../../bin/minik8s.js', import.meta.url));
@@ -55,9 +56,9 @@ export interface NetnsMachine {
   dockerdStartTime: string;
   dir: string;
   dockerdOutput(): string;
-  /** The docker0 range its engine was given, and the master's registry it trusts (kept to start it again). */
+  /** The docker0 range its engine was given, and the master's registry it may use over plain HTTP (--insecure-http masters only; kept to start it again). */
   bip: string;
-  insecureRegistry: string;
+  insecureRegistry?: string;
 }
 
 export interface NetnsWorker {
@@ -175,6 +176,9 @@ export async function startNetnsCluster(spec: NetnsClusterSpec): Promise<NetnsCl
 
     // The master and the machines start side by side: the dockerds only need the registry's port.
     const registryPort = await freePort();
+    // Over TLS the engines trust the registry through the host's certs.d (a namespace's dockerd reads the host's files):
+    // the master and the workers write the cluster CA there and take it away as they stop; whatever a killed one left goes here.
+    if (spec.tls) undo.push({ kind: 'remove-dir', path: registryCertsDir(`${hostIP}:${registryPort}`) });
     const [master, ...machines] = await settled<NetnsMaster | NetnsMachine>([
       startMaster({ spec, address: hostIP, registryPort, lap }).then((m) => {
         lap(`master ready at ${m.url}, registry ${hostIP}:${registryPort}`);
@@ -187,7 +191,7 @@ export async function startNetnsCluster(spec: NetnsClusterSpec): Promise<NetnsCl
           ip: `${subnet}.${11 + i}`,
           gateway: hostIP,
           bip: `${bips[i]}.1/24`,
-          insecureRegistry: `${hostIP}:${registryPort}`,
+          ...(spec.tls ? {} : { insecureRegistry: `${hostIP}:${registryPort}` }),
         }).then((machine) => {
           lap(`machine ${m.name} up at ${machine.ip}, netns ${m.netns}, its dockerd at ${machine.dockerHost}`);
           return machine;
@@ -361,7 +365,7 @@ async function startMachine(o: {
   ip: string;
   gateway: string;
   bip: string;
-  insecureRegistry: string;
+  insecureRegistry?: string;
 }): Promise<NetnsMachine> {
   const { undo } = o.spec;
   const { netns, veth } = o.machine;
@@ -415,8 +419,7 @@ async function launchDockerd(spec: NetnsClusterSpec, m: Pick<NetnsMachine, 'name
       join(dir, 'docker.pid'),
       '--bip',
       m.bip,
-      '--insecure-registry',
-      m.insecureRegistry,
+      ...(m.insecureRegistry ? ['--insecure-registry', m.insecureRegistry] : []),
       // Should a system containerd be running, keep this engine's containers apart from the host engine's.
       '--containerd-namespace',
       netns,

@@ -42,6 +42,8 @@ export interface MasterConfig {
   hpaSyncPeriodSeconds: number;
   /** The Docker engine the image factory builds function images on (--docker-host; default DOCKER_HOST or the local socket). */
   dockerHost?: string;
+  /** Where this machine's Docker engine reads registry CAs (--docker-certs-dir; default /etc/docker/certs.d): the master puts its registry's CA there. */
+  dockerCertsDir?: string;
   /** pip's --index-url for functions' requirements (--pip-index-url); default: pip's own index. */
   pipIndexUrl?: string;
   /** Port of the activator, which serves /function/NAME and /workflow/NAME (--activator-port). */

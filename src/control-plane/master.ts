@@ -51,6 +51,7 @@ import { NamespaceReconciler } from './reconcilers/namespace.js';
 import { NodeLifecycleReconciler } from './reconcilers/node-lifecycle.js';
 import { ReplicaSetController } from './reconcilers/replicaset.js';
 import { startManagedRegistry } from './registry/managed-registry.js';
+import { registryNamesForEngine, trustRegistryForEngine } from './registry/registry-trust.js';
 import { Scheduler } from './scheduler/scheduler.js';
 import { ScheduleTriggers } from './triggers/schedule-triggers.js';
 import { ExecutionCleanup } from './workflows/execution-cleanup.js';
@@ -121,18 +122,32 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     const compacting = new StoreCompactor({ store, log }).start(shutdown.signalFor('compactor'));
     shutdown.push('compactor', () => compacting);
 
+    // The cluster CA (made at the first start) and the API server's and registry's certificates, unless --insecure-http.
+    const tls = config.insecureHttp ? undefined : await prepareClusterTls({ dataDir, serviceCIDR: config.serviceCIDR, tlsSans: config.tlsSans, log });
+
     let registryAddress: string | undefined;
     let registryEndpoint: string | undefined;
     if (config.registryPort !== undefined) {
-      const registry = await startManagedRegistry({ dataDir, port: config.registryPort, address: config.address, signal: shutdown.signalFor('registry'), log });
+      const registry = await startManagedRegistry({
+        dataDir,
+        port: config.registryPort,
+        address: config.address,
+        ...(tls ? { tls: { certFile: tls.registry.certPath, keyFile: tls.registry.keyPath, caPem: tls.ca.certPem } } : {}),
+        signal: shutdown.signalFor('registry'),
+        log,
+      });
       shutdown.push('registry', () => registry.stopped);
       registryAddress = registry.address;
       registryEndpoint = registry.endpoint;
+      if (tls) {
+        // This machine's engine (function builds, a worker in the same process) trusts the registry by the cluster CA.
+        const names = await registryNamesForEngine({ address: config.address, port: config.registryPort, advertised: registry.address });
+        const trusted = trustRegistryForEngine({ registries: names, caPem: tls.ca.certPem, certsDir: config.dockerCertsDir, log });
+        shutdown.push('registry-trust', async () => trusted.remove());
+      }
     }
 
     const admin = loadOrCreateAdminToken(dataDir);
-    // The cluster CA (made at the first start) and the API server's certificates, unless --insecure-http.
-    const tls = config.insecureHttp ? undefined : await prepareClusterTls({ dataDir, serviceCIDR: config.serviceCIDR, tlsSans: config.tlsSans, log });
     const kubeletTls = tls ? { ca: tls.ca.certPem, cert: tls.kubeletClient.certPem, key: tls.kubeletClient.keyPem } : undefined;
     const admins = new TokenAuthenticator();
     admins.add(admin.token, ADMIN_USER);

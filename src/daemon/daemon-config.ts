@@ -77,6 +77,8 @@ export interface RawDaemonFlags {
   labels?: string;
   taints?: string;
   dockerHost?: string;
+  /** --docker-certs-dir: the engine's certs.d (registry CAs go there). */
+  dockerCertsDir?: string;
   kubeletAddress?: string;
   kubeletPort?: string;
   bridge?: string;
@@ -440,6 +442,7 @@ export function toDaemonConfig(rawFlags: RawDaemonFlags): DaemonConfig {
       defaultTolerationSeconds: parseSeconds('default-toleration-seconds', flags.defaultTolerationSeconds ?? '300', 0),
       hpaSyncPeriodSeconds: parseSeconds('hpa-sync-period', flags.hpaSyncPeriod ?? '15', 1),
       ...(flags.dockerHost !== undefined ? { dockerHost: flags.dockerHost } : {}),
+      ...(flags.dockerCertsDir !== undefined ? { dockerCertsDir: resolve(flags.dockerCertsDir) } : {}),
       ...(flags.pipIndexUrl !== undefined ? { pipIndexUrl: parsePipIndexUrl(flags.pipIndexUrl) } : {}),
       activatorPort: parsePort('activator-port', flags.activatorPort ?? '8090'),
       ...(flags.activatorAddress !== undefined ? { activatorAddress: flags.activatorAddress } : {}),
@@ -457,6 +460,7 @@ export function toDaemonConfig(rawFlags: RawDaemonFlags): DaemonConfig {
       labels: parseLabels(flags.labels ?? ''),
       taints: parseTaints(flags.taints ?? ''),
       dockerHost: flags.dockerHost,
+      ...(flags.dockerCertsDir !== undefined ? { dockerCertsDir: resolve(flags.dockerCertsDir) } : {}),
       dataDir: resolve(flags.dataDir),
       kubeletAddress: flags.kubeletAddress ?? '0.0.0.0',
       kubeletPort: parsePort('kubelet-port', flags.kubeletPort ?? '10250'),

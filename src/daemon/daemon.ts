@@ -157,6 +157,11 @@ function parser(argv: string[]) {
       requiresArg: true,
       describe: "Docker engine (pods'; and the master's function image builds), unix:///var/run/docker.sock or tcp://HOST:PORT",
     })
+    .option('docker-certs-dir', {
+      type: 'string',
+      requiresArg: true,
+      describe: "where the Docker engine reads registry CAs; the master's registry CA is put there as HOST:PORT/ca.crt (default /etc/docker/certs.d)",
+    })
     .option('kubelet-address', { type: 'string', requiresArg: true, describe: 'address the kubelet API listens on (default 0.0.0.0)' })
     .option('kubelet-port', { type: 'string', requiresArg: true, describe: 'kubelet API port (default 10250)' })
     .option('bridge', { type: 'string', requiresArg: true, describe: 'Docker network and Linux bridge for pods (default minik8s0)' })
@@ -253,6 +258,7 @@ async function parse(argv: string[]): Promise<DaemonConfig | number> {
       labels: raw.labels,
       taints: raw.taints,
       dockerHost: raw['docker-host'],
+      dockerCertsDir: raw['docker-certs-dir'],
       kubeletAddress: raw['kubelet-address'],
       kubeletPort: raw['kubelet-port'],
       bridge: raw.bridge,

@@ -14,6 +14,8 @@ export interface WorkerConfig {
   taints: { key: string; value?: string; effect: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute' }[];
   /** unix:///path or tcp://host:port (default: DOCKER_HOST or /var/run/docker.sock). */
   dockerHost?: string;
+  /** Where the engine reads registry CAs (default /etc/docker/certs.d): the worker puts the pinned cluster CA there for the master's registry. */
+  dockerCertsDir?: string;
   /** Worker state: the node credential and emptyDir volumes live under DATA_DIR/kubelet. */
   dataDir: string;
   kubeletAddress: string;

@@ -17,6 +17,7 @@ import { startFakeWorker } from './fake-nodes/fake-worker.js';
 import { NodeAgent } from './agent/node-agent.js';
 import { sourceAddressFor } from './agent/node-address.js';
 import { obtainNodeCredential } from './agent/node-credential.js';
+import { type RegistryTrust, trustRegistryCa } from '../runtime/docker-registry-trust.js';
 
 export interface WorkerOptions {
   log?: (message: string) => void;
@@ -57,9 +58,18 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
     log,
   });
   const client = new ApiClient({ server, token: credential.token, timeoutMs: 15_000, tls: { ca: credential.ca } });
+  let registryTrust: RegistryTrust | undefined;
   try {
     // Unqualified image names come from the master's registry, on the host workers reach the master at.
     const imageRegistry = `${hostOf(server)}:${credential.registryPort ?? 5000}`;
+    // Over TLS the registry's certificate is the cluster CA's: the engine trusts it by the CA this worker pinned at its join.
+    if (credential.ca && credential.registryPort !== undefined && server.startsWith('https:')) {
+      try {
+        registryTrust = trustRegistryCa({ registry: imageRegistry, caPem: credential.ca, certsDir: config.dockerCertsDir });
+      } catch (err) {
+        log(`warning: cannot make the Docker engine trust the registry at ${imageRegistry} (${(err as Error).message}); pulls from it will fail`);
+      }
+    }
     const provider = new DockerProvider({
       dockerHost: config.dockerHost,
       nodeName: credential.nodeName,
@@ -175,6 +185,7 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
     ]);
     await provider.close();
   } finally {
+    registryTrust?.remove();
     client.close();
   }
 }

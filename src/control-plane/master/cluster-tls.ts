@@ -1,4 +1,4 @@
-// The master's certificates under DATA_DIR/pki: the cluster CA, the API server's serving cert, the admin's and the kubelet-client cert.
+// The master's certificates under DATA_DIR/pki: the cluster CA, the API server's and the registry's serving certs, the admin's and the kubelet-client cert.
 import { KUBELET_API_ADMIN_GROUP, KUBELET_CLIENT_USER_NAME } from '../../core/api/kubelet-client.js';
 import { isIP } from 'node:net';
 import { hostname, networkInterfaces } from 'node:os';
@@ -17,6 +17,8 @@ export interface ClusterTls {
   admin: KeyPairPem;
   /** CN=kube-apiserver-kubelet-client, O=system:kubelet-api-admin: how the master calls kubelets (never with the admin token). */
   kubeletClient: KeyPairPem;
+  /** The image registry's serving certificate (DATA_DIR/pki/registry.crt and .key, which the registry reads). */
+  registry: KeyPairPem & { certPath: string; keyPath: string };
 }
 
 /** The serving certificate's SANs: every address and name of this machine, the service names and IP, and the extras. */
@@ -62,7 +64,10 @@ export async function prepareClusterTls(options: {
     // Not system:masters: the API server would take that certificate for an admin's.
     ...clientProfile({ user: KUBELET_CLIENT_USER_NAME, groups: [KUBELET_API_ADMIN_GROUP] }),
   });
-  return { ca, serving, admin, kubeletClient };
+  // Workers pull from the registry at the host they reach the API at: the same names and addresses.
+  const registry = await loadOrIssueCert(ca, { dir, name: 'registry', ...serverProfile({ commonName: 'minik8s-registry', ...sans }) });
+  if (registry.replaced) options.log?.(`registry certificate reissued for ${[...sans.dnsNames, ...sans.ipAddresses].join(', ')}`);
+  return { ca, serving, admin, kubeletClient, registry };
 }
 
 /** A kubelet's serving certificate: DNS SAN = the node's name, whatever the request asked for. */

@@ -25,6 +25,11 @@ describe('registryAddresses', () => {
       in: { address: '0.0.0.0', port: 5000, advertiseHost: '192.168.1.2' },
       out: { listen: '0.0.0.0:5000', endpoint: 'http://127.0.0.1:5000', advertise: '192.168.1.2:5000' },
     },
+    {
+      name: 'TLS: the endpoint is https',
+      in: { address: '0.0.0.0', port: 5000, tls: true },
+      out: { listen: '0.0.0.0:5000', endpoint: 'https://127.0.0.1:5000', advertise: '127.0.0.1:5000' },
+    },
     { name: 'IPv6 wildcard', in: { address: '::', port: 5000 }, out: { listen: '[::]:5000', endpoint: 'http://127.0.0.1:5000', advertise: '127.0.0.1:5000' } },
   ];
   for (const c of cases) it(c.name, () => assert.deepEqual(registryAddresses(c.in), c.out));
@@ -53,6 +58,14 @@ describe('registryLayout and registryConfig', () => {
     assert.match(text, /delete:\n {4}enabled: true/);
     assert.match(text, /addr: "0.0.0.0:5000"/);
     assert.doesNotMatch(text, /auth:/);
+    assert.doesNotMatch(text, /tls:/, 'plain HTTP without a certificate (--insecure-http)');
+  });
+  it('serves HTTPS with the given certificate and key under http.tls', () => {
+    const text = registryConfig({ storeDir: '/d/registry', listen: '0.0.0.0:5000', tls: { certFile: '/d/pki/registry.crt', keyFile: '/d/pki/registry.key' } });
+    assert.match(
+      text,
+      /\nhttp:\n {2}addr: "0.0.0.0:5000"\n(.*\n)* {2}tls:\n {4}certificate: "\/d\/pki\/registry.crt"\n {4}key: "\/d\/pki\/registry.key"\n {4}minimumtls: tls1.2\n/,
+    );
   });
   it('quotes odd paths safely', () => {
     assert.match(registryConfig({ storeDir: '/d/a "b": c', listen: '0.0.0.0:5000' }), /rootdirectory: "\/d\/a \\"b\\": c"/);

@@ -1,5 +1,6 @@
 // Runs the image registry (distribution's docker-registry) as the master's supervised child: its config, files, /v2/ check and log reading; supervision is shared.
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
 import { basename, join, resolve } from 'node:path';
 import { portInUseMessage, StartupError } from '../../core/lifecycle/startup-error.js';
 import { findExecutable, probePort, startSupervisedProcess, summarizeLogLines, type SupervisionOptions } from '../supervisor/supervised-process.js';
@@ -16,12 +17,22 @@ export interface ManagedRegistryOptions extends SupervisionOptions {
   advertiseHost?: string;
   /** The registry executable: a name looked up on PATH, or a path (default `docker-registry`). */
   binary?: string;
+  /** Serve HTTPS with this certificate (signed by the cluster CA); absent: plain HTTP (--insecure-http). */
+  tls?: RegistryTls;
+}
+
+export interface RegistryTls {
+  /** PEM files the registry reads at start. */
+  certFile: string;
+  keyFile: string;
+  /** The CA that signed the certificate: how the master checks /v2/. */
+  caPem: string;
 }
 
 export interface ManagedRegistry {
   /** `HOST:PORT` to put in image names (e.g. `127.0.0.1:5000/busybox:1.35`). */
   address: string;
-  /** Where this machine reaches the registry's HTTP API. */
+  /** Where this machine reaches the registry's API: https:// with TLS, else http://. */
   endpoint: string;
   /** The running registry's PID (undefined between a crash and its restart). */
   pid(): number | undefined;
@@ -59,17 +70,24 @@ export function hostPort(host: string, port: number): string {
 }
 
 /** Where to listen, where this machine calls it, and what to advertise, from the options. */
-export function registryAddresses(options: { address: string; port: number; advertiseHost?: string }): { listen: string; endpoint: string; advertise: string } {
+export function registryAddresses(options: { address: string; port: number; advertiseHost?: string; tls?: boolean }): {
+  listen: string;
+  endpoint: string;
+  advertise: string;
+} {
   const local = isWildcard(options.address) ? '127.0.0.1' : options.address;
   return {
     listen: hostPort(options.address || '0.0.0.0', options.port),
-    endpoint: `http://${hostPort(local, options.port)}`,
+    endpoint: `${options.tls ? 'https' : 'http'}://${hostPort(local, options.port)}`,
     advertise: hostPort(options.advertiseHost ?? local, options.port),
   };
 }
 
-/** The registry's config: filesystem storage in the data dir, deletes allowed, no auth, no access log. */
-export function registryConfig(options: { storeDir: string; listen: string }): string {
+/**
+ * The registry's config: filesystem storage in the data dir, deletes allowed, no auth, no access log;
+ * with `tls`, HTTPS with that certificate and key (distribution's http.tls), else plain HTTP.
+ */
+export function registryConfig(options: { storeDir: string; listen: string; tls?: Pick<RegistryTls, 'certFile' | 'keyFile'> }): string {
   // JSON strings are valid YAML scalars: safe for any path.
   return [
     '# Written by the minik8s master at every start; edits are overwritten.',
@@ -90,6 +108,9 @@ export function registryConfig(options: { storeDir: string; listen: string }): s
     `  addr: ${JSON.stringify(options.listen)}`,
     '  headers:',
     '    X-Content-Type-Options: [nosniff]',
+    ...(options.tls
+      ? ['  tls:', `    certificate: ${JSON.stringify(options.tls.certFile)}`, `    key: ${JSON.stringify(options.tls.keyFile)}`, '    minimumtls: tls1.2']
+      : []),
     '',
   ].join('\n');
 }
@@ -122,7 +143,20 @@ export function portInUseFromLog(lines: string[]): number | undefined {
   return undefined;
 }
 
-async function answers(endpoint: string): Promise<boolean> {
+/** True when GET /v2/ answers 200: over HTTPS, only from a server whose certificate `caPem` signed. */
+export async function registryAnswers(endpoint: string, caPem?: string): Promise<boolean> {
+  if (endpoint.startsWith('https:')) {
+    return new Promise((resolveAnswer) => {
+      const req = request(`${endpoint}/v2/`, { ca: caPem, timeout: 1_000 }, (res) => {
+        res.resume();
+        res.on('end', () => resolveAnswer(res.statusCode === 200));
+        res.on('error', () => resolveAnswer(false));
+      });
+      req.on('timeout', () => req.destroy(new Error('timed out')));
+      req.on('error', () => resolveAnswer(false));
+      req.end();
+    });
+  }
   try {
     const res = await fetch(`${endpoint}/v2/`, { signal: AbortSignal.timeout(1_000) });
     await res.arrayBuffer();
@@ -137,7 +171,7 @@ export async function startManagedRegistry(options: ManagedRegistryOptions): Pro
   const port = options.port ?? 5000;
   const address = options.address ?? '0.0.0.0';
   const layout = registryLayout(options.dataDir);
-  const addresses = registryAddresses({ address, port, advertiseHost: options.advertiseHost });
+  const addresses = registryAddresses({ address, port, advertiseHost: options.advertiseHost, tls: options.tls !== undefined });
 
   const registryPath = findExecutable(options.binary ?? 'docker-registry');
   if (!registryPath) {
@@ -162,7 +196,7 @@ export async function startManagedRegistry(options: ManagedRegistryOptions): Pro
         mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
         mkdirSync(layout.storeDir, { recursive: true });
         // Rewritten at every start so the file always matches the flags this master runs with.
-        writeFileSync(layout.configFile, registryConfig({ storeDir: layout.storeDir, listen: addresses.listen }), { mode: 0o644 });
+        writeFileSync(layout.configFile, registryConfig({ storeDir: layout.storeDir, listen: addresses.listen, tls: options.tls }), { mode: 0o644 });
       },
       preflight: async () => {
         const code = await probePort(port, address);
@@ -171,7 +205,7 @@ export async function startManagedRegistry(options: ManagedRegistryOptions): Pro
           throw new StartupError(`cannot listen on ${addresses.listen} for the image registry (${code}); pass another --registry-port or --registry-address`);
       },
       defaultStartTimeoutMs: 20_000,
-      isHealthy: () => answers(addresses.endpoint),
+      isHealthy: () => registryAnswers(addresses.endpoint, options.tls?.caPem),
       healthGoal: `answer at ${addresses.endpoint}/v2/`,
       summarizeLog: summarizeRegistryLog,
       explainFailure: (tail) => (portInUseFromLog(tail) !== undefined ? portError() : undefined),
