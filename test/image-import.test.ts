@@ -207,7 +207,7 @@ describe('minik8s image import', { skip }, () => {
     assert.notEqual(result.code, 0);
     assert.equal(
       result.stderr,
-      `error: cannot reach the image registry at http://127.0.0.1:${port}/v2/ (ECONNREFUSED): is the master running? pass --registry HOST:PORT\n`,
+      `error: cannot reach the image registry at https://127.0.0.1:${port}/v2/ (ECONNREFUSED): is the master running? pass --registry HOST:PORT\n`,
     );
     await assert.rejects(docker('image', 'inspect', `127.0.0.1:${port}/import-test/tiny:v1`), 'nothing was imported into the engine');
   });

@@ -239,7 +239,7 @@ describe('runImageImport before Docker', () => {
     const path = file('rootfs.tar.gz', gzipSync(await tar({ name: 'bin/' }, { name: 'bin/true', content: 'ELF' })));
     await assert.rejects(
       runImageImport(ctx(), { file: path, name: 'app:1', registry: `127.0.0.1:${port}` }),
-      cliError(new RegExp(`^cannot reach the image registry at http://127.0.0.1:${port}/v2/ \\(ECONNREFUSED\\)`)),
+      cliError(new RegExp(`^cannot reach the image registry at https://127.0.0.1:${port}/v2/ \\(ECONNREFUSED\\)`)),
     );
   });
 });

@@ -1,4 +1,6 @@
 // `minik8s image import FILE.tar NAME[:TAG] [--registry HOST:PORT]`: loads a docker save tarball or imports a root filesystem tar, then pushes it to the cluster's registry.
+import http from 'node:http';
+import https from 'node:https';
 import { createReadStream, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
@@ -254,14 +256,57 @@ function dockerUnreachable(err: unknown): CliError | undefined {
   return undefined;
 }
 
-async function registryAnswers(registry: string): Promise<string | undefined> {
+/** GET /v2/ of a registry over https (trusting `ca`) or http; resolves the status code. */
+function getV2(url: string, ca: string | undefined): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const secure = url.startsWith('https:');
+    const options: https.RequestOptions = { method: 'GET', agent: false, timeout: 5_000, ...(secure && ca ? { ca } : {}) };
+    const req = (secure ? https : http).request(url, options, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(Object.assign(new Error('no answer within 5 s'), { code: 'ETIMEDOUT' })));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/**
+ * Whether the registry answers: over https with the cluster CA first (a master serves its
+ * registry so unless it runs --insecure-http), then over plain http when the port speaks no TLS.
+ * Returns the URL that answered, or why none did.
+ */
+async function registryAnswers(registry: string, ca: string | undefined): Promise<{ url: string; problem?: string }> {
+  const secure = `https://${registry}/v2/`;
   try {
-    const res = await fetch(`http://${registry}/v2/`, { signal: AbortSignal.timeout(5_000) });
-    await res.arrayBuffer();
-    return res.status === 200 || res.status === 401 ? undefined : `HTTP ${res.status}`;
+    const status = await getV2(secure, ca);
+    return { url: secure, ...(status === 200 || status === 401 ? {} : { problem: `HTTP ${status}` }) };
   } catch (err) {
-    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    return cause?.code ?? cause?.message ?? (err as Error).message;
+    const code = (err as NodeJS.ErrnoException).code ?? '';
+    // A plain-HTTP registry answers the TLS hello with HTTP: try it the old way.
+    if (code !== 'EPROTO' && !/WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG/.test(code + (err as Error).message)) {
+      return {
+        url: secure,
+        problem: /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code) ? `its certificate is not one the cluster CA signed: ${code}` : code || (err as Error).message,
+      };
+    }
+  }
+  const plain = `http://${registry}/v2/`;
+  try {
+    const status = await getV2(plain, undefined);
+    return { url: plain, ...(status === 200 || status === 401 ? {} : { problem: `HTTP ${status}` }) };
+  } catch (err) {
+    return { url: plain, problem: (err as NodeJS.ErrnoException).code ?? (err as Error).message };
+  }
+}
+
+/** The CLI's cluster CA, when its config has one. */
+function clusterCa(ctx: CliContext): string | undefined {
+  try {
+    return ctx.client().trustedCa;
+  } catch {
+    return undefined;
   }
 }
 
@@ -294,9 +339,9 @@ export async function runImageImport(ctx: CliContext, args: ImageImportArgs): Pr
     throw new CliError(`${args.file}: ${(err as Error).message} (expected a docker save tarball or a root filesystem tar)`);
   }
 
-  const unreachable = await registryAnswers(registry);
-  if (unreachable)
-    throw new CliError(`cannot reach the image registry at http://${registry}/v2/ (${unreachable}): is the master running? pass --registry HOST:PORT`);
+  const answer = await registryAnswers(registry, clusterCa(ctx));
+  if (answer.problem)
+    throw new CliError(`cannot reach the image registry at ${answer.url} (${answer.problem}): is the master running? pass --registry HOST:PORT`);
 
   const { default: Docker } = await import('dockerode');
   const docker = new Docker();

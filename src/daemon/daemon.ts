@@ -44,7 +44,7 @@ function parser(argv: string[]) {
     .option('insecure-http', {
       type: 'boolean',
       default: false,
-      describe: 'serve the API and the activator over plain HTTP, no TLS (for tests; never on a network)',
+      describe: 'serve the API, the activator and the registry over plain HTTP, no TLS (for tests; never on a network)',
     })
     .option('tls-san', {
       type: 'string',
