@@ -26,6 +26,10 @@ export const watchStats = {
   maxBufferedBytes: 0,
   /** Watches ended because their client did not read. */
   slowWatchersClosed: 0,
+  /** Object events written to watch streams (one per watcher per event). */
+  eventsSent: 0,
+  /** Object events serialised for watch streams: fewer than sent when watchers share an event's bytes. */
+  eventsEncoded: 0,
 };
 
 export const DEFAULT_WATCH_BUFFER_BYTES = 1024 * 1024;
@@ -110,6 +114,8 @@ export async function watchResponse(c: Context, options: WatchResponseOptions): 
         };
         const send = (event: ObjectWatchEvent) => {
           lastRevision = Math.max(lastRevision, event.revision);
+          watchStats.eventsSent++;
+          watchStats.eventsEncoded++;
           enqueue(line({ type: event.type, object: event.object }));
         };
         bookmarkTimer = setInterval(() => {
