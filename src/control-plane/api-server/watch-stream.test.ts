@@ -1,4 +1,4 @@
-// A watcher that never reads, over plain HTTP and over HTTPS: the memory held for it stays under the per-watch bound, and the watch is ended (defect 10).
+// Watch streams: a watcher that never reads, over plain HTTP and over HTTPS, stays under the per-watch bound and is ended (defect 10); watchers of one event share its bytes (defect 11).
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { connect as connectTls } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { issueServerCert, loadOrCreateCa } from '../../core/pki/pki.js';
+import { CachedStore } from '../../core/store/cached-store.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
 import { waitFor } from '../../core/wait-for.js';
 import { ADMIN_USER, TokenAuthenticator } from './auth.js';
@@ -125,5 +126,82 @@ describe('a watch whose client does not read', () => {
 
   it('over HTTPS: holds at most the bound (plus one event) and is closed after the slow-watcher timeout', async () => {
     await nonReadingWatcher(true);
+  });
+});
+
+describe('watchers of one event', () => {
+  it('share one serialisation of it, whatever their number and selectors', async () => {
+    const authenticator = new TokenAuthenticator();
+    authenticator.add('admin-token', ADMIN_USER);
+    const signal = new AbortController();
+    const api = await startApiServer({ store: await CachedStore.open(new MemoryStore()), authenticator, address: '127.0.0.1', port: 0, signal: signal.signal });
+    const watchers = 20;
+    const streams: { lines: string[]; done: Promise<void> }[] = [];
+    try {
+      // Half watch every Secret, half only those labelled app=a: all of them see the one create as ADDED.
+      for (let w = 0; w < watchers; w++) {
+        const query = w % 2 === 0 ? 'watch=true' : 'watch=true&labelSelector=app%3Da';
+        const res = await fetch(`${api.url}/api/v1/namespaces/default/secrets?${query}`, {
+          headers: { authorization: 'Bearer admin-token' },
+          signal: signal.signal,
+        });
+        assert.equal(res.status, 200);
+        const lines: string[] = [];
+        const done = (async () => {
+          const decoder = new TextDecoder();
+          let text = '';
+          try {
+            for await (const chunk of res.body!) {
+              text += decoder.decode(chunk as Uint8Array, { stream: true });
+              const parts = text.split('\n');
+              text = parts.pop()!;
+              lines.push(...parts.filter((l) => !l.includes('"BOOKMARK"')));
+            }
+          } catch {
+            /* aborted at the end */
+          }
+        })();
+        streams.push({ lines, done });
+      }
+      const sentBefore = watchStats.eventsSent;
+      const encodedBefore = watchStats.eventsEncoded;
+      const created = await fetch(`${api.url}/api/v1/namespaces/default/secrets`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer admin-token', 'content-type': 'application/json' },
+        body: JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's1', labels: { app: 'a' } }, data: { k: 'dg==' } }),
+      });
+      assert.equal(created.status, 201);
+      const object = (await created.json()) as { metadata: { resourceVersion: string } };
+      await waitFor(() => streams.every((s) => s.lines.length === 1), { timeoutMs: 10_000, description: 'every watcher to get the event' });
+      assert.equal(watchStats.eventsSent - sentBefore, watchers);
+      assert.equal(watchStats.eventsEncoded - encodedBefore, 1);
+      // The shared line is the event as each would have had it: the object with its resourceVersion.
+      for (const s of streams) {
+        const event = JSON.parse(s.lines[0]!) as { type: string; object: { metadata: { name: string; resourceVersion: string; labels: object } } };
+        assert.equal(event.type, 'ADDED');
+        assert.equal(event.object.metadata.name, 's1');
+        assert.equal(event.object.metadata.resourceVersion, object.metadata.resourceVersion);
+        assert.deepEqual(event.object.metadata.labels, { app: 'a' });
+      }
+      // A relabel the selector no longer matches: DELETED for the selecting half, MODIFIED for the rest; one encoding of each.
+      const encodedBeforePatch = watchStats.eventsEncoded;
+      const patched = await fetch(`${api.url}/api/v1/namespaces/default/secrets/s1`, {
+        method: 'PATCH',
+        headers: { authorization: 'Bearer admin-token', 'content-type': 'application/merge-patch+json' },
+        body: JSON.stringify({ metadata: { labels: { app: 'b' } } }),
+      });
+      assert.equal(patched.status, 200);
+      await waitFor(() => streams.every((s) => s.lines.length === 2), { timeoutMs: 10_000, description: 'every watcher to get the patch' });
+      assert.equal(watchStats.eventsEncoded - encodedBeforePatch, 2);
+      const types = streams.map((s) => (JSON.parse(s.lines[1]!) as { type: string }).type);
+      assert.deepEqual(
+        types,
+        Array.from({ length: watchers }, (_, w) => (w % 2 === 0 ? 'MODIFIED' : 'DELETED')),
+      );
+    } finally {
+      signal.abort();
+      await Promise.all(streams.map((s) => s.done));
+      await api.closed;
+    }
   });
 });

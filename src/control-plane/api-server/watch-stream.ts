@@ -2,7 +2,7 @@
 import type { Context } from 'hono';
 import { apiVersionOf, type KindDefinition } from '../../core/api/kind.js';
 import { ApiError, toApiError } from '../../core/errors.js';
-import type { ObjectWatchEvent } from './object-service.js';
+import { type ObjectWatchEvent, stampJson } from './object-service.js';
 
 export interface WatchResponseOptions {
   events: (signal: AbortSignal) => AsyncIterable<ObjectWatchEvent>;
@@ -46,6 +46,30 @@ const encoder = new TextEncoder();
 
 function line(value: unknown): Uint8Array {
   return encoder.encode(`${JSON.stringify(value)}\n`);
+}
+
+/**
+ * An object event as one JSON line. Watchers of an event from the watch cache share its bytes:
+ * the first to send it encodes it (from the stored JSON, with its resourceVersion stamped in,
+ * as lists are written) and the rest send the same bytes, so N watchers cost one encoding
+ * and, while they queue it, one copy of memory.
+ */
+export function eventLine(event: ObjectWatchEvent): Uint8Array {
+  const shared = event.shared;
+  if (!shared) {
+    watchStats.eventsEncoded++;
+    return line({ type: event.type, object: event.object });
+  }
+  // One form per event type: a selector can turn a store's MODIFIED into ADDED or DELETED.
+  const form = `json:${event.type}`;
+  shared.encoded ??= new Map();
+  let bytes = shared.encoded.get(form);
+  if (!bytes) {
+    watchStats.eventsEncoded++;
+    bytes = encoder.encode(`{"type":"${event.type}","object":${stampJson(shared.json, event.revision)}}\n`);
+    shared.encoded.set(form, bytes);
+  }
+  return bytes;
 }
 
 export async function watchResponse(c: Context, options: WatchResponseOptions): Promise<Response> {
@@ -115,8 +139,7 @@ export async function watchResponse(c: Context, options: WatchResponseOptions): 
         const send = (event: ObjectWatchEvent) => {
           lastRevision = Math.max(lastRevision, event.revision);
           watchStats.eventsSent++;
-          watchStats.eventsEncoded++;
-          enqueue(line({ type: event.type, object: event.object }));
+          enqueue(eventLine(event));
         };
         bookmarkTimer = setInterval(() => {
           // A client that is not reading has no use for a BOOKMARK either.
