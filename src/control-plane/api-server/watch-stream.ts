@@ -1,4 +1,5 @@
 // Streams watch events as JSON lines, with BOOKMARKs on idle streams and Status errors in-band.
+import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import { apiVersionOf, type KindDefinition } from '../../core/api/kind.js';
 import { ApiError, toApiError } from '../../core/errors.js';
@@ -105,6 +106,18 @@ export async function watchResponse(c: Context, options: WatchResponseOptions): 
     void iterator.return?.(undefined).catch(() => {});
   };
 
+  /**
+   * Ends a watcher that stopped reading by closing its connection. Closing only the stream would
+   * leave the bytes queued for it (up to the bound) and the socket's own buffers held until the
+   * client read them, which one that never reads never does: over many such clients the master's
+   * memory was not given back. Destroying the socket drops all of it at once (the HTTP layer then
+   * cancels the stream); the client sees its watch end and watches again.
+   */
+  const dropConnection = () => {
+    const socket = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket;
+    socket?.destroy();
+  };
+
   const maxBuffered = options.maxBufferedBytes ?? DEFAULT_WATCH_BUFFER_BYTES;
   const slowTimeoutMs = options.slowWatcherTimeoutMs ?? DEFAULT_SLOW_WATCHER_TIMEOUT_MS;
   /** Bytes enqueued and not yet taken by the HTTP layer (which takes only as fast as the socket drains). */
@@ -163,6 +176,7 @@ export async function watchResponse(c: Context, options: WatchResponseOptions): 
               // (as kube-apiserver ends unresponsive watchers).
               if (queued >= maxBuffered && !(await drained())) {
                 watchStats.slowWatchersClosed++;
+                dropConnection();
                 break;
               }
               send(result.value);
