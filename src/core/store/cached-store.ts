@@ -44,6 +44,12 @@ interface CachedEvent extends SharedWatchEvent {
   seq: number;
 }
 
+/**
+ * How many of the newest events keep what watchers made of them: without a limit, a full ring of
+ * 10,000 events would hold each event's JSON text, its encodings and a parsed copy.
+ */
+export const SHARED_EVENT_MEMO = 1024;
+
 /** A fixed-capacity buffer of events ordered by revision; the oldest falls out when it is full. */
 class EventRing {
   readonly #slots: (CachedEvent | undefined)[];
@@ -59,6 +65,13 @@ class EventRing {
   /** Adds an event; returns the one pushed out, if any. */
   push(event: CachedEvent): CachedEvent | undefined {
     const capacity = this.#slots.length;
+    // What watchers made of an event (its encodings, a parsed copy) is kept while they are likely to
+    // want it: once it is SHARED_EVENT_MEMO events old, only watchers far behind still send it.
+    if (this.#size >= SHARED_EVENT_MEMO) {
+      const old = this.#at(this.#size - SHARED_EVENT_MEMO);
+      old.encoded = undefined;
+      old.parsed = undefined;
+    }
     if (this.#size < capacity) {
       this.#slots[(this.#start + this.#size++) % capacity] = event;
       return undefined;
