@@ -10,7 +10,16 @@ import { invalidError, validateObject, validateUpdate } from '../../core/api/val
 import { apiVersionOf } from '../../core/api/kind.js';
 import { AlreadyExistsError, BadRequestError, ConflictError, ForbiddenError, GoneError, NotFoundError, TimeoutError, toApiError } from '../../core/errors.js';
 import type { ListWatcher } from '../../core/controller/informer.js';
-import { failedKey, type RawEntry, type Store, type StoreEntry, type StoreOp } from '../../core/store/store.js';
+import {
+  failedKey,
+  type RawEntry,
+  type SharedWatchEvent,
+  sharedValue,
+  type Store,
+  type StoreEntry,
+  type StoreOp,
+  type StoreWatchEvent,
+} from '../../core/store/store.js';
 import { decodeContinue, encodeContinue } from './continue-token.js';
 import { withDefaultTolerations } from './default-tolerations.js';
 import { applyPatch, type PatchType } from './patch.js';
@@ -76,6 +85,8 @@ export interface ObjectWatchEvent {
   type: WatchEventType;
   object: KubeObject;
   revision: number;
+  /** The store event every watcher of it shares (from the watch cache): the watch stream encodes it once for all. */
+  shared?: SharedWatchEvent;
 }
 
 export interface ObjectList {
@@ -201,6 +212,23 @@ function passes(filter: Filter, obj: KubeObject): boolean {
   if (filter.labels && !matches(filter.labels, obj.metadata.labels ?? {})) return false;
   if (filter.fields && !matchesFields(filter.fields, obj)) return false;
   return true;
+}
+
+/**
+ * A watch event of the API from a store event. Its object (a copy with its resourceVersion) is
+ * made only when read: a watch stream that sends the event's shared encoding never needs it.
+ */
+function objectEvent(type: WatchEventType, event: StoreWatchEvent<KubeObject>): ObjectWatchEvent {
+  let object: KubeObject | undefined;
+  return {
+    type,
+    revision: event.revision,
+    shared: event.shared,
+    get object(): KubeObject {
+      if (object === undefined) object = withResourceVersion(event.value, event.revision);
+      return object;
+    },
+  };
 }
 
 /** Stored objects begin `{"apiVersion":…,"kind":…,"metadata":{` (the schemas emit that order). */
@@ -557,20 +585,21 @@ export class ObjectService {
     }
     const unfiltered = !filter.labels && !filter.fields;
     for await (const event of this.#store.watch<KubeObject>(prefix, { afterRevision: after, signal: options.signal })) {
-      const object = withResourceVersion(event.value, event.revision);
       if (unfiltered) {
-        yield { type: event.type, object, revision: event.revision };
+        yield objectEvent(event.type, event);
         continue;
       }
-      const inSelection = event.type !== 'DELETED' && passes(filter, event.value);
+      // Selectors only read the object: watchers of a shared event read one parsed copy.
+      const value = event.shared ? sharedValue<KubeObject>(event.shared) : event.value;
+      const inSelection = event.type !== 'DELETED' && passes(filter, value);
       const wasVisible = visible.has(event.key);
       if (inSelection) {
         visible.add(event.key);
         const type = wasVisible ? 'MODIFIED' : event.type === 'ADDED' || authoritative ? 'ADDED' : 'MODIFIED';
-        yield { type, object, revision: event.revision };
-      } else if (wasVisible || (event.type === 'DELETED' && passes(filter, event.value))) {
+        yield objectEvent(type, event);
+      } else if (wasVisible || (event.type === 'DELETED' && passes(filter, value))) {
         visible.delete(event.key);
-        yield { type: 'DELETED', object, revision: event.revision };
+        yield objectEvent('DELETED', event);
       }
     }
   }

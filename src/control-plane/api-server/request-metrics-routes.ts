@@ -47,6 +47,12 @@ export function metricsResponse(c: Context, counter: RequestCounter): Response {
     '# HELP apiserver_terminated_watchers_total Watches ended because their client did not read.',
     '# TYPE apiserver_terminated_watchers_total counter',
     `apiserver_terminated_watchers_total ${watchStats.slowWatchersClosed}`,
+    '# HELP apiserver_watch_events_sent_total Object events written to watch streams, one per watcher per event.',
+    '# TYPE apiserver_watch_events_sent_total counter',
+    `apiserver_watch_events_sent_total ${watchStats.eventsSent}`,
+    '# HELP apiserver_watch_events_encoded_total Object events serialised for watch streams; watchers of one event share its bytes.',
+    '# TYPE apiserver_watch_events_encoded_total counter',
+    `apiserver_watch_events_encoded_total ${watchStats.eventsEncoded}`,
     '',
   ].join('\n');
   return c.body(renderRequestMetrics(counter.snapshot()) + watches, 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });

@@ -1,7 +1,16 @@
-// A watcher that never reads: the memory held for it stays under the per-watch bound, and the watch is ended (defect 10).
-import { describe, it } from 'node:test';
+// Watch streams: a watcher that never reads, over plain HTTP and over HTTPS, stays under the per-watch bound and is ended (defect 10); watchers of one event share its bytes (defect 11).
+import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect as connectTls } from 'node:tls';
+import type { Duplex } from 'node:stream';
+import { issueServerCert, loadOrCreateCa } from '../../core/pki/pki.js';
+import { CachedStore } from '../../core/store/cached-store.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
 import { waitFor } from '../../core/wait-for.js';
 import { ADMIN_USER, TokenAuthenticator } from './auth.js';
@@ -9,7 +18,17 @@ import { startApiServer } from './server.js';
 import { watchStats } from './watch-stream.js';
 
 describe('a watch whose client does not read', () => {
-  it('holds at most the bound (plus one event) and is closed after the slow-watcher timeout', async () => {
+  let dir: string;
+  let tls: { cert: string; key: string; ca: string };
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'minik8s-watch-stall-'));
+    const ca = await loadOrCreateCa({ dir });
+    const serving = await issueServerCert(ca, { commonName: 'kube-apiserver', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
+    tls = { cert: serving.certPem, key: serving.keyPem, ca: ca.certPem };
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  async function nonReadingWatcher(overTls: boolean): Promise<void> {
     const authenticator = new TokenAuthenticator();
     authenticator.add('admin-token', ADMIN_USER);
     const signal = new AbortController();
@@ -22,27 +41,59 @@ describe('a watch whose client does not read', () => {
       signal: signal.signal,
       watchBufferBytes: bound,
       slowWatcherTimeoutMs: 500,
+      tls: overTls ? tls : undefined,
     });
     const closedBefore = watchStats.slowWatchersClosed;
     watchStats.maxBufferedBytes = 0;
     // A raw client that asks for a watch and then never reads a byte: the socket fills, then our queue.
-    const socket = connect(api.port, '127.0.0.1');
-    await new Promise((resolve) => socket.once('connect', resolve));
+    let socket: Duplex;
+    if (overTls) {
+      const s = connectTls({ port: api.port, host: '127.0.0.1', ca: tls.ca, servername: 'localhost' });
+      await new Promise((resolve, reject) => s.once('secureConnect', resolve).once('error', reject));
+      socket = s;
+    } else {
+      const s = connect(api.port, '127.0.0.1');
+      await new Promise((resolve, reject) => s.once('connect', resolve).once('error', reject));
+      socket = s;
+    }
     socket.pause();
     socket.write('GET /api/v1/namespaces/default/secrets?watch=true HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer admin-token\r\n\r\n');
-    // The response is chunked on a kept-alive connection: its end is the last chunk, not the socket's.
-    let tail = '';
-    socket.on('data', (d: Buffer) => {
-      tail = (tail + d.toString('latin1')).slice(-16);
+    // Its data is read only at the end, once the watch is over; a response that ended gracefully would leave the kept-alive connection open.
+    socket.on('data', () => {});
+    let closed = false;
+    socket.on('close', () => {
+      closed = true;
     });
-    const ended = () => tail.endsWith('\r\n0\r\n\r\n');
+    socket.on('error', () => {});
+    // fetch has no CA option: the calls go through node:http(s), with the test CA over HTTPS.
+    const request = (path: string, init: { method?: string; body?: string } = {}) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = (overTls ? httpsRequest : httpRequest)(
+          `${api.url}${path}`,
+          {
+            method: init.method ?? 'GET',
+            headers: { authorization: 'Bearer admin-token', 'content-type': 'application/json' },
+            ...(overTls ? { ca: tls.ca } : {}),
+          },
+          (res) => {
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', (d: string) => {
+              body += d;
+            });
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+            res.on('error', reject);
+          },
+        );
+        req.on('error', reject);
+        req.end(init.body);
+      });
     try {
       // 4 KiB objects, updated over and over: far more than the bound and the socket buffers hold.
       const data = { blob: 'x'.repeat(4096) };
       const post = (i: number) =>
-        fetch(`${api.url}/api/v1/namespaces/default/secrets`, {
+        request('/api/v1/namespaces/default/secrets', {
           method: 'POST',
-          headers: { authorization: 'Bearer admin-token', 'content-type': 'application/json' },
           body: JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `c${i}` }, data }),
         });
       let i = 0;
@@ -58,14 +109,100 @@ describe('a watch whose client does not read', () => {
       assert.ok(i * 4096 > 4 * bound, `only ${i} writes`);
       // What it held is given back.
       await waitFor(() => watchStats.bufferedBytes === 0, { timeoutMs: 5000, description: 'the buffered bytes to be freed' });
-      // The client, once it reads, finds its stream ended (it re-lists and watches again).
+      // The server let go of the connection (and what it held for it): the client, once it reads
+      // what reached it, finds the connection closed (it re-lists and watches again).
       socket.resume();
-      await waitFor(ended, { timeoutMs: 10_000, description: 'the stream to end' });
-      const metrics = await (await fetch(`${api.url}/metrics`, { headers: { authorization: 'Bearer admin-token' } })).text();
-      assert.match(metrics, /^apiserver_terminated_watchers_total [1-9]/m);
+      await waitFor(() => closed, { timeoutMs: 10_000, description: 'the connection to be closed' });
+      const metrics = await request('/metrics');
+      assert.match(metrics.body, /^apiserver_terminated_watchers_total [1-9]/m);
     } finally {
       socket.destroy();
       signal.abort();
+      await api.closed;
+    }
+  }
+
+  it('over plain HTTP: holds at most the bound (plus one event) and is closed after the slow-watcher timeout', async () => {
+    await nonReadingWatcher(false);
+  });
+
+  it('over HTTPS: holds at most the bound (plus one event) and is closed after the slow-watcher timeout', async () => {
+    await nonReadingWatcher(true);
+  });
+});
+
+describe('watchers of one event', () => {
+  it('share one serialisation of it, whatever their number and selectors', async () => {
+    const authenticator = new TokenAuthenticator();
+    authenticator.add('admin-token', ADMIN_USER);
+    const signal = new AbortController();
+    const api = await startApiServer({ store: await CachedStore.open(new MemoryStore()), authenticator, address: '127.0.0.1', port: 0, signal: signal.signal });
+    const watchers = 20;
+    const streams: { lines: string[]; done: Promise<void> }[] = [];
+    try {
+      // Half watch every Secret, half only those labelled app=a: all of them see the one create as ADDED.
+      for (let w = 0; w < watchers; w++) {
+        const query = w % 2 === 0 ? 'watch=true' : 'watch=true&labelSelector=app%3Da';
+        const res = await fetch(`${api.url}/api/v1/namespaces/default/secrets?${query}`, {
+          headers: { authorization: 'Bearer admin-token' },
+          signal: signal.signal,
+        });
+        assert.equal(res.status, 200);
+        const lines: string[] = [];
+        const done = (async () => {
+          const decoder = new TextDecoder();
+          let text = '';
+          try {
+            for await (const chunk of res.body!) {
+              text += decoder.decode(chunk as Uint8Array, { stream: true });
+              const parts = text.split('\n');
+              text = parts.pop()!;
+              lines.push(...parts.filter((l) => !l.includes('"BOOKMARK"')));
+            }
+          } catch {
+            /* aborted at the end */
+          }
+        })();
+        streams.push({ lines, done });
+      }
+      const sentBefore = watchStats.eventsSent;
+      const encodedBefore = watchStats.eventsEncoded;
+      const created = await fetch(`${api.url}/api/v1/namespaces/default/secrets`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer admin-token', 'content-type': 'application/json' },
+        body: JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's1', labels: { app: 'a' } }, data: { k: 'dg==' } }),
+      });
+      assert.equal(created.status, 201);
+      const object = (await created.json()) as { metadata: { resourceVersion: string } };
+      await waitFor(() => streams.every((s) => s.lines.length === 1), { timeoutMs: 10_000, description: 'every watcher to get the event' });
+      assert.equal(watchStats.eventsSent - sentBefore, watchers);
+      assert.equal(watchStats.eventsEncoded - encodedBefore, 1);
+      // The shared line is the event as each would have had it: the object with its resourceVersion.
+      for (const s of streams) {
+        const event = JSON.parse(s.lines[0]!) as { type: string; object: { metadata: { name: string; resourceVersion: string; labels: object } } };
+        assert.equal(event.type, 'ADDED');
+        assert.equal(event.object.metadata.name, 's1');
+        assert.equal(event.object.metadata.resourceVersion, object.metadata.resourceVersion);
+        assert.deepEqual(event.object.metadata.labels, { app: 'a' });
+      }
+      // A relabel the selector no longer matches: DELETED for the selecting half, MODIFIED for the rest; one encoding of each.
+      const encodedBeforePatch = watchStats.eventsEncoded;
+      const patched = await fetch(`${api.url}/api/v1/namespaces/default/secrets/s1`, {
+        method: 'PATCH',
+        headers: { authorization: 'Bearer admin-token', 'content-type': 'application/merge-patch+json' },
+        body: JSON.stringify({ metadata: { labels: { app: 'b' } } }),
+      });
+      assert.equal(patched.status, 200);
+      await waitFor(() => streams.every((s) => s.lines.length === 2), { timeoutMs: 10_000, description: 'every watcher to get the patch' });
+      assert.equal(watchStats.eventsEncoded - encodedBeforePatch, 2);
+      const types = streams.map((s) => (JSON.parse(s.lines[1]!) as { type: string }).type);
+      assert.deepEqual(
+        types,
+        Array.from({ length: watchers }, (_, w) => (w % 2 === 0 ? 'MODIFIED' : 'DELETED')),
+      );
+    } finally {
+      signal.abort();
+      await Promise.all(streams.map((s) => s.done));
       await api.closed;
     }
   });

@@ -1,8 +1,9 @@
 // Streams watch events as JSON lines, with BOOKMARKs on idle streams and Status errors in-band.
+import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import { apiVersionOf, type KindDefinition } from '../../core/api/kind.js';
 import { ApiError, toApiError } from '../../core/errors.js';
-import type { ObjectWatchEvent } from './object-service.js';
+import { type ObjectWatchEvent, stampJson } from './object-service.js';
 
 export interface WatchResponseOptions {
   events: (signal: AbortSignal) => AsyncIterable<ObjectWatchEvent>;
@@ -26,6 +27,10 @@ export const watchStats = {
   maxBufferedBytes: 0,
   /** Watches ended because their client did not read. */
   slowWatchersClosed: 0,
+  /** Object events written to watch streams (one per watcher per event). */
+  eventsSent: 0,
+  /** Object events serialised for watch streams: fewer than sent when watchers share an event's bytes. */
+  eventsEncoded: 0,
 };
 
 export const DEFAULT_WATCH_BUFFER_BYTES = 1024 * 1024;
@@ -42,6 +47,30 @@ const encoder = new TextEncoder();
 
 function line(value: unknown): Uint8Array {
   return encoder.encode(`${JSON.stringify(value)}\n`);
+}
+
+/**
+ * An object event as one JSON line. Watchers of an event from the watch cache share its bytes:
+ * the first to send it encodes it (from the stored JSON, with its resourceVersion stamped in,
+ * as lists are written) and the rest send the same bytes, so N watchers cost one encoding
+ * and, while they queue it, one copy of memory.
+ */
+export function eventLine(event: ObjectWatchEvent): Uint8Array {
+  const shared = event.shared;
+  if (!shared) {
+    watchStats.eventsEncoded++;
+    return line({ type: event.type, object: event.object });
+  }
+  // One form per event type: a selector can turn a store's MODIFIED into ADDED or DELETED.
+  const form = `json:${event.type}`;
+  shared.encoded ??= new Map();
+  let bytes = shared.encoded.get(form);
+  if (!bytes) {
+    watchStats.eventsEncoded++;
+    bytes = encoder.encode(`{"type":"${event.type}","object":${stampJson(shared.json, event.revision)}}\n`);
+    shared.encoded.set(form, bytes);
+  }
+  return bytes;
 }
 
 export async function watchResponse(c: Context, options: WatchResponseOptions): Promise<Response> {
@@ -77,6 +106,18 @@ export async function watchResponse(c: Context, options: WatchResponseOptions): 
     void iterator.return?.(undefined).catch(() => {});
   };
 
+  /**
+   * Ends a watcher that stopped reading by closing its connection. Closing only the stream would
+   * leave the bytes queued for it (up to the bound) and the socket's own buffers held until the
+   * client read them, which one that never reads never does: over many such clients the master's
+   * memory was not given back. Destroying the socket drops all of it at once (the HTTP layer then
+   * cancels the stream); the client sees its watch end and watches again.
+   */
+  const dropConnection = () => {
+    const socket = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket;
+    socket?.destroy();
+  };
+
   const maxBuffered = options.maxBufferedBytes ?? DEFAULT_WATCH_BUFFER_BYTES;
   const slowTimeoutMs = options.slowWatcherTimeoutMs ?? DEFAULT_SLOW_WATCHER_TIMEOUT_MS;
   /** Bytes enqueued and not yet taken by the HTTP layer (which takes only as fast as the socket drains). */
@@ -110,7 +151,8 @@ export async function watchResponse(c: Context, options: WatchResponseOptions): 
         };
         const send = (event: ObjectWatchEvent) => {
           lastRevision = Math.max(lastRevision, event.revision);
-          enqueue(line({ type: event.type, object: event.object }));
+          watchStats.eventsSent++;
+          enqueue(eventLine(event));
         };
         bookmarkTimer = setInterval(() => {
           // A client that is not reading has no use for a BOOKMARK either.
@@ -134,6 +176,7 @@ export async function watchResponse(c: Context, options: WatchResponseOptions): 
               // (as kube-apiserver ends unresponsive watchers).
               if (queued >= maxBuffered && !(await drained())) {
                 watchStats.slowWatchersClosed++;
+                dropConnection();
                 break;
               }
               send(result.value);

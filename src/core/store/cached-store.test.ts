@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { setMaxListeners } from 'node:events';
 import { GoneError } from '../errors.js';
 import { waitFor } from '../wait-for.js';
-import { CachedStore } from './cached-store.js';
+import { CachedStore, SHARED_EVENT_MEMO } from './cached-store.js';
 import { MemoryStore } from './memory-store.js';
 import { runStoreContract } from './store-contract.js';
 import type { StoreWatchEvent } from './store.js';
@@ -74,6 +74,35 @@ describe('CachedStore', () => {
       );
       assert.equal(list.revision, 4);
     } finally {
+      await cache.close();
+    }
+  });
+
+  it('hands every watcher of an event the same shared event, and lets go of what was made of it once it is old', async () => {
+    const cache = await CachedStore.open(new MemoryStore());
+    const controller = new AbortController();
+    try {
+      const from = cache.revision;
+      const a = cache.watch<{ i: number }>('/registry/', { afterRevision: from, signal: controller.signal })[Symbol.asyncIterator]();
+      const b = cache.watch<{ i: number }>('/registry/', { afterRevision: from, signal: controller.signal })[Symbol.asyncIterator]();
+      await cache.create('/registry/k', { i: 1 });
+      const [ea, eb] = [(await a.next()).value!, (await b.next()).value!];
+      assert.ok(ea.shared && ea.shared === eb.shared);
+      assert.equal(ea.shared.json, '{"i":1}');
+      // Each watcher still gets a value of its own to change.
+      assert.notEqual(ea.value, eb.value);
+      assert.deepEqual(ea.value, { i: 1 });
+      ea.shared.encoded = new Map([['json:ADDED', new Uint8Array(1)]]);
+      let revision = 0;
+      for (let n = 0; n < SHARED_EVENT_MEMO - 1; n++) revision = await cache.create(`/registry/n${n}`, { n });
+      // The cache applies what the inner store did a little later.
+      await waitFor(() => cache.revision >= revision, { timeoutMs: 5000, description: 'the cache to apply the creates' });
+      assert.ok(ea.shared.encoded, 'kept while among the newest');
+      revision = await cache.create('/registry/last', {});
+      await waitFor(() => cache.revision >= revision, { timeoutMs: 5000, description: 'the cache to apply the last create' });
+      assert.equal(ea.shared.encoded, undefined);
+    } finally {
+      controller.abort();
       await cache.close();
     }
   });

@@ -1,6 +1,17 @@
 // A watch cache in front of another Store (as Kubernetes' sits in front of etcd): consistent lists and fanned-out watches from memory.
 import { GoneError } from '../errors.js';
-import type { ListPageOptions, ListResult, RawListResult, Store, StoreEntry, StoreOp, StoreWatchEvent, WatchEventType, WatchOptions } from './store.js';
+import type {
+  ListPageOptions,
+  ListResult,
+  RawListResult,
+  SharedWatchEvent,
+  Store,
+  StoreEntry,
+  StoreOp,
+  StoreWatchEvent,
+  WatchEventType,
+  WatchOptions,
+} from './store.js';
 import { lowerBound, prefixEndIndex } from './sorted-keys.js';
 
 export interface CachedStoreOptions {
@@ -20,7 +31,8 @@ interface CachedValue {
   revision: number;
 }
 
-interface CachedEvent {
+/** An event of the ring; it is also what every watcher of it shares (its encodings are kept on it). */
+interface CachedEvent extends SharedWatchEvent {
   type: WatchEventType;
   key: string;
   json: string;
@@ -31,6 +43,12 @@ interface CachedEvent {
    */
   seq: number;
 }
+
+/**
+ * How many of the newest events keep what watchers made of them: without a limit, a full ring of
+ * 10,000 events would hold each event's JSON text, its encodings and a parsed copy.
+ */
+export const SHARED_EVENT_MEMO = 1024;
 
 /** A fixed-capacity buffer of events ordered by revision; the oldest falls out when it is full. */
 class EventRing {
@@ -47,6 +65,13 @@ class EventRing {
   /** Adds an event; returns the one pushed out, if any. */
   push(event: CachedEvent): CachedEvent | undefined {
     const capacity = this.#slots.length;
+    // What watchers made of an event (its encodings, a parsed copy) is kept while they are likely to
+    // want it: once it is SHARED_EVENT_MEMO events old, only watchers far behind still send it.
+    if (this.#size >= SHARED_EVENT_MEMO) {
+      const old = this.#at(this.#size - SHARED_EVENT_MEMO);
+      old.encoded = undefined;
+      old.parsed = undefined;
+    }
     if (this.#size < capacity) {
       this.#slots[(this.#start + this.#size++) % capacity] = event;
       return undefined;
@@ -104,6 +129,24 @@ class EventRing {
   #at(i: number): CachedEvent {
     return this.#slots[(this.#start + i) % this.#slots.length]!;
   }
+}
+
+/**
+ * A watcher's event from the ring: its value is parsed (a copy of its own) only if it is read;
+ * a watcher that sends the shared encoding never parses it.
+ */
+function watchEvent<T>(e: CachedEvent): StoreWatchEvent<T> {
+  let value: T | undefined;
+  return {
+    type: e.type,
+    key: e.key,
+    revision: e.revision,
+    shared: e,
+    get value(): T {
+      if (value === undefined) value = JSON.parse(e.json) as T;
+      return value;
+    },
+  };
 }
 
 const IDLE = Symbol('idle');
@@ -341,7 +384,7 @@ export class CachedStore implements Store {
       seen = batch[batch.length - 1]!.seq;
       for (const e of batch) {
         if (!e.key.startsWith(prefix)) continue;
-        yield { type: e.type, key: e.key, value: JSON.parse(e.json) as T, revision: e.revision };
+        yield watchEvent<T>(e);
         if (stopped()) return;
       }
     }

@@ -67,6 +67,27 @@ export interface StoreWatchEvent<T = unknown> {
   value: T;
   /** Revision of this event (for DELETED: the revision of the delete). */
   revision: number;
+  /**
+   * Set where one stored event goes to many watchers (the watch cache): the same object for
+   * every watcher of the event, so that what is made from it (its bytes on the wire) is made once.
+   */
+  shared?: SharedWatchEvent;
+}
+
+/** One stored event as every watcher of it sees it; lives as long as the cache holds the event. */
+export interface SharedWatchEvent {
+  /** The value as JSON text. */
+  readonly json: string;
+  /** The value parsed once, for reading only (selectors): never to be changed or handed out. */
+  parsed?: unknown;
+  /** Encodings of the event made so far, by the name of their form (output format and event type). */
+  encoded?: Map<string, Uint8Array>;
+}
+
+/** The shared event's value, parsed on first use: for reading only. */
+export function sharedValue<T>(shared: SharedWatchEvent): T {
+  if (shared.parsed === undefined) shared.parsed = JSON.parse(shared.json);
+  return shared.parsed as T;
 }
 
 export interface WatchOptions {
