@@ -57,6 +57,12 @@ export interface ListOptions {
 export interface WriteOptions {
   /** `status` for writes to the /status subresource. */
   subresource?: string;
+  /** dryRun=All: validated and admitted in full, nothing written; the answer is the object as it would be. */
+  dryRun?: boolean;
+}
+
+export interface CreateOptions {
+  dryRun?: boolean;
 }
 
 export interface PatchOptions extends WriteOptions {
@@ -71,6 +77,8 @@ export interface DeleteOptions {
   orphanDependents?: boolean;
   /** Pods on a node: how long the kubelet gives the containers; 0 removes the object at once. */
   gracePeriodSeconds?: number;
+  /** dryRun=All: the object as the delete would leave it (or as it was, when it would go), nothing written. */
+  dryRun?: boolean;
 }
 
 export interface WatchOptions extends ListOptions {
@@ -425,7 +433,7 @@ export class ObjectService {
     return `${head({ resourceVersion: String(raw.revision) })}${raw.items.map((i) => stampJson(i.json, i.revision)).join(',')}]}`;
   }
 
-  async create(def: KindDefinition, namespace: string | undefined, body: Record<string, unknown>): Promise<KubeObject> {
+  async create(def: KindDefinition, namespace: string | undefined, body: Record<string, unknown>, options: CreateOptions = {}): Promise<KubeObject> {
     const identified = reconcileIdentity({ def, namespace }, body, apiVersionOf(def));
     const asked = identified.metadata as { name?: unknown; generateName?: unknown };
     const generateName = (asked.name === undefined || asked.name === '') && typeof asked.generateName === 'string' ? asked.generateName : '';
@@ -442,6 +450,18 @@ export class ObjectService {
     for (let attempt = 0; ; attempt++) {
       // Allocation last: a request refused for any other reason records nothing.
       const { object, ops } = allocator ? await allocator.plan(obj, undefined) : { object: obj, ops: [] };
+      if (options.dryRun) {
+        // As Kubernetes' dry run: everything but the write, so a name already taken is still a 409.
+        const taken = await this.#store.get(key).then(
+          () => true,
+          (err: unknown) => {
+            if (err instanceof NotFoundError) return false;
+            throw err;
+          },
+        );
+        if (taken) throw new AlreadyExistsError(`${qualifiedResource(def)} "${name}" already exists`, { kind: def.resource, group: def.group, name });
+        return object;
+      }
       try {
         const revision = ops.length ? await this.#store.transaction([{ type: 'create', key, value: object }, ...ops]) : await this.#store.create(key, object);
         return withResourceVersion(object, revision);
@@ -544,13 +564,14 @@ export class ObjectService {
         const finalizersChanged = finalizers.length !== had.length || finalizers.some((f, i) => f !== had[i]);
         const pending = finalizers.length > 0 || def === namespaceKind || grace > 0;
         if (!pending) {
-          await this.#remove(def, entry);
+          if (!options.dryRun) await this.#remove(def, entry);
           return current;
         }
         const shorter = grace < (current.metadata.deletionGracePeriodSeconds ?? Infinity);
         if (current.metadata.deletionTimestamp && !shorter && !finalizersChanged) return current;
         const marked = markDeleting(entry.value, this.#now(), grace);
         if (finalizersChanged) (marked.metadata as { finalizers?: string[] }).finalizers = finalizers;
+        if (options.dryRun) return withResourceVersion(marked as KubeObject, entry.revision);
         const revision = await this.#store.update(entry.key, marked, entry.revision);
         return withResourceVersion(marked as KubeObject, revision);
       } catch (err) {
@@ -668,6 +689,7 @@ export class ObjectService {
       if (sameObject(obj, entry.value)) return current;
       // Only a changed spec is judged against other objects: an object being deleted, or one whose labels or finalizers change, is not refused for what it refers to.
       if (spec && def.admit && !obj.metadata.deletionTimestamp && JSON.stringify(obj.spec) !== JSON.stringify(entry.value.spec)) await this.#admit(def, obj);
+      if (options.dryRun) return withResourceVersion(allocator ? (await allocator.plan(obj, entry.value)).object : obj, entry.revision);
       try {
         if (readyToRemove(obj)) {
           const revision = await this.#remove(def, entry);
@@ -765,8 +787,8 @@ class ClientObjectService extends ObjectService {
     return this.counted('list', def, '', () => super.listJson(def, namespace, options));
   }
 
-  override create(def: KindDefinition, namespace: string | undefined, body: Record<string, unknown>): Promise<KubeObject> {
-    return this.counted('create', def, '', () => super.create(def, namespace, body), 201);
+  override create(def: KindDefinition, namespace: string | undefined, body: Record<string, unknown>, options?: CreateOptions): Promise<KubeObject> {
+    return this.counted('create', def, '', () => super.create(def, namespace, body, options), 201);
   }
 
   override replace(

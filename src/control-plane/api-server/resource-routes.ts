@@ -39,6 +39,21 @@ function gracePeriod(value: unknown): number {
   return value;
 }
 
+/**
+ * dryRun as Kubernetes reads it, from the query (`dryRun=All`, repeatable) or a DeleteOptions
+ * body (`"dryRun": ["All"]`): All is the one value; an unknown one is a 400 rather than a write.
+ */
+export function parseDryRun(values: readonly unknown[]): boolean {
+  for (const value of values) {
+    if (value !== 'All') throw new BadRequestError(`dryRun: Unsupported value: ${JSON.stringify(value)}: supported values: "All"`);
+  }
+  return values.length > 0;
+}
+
+function queryDryRun(c: Context): boolean {
+  return parseDryRun((c.req.queries('dryRun') ?? []).filter((v) => v !== ''));
+}
+
 async function readDeleteOptions(c: Context): Promise<DeleteOptions> {
   const options: DeleteOptions = {};
   const text = await readText(c);
@@ -66,7 +81,12 @@ async function readDeleteOptions(c: Context): Promise<DeleteOptions> {
       options.orphanDependents = body.orphanDependents;
     }
     if (body.gracePeriodSeconds !== undefined && body.gracePeriodSeconds !== null) options.gracePeriodSeconds = gracePeriod(body.gracePeriodSeconds);
+    if (body.dryRun !== undefined && body.dryRun !== null) {
+      if (!Array.isArray(body.dryRun)) throw new BadRequestError('dryRun must be a list of strings such as ["All"]');
+      options.dryRun = parseDryRun(body.dryRun);
+    }
   }
+  if (queryDryRun(c)) options.dryRun = true;
   const grace = c.req.query('gracePeriodSeconds');
   if (grace !== undefined && grace !== '') options.gracePeriodSeconds = gracePeriod(/^-?\d+$/.test(grace) ? Number(grace) : grace);
   const policy = c.req.query('propagationPolicy') ?? options.propagationPolicy;
@@ -128,7 +148,7 @@ export async function handleResource(c: Context, options: ResourceRoutesOptions)
     }
     if (method === 'POST') {
       if (def.namespaced && namespace === undefined) throw notAllowed();
-      const created = await service.create(def, namespace, await readObject(c));
+      const created = await service.create(def, namespace, await readObject(c), { dryRun: queryDryRun(c) });
       return json(c, created, 201);
     }
     throw notAllowed();
@@ -139,11 +159,11 @@ export async function handleResource(c: Context, options: ResourceRoutesOptions)
     case 'GET':
       return json(c, await service.get(def, namespace, name));
     case 'PUT':
-      return json(c, await service.replace(def, namespace, name, await readObject(c), { subresource }));
+      return json(c, await service.replace(def, namespace, name, await readObject(c), { subresource, dryRun: queryDryRun(c) }));
     case 'PATCH': {
       const patchType = patchTypeOf(c.req.header('content-type'));
       const patch = parsePatchBody(await readRequestText(c), patchType) as Record<string, unknown> | unknown[];
-      return json(c, await service.patch(def, namespace, name, patch, { subresource, patchType }));
+      return json(c, await service.patch(def, namespace, name, patch, { subresource, patchType, dryRun: queryDryRun(c) }));
     }
     case 'DELETE': {
       if (subresource) throw notAllowed();
