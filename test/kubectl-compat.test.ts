@@ -5,9 +5,20 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { startMaster, type MasterProcess } from './helpers/master.js';
+import { podKind } from '../src/core/api/pod.js';
+import { ApiClient } from '../src/core/client/api-client.js';
+import { BINARY, startMaster, type MasterProcess } from './helpers/master.js';
 
 const KUBECTL_VERSION = spawnSync('kubectl', ['version', '--client', '-o', 'json'], { encoding: 'utf8' });
+
+/** The minik8s CLI's exit code and output, against the same master. */
+function minik8s(master: MasterProcess, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BINARY, ...args], { env: master.env, timeout: 60_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
 
 /** kubectl's exit code and output; never throws, so tests assert on what a user would see. */
 function kubectl(master: MasterProcess, args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -49,5 +60,35 @@ describe('stock kubectl', { skip: KUBECTL_VERSION.status !== 0 ? 'kubectl is not
     assert.match(r.stderr, /^The Pod "bad" is invalid: /m);
     const listed = await kubectl(master, ['get', 'pods', '-o', 'name']);
     assert.doesNotMatch(listed.stdout, /pod\/bad/);
+  });
+
+  test("get prints the server's Table columns, the same as minik8s get prints (pods, -o wide, nodes, services)", async () => {
+    const admin = new ApiClient({ server: master.url, token: master.token, tls: { ca: master.ca! } });
+    try {
+      await admin.create(podKind, { metadata: { name: 'table-pod', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
+    } finally {
+      admin.close();
+    }
+    for (const args of [
+      ['get', 'pods'],
+      ['get', 'pods', '-o', 'wide'],
+      ['get', 'namespaces'],
+      ['get', 'services', '-A'],
+    ]) {
+      const theirs = await kubectl(master, args);
+      const ours = await minik8s(master, args);
+      assert.equal(theirs.code, 0, theirs.stderr);
+      assert.equal(ours.code, 0, ours.stderr);
+      const header = (out: string) =>
+        out
+          .split('\n')[0]!
+          .trim()
+          .split(/\s{2,}/);
+      assert.deepEqual(header(theirs.stdout), header(ours.stdout), args.join(' '));
+      assert.doesNotMatch(theirs.stderr, /Falling back|hardcoded/i, args.join(' '));
+    }
+    const pods = await kubectl(master, ['get', 'pods']);
+    assert.match(pods.stdout, /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE$/m);
+    assert.match(pods.stdout, /^table-pod\s+0\/1\s+Pending\s+0\s+\S+$/m);
   });
 });

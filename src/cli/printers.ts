@@ -1,7 +1,10 @@
 // Output formats for `get` and friends: kubectl-style tables, ages, and yaml/json/name renderings.
 import { apiVersionOf, type KindDefinition } from '../core/api/kind.js';
 import type { KubeObject } from '../core/api/meta.js';
+import { cellValue, tableColumns } from '../core/api/table.js';
 import { CliError } from './cli-error.js';
+
+export { ageSince, formatAge } from '../core/api/table.js';
 
 export const OUTPUT_FORMATS = ['json', 'name', 'wide', 'yaml'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -11,48 +14,6 @@ export function parseOutputFormat(value: string | undefined): OutputFormat | und
   if (value === undefined || value === '') return undefined;
   if ((OUTPUT_FORMATS as readonly string[]).includes(value)) return value as OutputFormat;
   throw new CliError(`unable to match a printer suitable for the output format "${value}", allowed formats are: ${OUTPUT_FORMATS.join(',')}`);
-}
-
-/**
- * kubectl's HumanDuration (k8s.io/apimachinery/pkg/util/duration): precise for young
- * objects, coarser as they age. Up to a second in the future counts as now (clock skew).
- */
-export function formatAge(ms: number): string {
-  const seconds = Math.trunc(ms / 1000);
-  if (seconds < -1) return '<invalid>';
-  if (seconds < 0) return '0s';
-  if (seconds < 120) return `${seconds}s`;
-  const minutes = Math.trunc(seconds / 60);
-  if (minutes < 10) {
-    const s = seconds % 60;
-    return s === 0 ? `${minutes}m` : `${minutes}m${s}s`;
-  }
-  if (minutes < 180) return `${minutes}m`;
-  const hours = Math.trunc(minutes / 60);
-  if (hours < 8) {
-    const m = minutes % 60;
-    return m === 0 ? `${hours}h` : `${hours}h${m}m`;
-  }
-  if (hours < 48) return `${hours}h`;
-  const days = Math.trunc(hours / 24);
-  if (hours < 24 * 8) {
-    const h = hours % 24;
-    return h === 0 ? `${days}d` : `${days}d${h}h`;
-  }
-  if (hours < 24 * 365 * 2) return `${days}d`;
-  const years = Math.trunc(days / 365);
-  if (hours < 24 * 365 * 8) {
-    const d = days % 365;
-    return d === 0 ? `${years}y` : `${years}y${d}d`;
-  }
-  return `${years}y`;
-}
-
-/** The AGE cell of a timestamp; `<unknown>` when absent or unparsable, as kubectl prints. */
-export function ageSince(timestamp: string | null | undefined, now: Date): string {
-  if (!timestamp) return '<unknown>';
-  const t = Date.parse(timestamp);
-  return Number.isNaN(t) ? '<unknown>' : formatAge(now.getTime() - t);
 }
 
 /**
@@ -109,40 +70,20 @@ function labelsCell(obj: KubeObject): string {
   return pairs.length ? pairs.join(',') : '<none>';
 }
 
-function safeValue(value: () => string): string {
-  try {
-    const v = value();
-    return v === '' ? '<none>' : v;
-  } catch {
-    // A column reading a half-filled object must not break the whole table.
-    return '<unknown>';
-  }
-}
-
-/** The header row of a kind's table. */
+/** The header row of a kind's table: the columns the API server's Table has, in kubectl's order. */
 export function tableHeader(def: KindDefinition, options: TableOptions): string[] {
-  const columns = def.columns ?? [];
   return [
     ...(options.withNamespace ? ['NAMESPACE'] : []),
-    'NAME',
-    ...columns.filter((c) => !c.wide).map((c) => c.name),
-    'AGE',
-    // kubectl puts the -o wide extras after AGE (pods: IP, NODE).
-    ...(options.wide ? columns.filter((c) => c.wide).map((c) => c.name) : []),
+    ...tableColumns(def, { wide: options.wide }).map((c) => c.header),
     ...(options.showLabels ? ['LABELS'] : []),
   ];
 }
 
 /** One object's table row, matching tableHeader. */
 export function tableRow(def: KindDefinition, obj: KubeObject, options: TableOptions): string[] {
-  const columns = def.columns ?? [];
-  const name = options.withKind ? objectRef(def, obj) : (obj.metadata.name ?? '');
   return [
     ...(options.withNamespace ? [obj.metadata.namespace ?? ''] : []),
-    name,
-    ...columns.filter((c) => !c.wide).map((c) => safeValue(() => c.value(obj))),
-    ageSince(obj.metadata.creationTimestamp, options.now),
-    ...(options.wide ? columns.filter((c) => c.wide).map((c) => safeValue(() => c.value(obj))) : []),
+    ...tableColumns(def, { wide: options.wide }).map((c) => (c.header === 'NAME' && options.withKind ? objectRef(def, obj) : cellValue(c, obj, options.now))),
     ...(options.showLabels ? [labelsCell(obj)] : []),
   ];
 }

@@ -2,12 +2,14 @@
 import type { Context } from 'hono';
 import type { KubeObject } from '../../core/api/meta.js';
 import { parseQueryBool } from '../../core/api/query-bool.js';
+import { toTable } from '../../core/api/table.js';
 import { BadRequestError, MethodNotAllowedError, toApiError } from '../../core/errors.js';
 import { parseJsonObject, readRequestText } from './body.js';
-import { parseResourceVersion, type DeleteOptions, type ObjectService } from './object-service.js';
+import { parseResourceVersion, type DeleteOptions, type ObjectService, type ObjectWatchEvent } from './object-service.js';
 import { parsePatchBody, patchTypeOf } from './patch.js';
+import { acceptedTable, parseIncludeObject } from './table-negotiation.js';
 import { parseResourcePath, type ResourceTarget } from './paths.js';
-import { watchResponse } from './watch-stream.js';
+import { line, watchResponse, watchStats } from './watch-stream.js';
 
 export interface ResourceRoutesOptions {
   service: ObjectService;
@@ -132,8 +134,17 @@ export async function handleResource(c: Context, options: ResourceRoutesOptions)
       const revision = parseResourceVersion(c.req.query('resourceVersion'));
       // A revision this store has not reached: wait briefly, then 504 rather than a watch that waits for ever.
       if (revision !== undefined && revision > 0) await service.waitForRevision(revision);
+      const table = acceptedTable(c.req.header('accept'));
+      const includeObject = parseIncludeObject(c.req.query('includeObject'));
       if (parseQueryBool(c.req.query('watch'), 'watch')) {
         const timeout = Number(c.req.query('timeoutSeconds') ?? '');
+        // kubectl get -w: each event carries a one-row Table of its object (ERROR and BOOKMARK events stay as they are).
+        const encodeEvent = table
+          ? (event: ObjectWatchEvent) => {
+              watchStats.eventsEncoded++;
+              return line({ type: event.type, object: toTable(def, [event.object], { now: new Date(), apiVersion: table, includeObject }) });
+            }
+          : undefined;
         return watchResponse(c, {
           events: (signal) => service.watch(def, namespace, { ...query, resourceVersion: c.req.query('resourceVersion'), signal }),
           def,
@@ -142,7 +153,17 @@ export async function handleResource(c: Context, options: ResourceRoutesOptions)
           slowWatcherTimeoutMs: options.slowWatcherTimeoutMs,
           timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout * 1000 : undefined,
           initialRevision: revision ?? 0,
+          encodeEvent,
         });
+      }
+      if (table) {
+        const list = await service.list(def, namespace, { ...query, ...page });
+        const listMeta = {
+          resourceVersion: list.resourceVersion,
+          ...(list.continue ? { continue: list.continue } : {}),
+          ...(list.remainingItemCount !== undefined ? { remainingItemCount: list.remainingItemCount } : {}),
+        };
+        return json(c, toTable(def, list.items, { now: new Date(), apiVersion: table, includeObject, listMeta }));
       }
       return c.body(await service.listJson(def, namespace, { ...query, ...page }), 200, { 'content-type': 'application/json' });
     }
@@ -156,8 +177,12 @@ export async function handleResource(c: Context, options: ResourceRoutesOptions)
 
   if (def.namespaced && namespace === undefined) throw new BadRequestError(`${def.resource} are namespaced: the path must name a namespace`);
   switch (method) {
-    case 'GET':
-      return json(c, await service.get(def, namespace, name));
+    case 'GET': {
+      const obj = await service.get(def, namespace, name);
+      const table = acceptedTable(c.req.header('accept'));
+      if (!table || subresource) return json(c, obj);
+      return json(c, toTable(def, [obj], { now: new Date(), apiVersion: table, includeObject: parseIncludeObject(c.req.query('includeObject')) }));
+    }
     case 'PUT':
       return json(c, await service.replace(def, namespace, name, await readObject(c), { subresource, dryRun: queryDryRun(c) }));
     case 'PATCH': {

@@ -17,6 +17,8 @@ export interface WatchResponseOptions {
   maxBufferedBytes?: number;
   /** How long it waits for the client to read before it ends the watch (default 10 s): the client re-lists and watches again. */
   slowWatcherTimeoutMs?: number;
+  /** How an object event is written (default: eventLine, the object as JSON); a Table watch writes one-row Tables. */
+  encodeEvent?: (event: ObjectWatchEvent) => Uint8Array;
 }
 
 /** Counters of every watch stream of the process, for /metrics and tests: memory held for watchers is bounded and visible. */
@@ -45,7 +47,7 @@ const FIRST_EVENT_GRACE_MS = 100;
 
 const encoder = new TextEncoder();
 
-function line(value: unknown): Uint8Array {
+export function line(value: unknown): Uint8Array {
   return encoder.encode(`${JSON.stringify(value)}\n`);
 }
 
@@ -152,7 +154,7 @@ export async function watchResponse(c: Context, options: WatchResponseOptions): 
         const send = (event: ObjectWatchEvent) => {
           lastRevision = Math.max(lastRevision, event.revision);
           watchStats.eventsSent++;
-          enqueue(eventLine(event));
+          enqueue((options.encodeEvent ?? eventLine)(event));
         };
         bookmarkTimer = setInterval(() => {
           // A client that is not reading has no use for a BOOKMARK either.
