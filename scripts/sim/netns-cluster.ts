@@ -7,6 +7,7 @@ import Docker from 'dockerode';
 import { ensureBaseImages, seedRegistryStore } from './base-images.js';
 import { etcdPorts, freeClusterCIDR, freePort, freeSubnets } from './free-resources.js';
 import { sh, tool } from './host-commands.js';
+import { probeScheme } from './probe-scheme.js';
 import { startProcess, untilReady, type Started } from './processes.js';
 import { mountsUnder, type UndoLog } from './undo-actions.js';
 import { waitFor } from '../../src/core/wait-for.js';
@@ -23,7 +24,7 @@ export interface NetnsMaster {
   token: string;
   joinToken: string;
   registryPort: number;
-  /** The activator (function and workflow URLs): http://BRIDGE_ADDRESS:PORT, on a free port like the API's. */
+  /** The activator (function and workflow URLs): http(s)://BRIDGE_ADDRESS:PORT (the scheme it serves), on a free port like the API's. */
   activatorUrl: string;
   clusterCIDR: string;
   dataDir: string;
@@ -278,7 +279,7 @@ async function startMaster(o: { spec: NetnsClusterSpec; address: string; registr
     token,
     joinToken: readFileSync(join(dataDir, 'join-token'), 'utf8').trim(),
     registryPort: o.registryPort,
-    activatorUrl: `http://${o.address}:${activatorPort}`,
+    activatorUrl: `${await probeScheme(o.address, activatorPort)}://${o.address}:${activatorPort}`,
     clusterCIDR,
     dataDir,
     home,

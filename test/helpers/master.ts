@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import Docker from 'dockerode';
 import { waitFor } from '../../src/core/wait-for.js';
 import { etcdPorts, freeClusterCIDR, freePort } from '../../scripts/sim/free-resources.js';
+import { probeScheme } from '../../scripts/sim/probe-scheme.js';
+import { trustClusterCA } from './cluster-trust.js';
 import { ensureBaseImages, seedRegistryStore } from './images.js';
 
 /** The compiled CLI: dist/test/helpers/master.js -> dist/bin/minik8s.js. */
@@ -24,8 +26,8 @@ export interface StartMasterOptions {
   /** Default: a free 10.X.0.0/16 (see freeClusterCIDR). */
   clusterCIDR?: string;
   /**
-   * Serve the API over HTTPS with the cluster CA (the daemon's default). Default false: the
-   * master runs with --insecure-http, since most tests fetch it with plain fetch().
+   * Serve the API over HTTPS with the cluster CA, as the daemon does by default (default false:
+   * --insecure-http). This process's fetch() then trusts that CA (see cluster-trust.ts).
    */
   tls?: boolean;
 }
@@ -37,9 +39,9 @@ export interface MasterProcess {
   readonly joinToken: string;
   /** The registry's port; undefined with `registry: false`. */
   registryPort?: number;
-  /** The activator's port (a free one) and URL, http://127.0.0.1:PORT. */
+  /** The activator's port (a free one) and URL, http(s)://127.0.0.1:PORT, with the scheme the master announced it with. */
   activatorPort: number;
-  activatorUrl: string;
+  readonly activatorUrl: string;
   clusterCIDR: string;
   dataDir: string;
   home: string;
@@ -49,7 +51,7 @@ export interface MasterProcess {
   output(): string;
   /** Environment for running the CLI against this master (with TLS: KUBECONFIG=DATA_DIR/admin.kubeconfig too). */
   env: NodeJS.ProcessEnv;
-  /** The cluster CA (PEM) with `tls`; undefined otherwise. */
+  /** The cluster CA (PEM) with `tls` (this process's fetch() trusts it); undefined otherwise. */
   readonly ca?: string;
   /** DATA_DIR/admin.kubeconfig with `tls`. */
   kubeconfig?: string;
@@ -76,8 +78,10 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
   let output = '';
   let joinToken = '';
   let child!: ChildProcess;
-  const url = `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
+  const tls = options.tls ?? false;
+  const url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
   let ca: string | undefined;
+  let activatorScheme: 'https' | 'http' = 'http';
 
   const launch = async () => {
     output = '';
@@ -99,7 +103,7 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
         clusterCIDR,
         '--activator-port',
         String(activatorPort),
-        ...(options.tls ? [] : ['--insecure-http']),
+        ...(tls ? [] : ['--insecure-http']),
         ...(options.extraArgs ?? []),
       ],
       { env: { ...process.env, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] },
@@ -116,9 +120,9 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
         if (exited()) throw new Error(`master exited early:\n${output}`);
         // The banner comes after the admin token and CLI config are written.
         if (!output.includes('master ready')) return false;
-        if (options.tls) {
+        if (tls) {
           ca = readFileSync(join(dataDir, 'pki', 'ca.crt'), 'utf8');
-          return (await httpsGet(`${url}/readyz`, ca)).status === 200;
+          trustClusterCA(ca);
         }
         const res = await fetch(`${url}/readyz`);
         return res.status === 200;
@@ -129,6 +133,8 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
       throw new Error(`${err instanceof Error ? err.message : err}\n${output}`);
     });
     joinToken = readFileSync(join(dataDir, 'join-token'), 'utf8').trim();
+    // The activator serves HTTPS with the cluster CA or plain HTTP, as the master's version and flags have it.
+    activatorScheme = await probeScheme('127.0.0.1', activatorPort);
   };
 
   const waitExit = (signal: NodeJS.Signals) =>
@@ -150,7 +156,9 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
     registryPort,
     clusterCIDR,
     activatorPort,
-    activatorUrl: `http://127.0.0.1:${activatorPort}`,
+    get activatorUrl() {
+      return `${activatorScheme}://127.0.0.1:${activatorPort}`;
+    },
     get child() {
       return child;
     },
@@ -160,14 +168,14 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
     get ca() {
       return ca;
     },
-    kubeconfig: options.tls ? join(dataDir, 'admin.kubeconfig') : undefined,
+    kubeconfig: tls ? join(dataDir, 'admin.kubeconfig') : undefined,
     output: () => output,
     env: {
       ...process.env,
       HOME: home,
       MINIK8S_SERVER: url,
       MINIK8S_TOKEN: token,
-      ...(options.tls ? { KUBECONFIG: join(dataDir, 'admin.kubeconfig') } : { KUBECONFIG: '' }),
+      ...(tls ? { KUBECONFIG: join(dataDir, 'admin.kubeconfig') } : { KUBECONFIG: '' }),
     },
     restart: launch,
     kill: () => waitExit('SIGKILL'),
