@@ -73,7 +73,7 @@ describe('node join', () => {
     assert.ok(master.output().includes(`join a worker: run the command in ${join(master.dataDir, 'join-command')} there`), master.output());
     assert.equal(master.output().includes(master.joinToken), false, 'the banner does not print the join token');
     assert.match(master.output(), new RegExp(`registry 127\\.0\\.0\\.1:${master.registryPort}`));
-    assert.equal((await fetch(`http://127.0.0.1:${master.registryPort}/v2/`)).status, 200, 'the managed registry serves');
+    assert.equal((await fetch(`${master.registryUrl}/v2/`)).status, 200, 'the managed registry serves');
   });
 
   it('refuses unknown join tokens with 401', async () => {

@@ -26,8 +26,8 @@ export interface StartMasterOptions {
   /** Default: a free 10.X.0.0/16 (see freeClusterCIDR). */
   clusterCIDR?: string;
   /**
-   * Serve the API over HTTPS with the cluster CA, as the daemon does by default (default false:
-   * --insecure-http). This process's fetch() then trusts that CA (see cluster-trust.ts).
+   * Serve the API over HTTPS with the cluster CA, as the daemon does by default (default true).
+   * This process's fetch() then trusts that CA (see cluster-trust.ts). false: --insecure-http.
    */
   tls?: boolean;
 }
@@ -39,6 +39,8 @@ export interface MasterProcess {
   readonly joinToken: string;
   /** The registry's port; undefined with `registry: false`. */
   registryPort?: number;
+  /** http(s)://127.0.0.1:PORT, with the scheme the registry serves; undefined with `registry: false`. */
+  readonly registryUrl?: string;
   /** The activator's port (a free one) and URL, http(s)://127.0.0.1:PORT, with the scheme the master announced it with. */
   activatorPort: number;
   readonly activatorUrl: string;
@@ -78,10 +80,11 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
   let output = '';
   let joinToken = '';
   let child!: ChildProcess;
-  const tls = options.tls ?? false;
+  const tls = options.tls ?? true;
   const url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
   let ca: string | undefined;
   let activatorScheme: 'https' | 'http' = 'http';
+  let registryScheme: 'https' | 'http' = 'http';
 
   const launch = async () => {
     output = '';
@@ -135,6 +138,8 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
     joinToken = readFileSync(join(dataDir, 'join-token'), 'utf8').trim();
     // The activator serves HTTPS with the cluster CA or plain HTTP, as the master's version and flags have it.
     activatorScheme = await probeScheme('127.0.0.1', activatorPort);
+    // The registry likewise.
+    if (registryPort !== undefined) registryScheme = await probeScheme('127.0.0.1', registryPort);
   };
 
   const waitExit = (signal: NodeJS.Signals) =>
@@ -156,6 +161,9 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
     registryPort,
     clusterCIDR,
     activatorPort,
+    get registryUrl() {
+      return registryPort === undefined ? undefined : `${registryScheme}://127.0.0.1:${registryPort}`;
+    },
     get activatorUrl() {
       return `${activatorScheme}://127.0.0.1:${activatorPort}`;
     },

@@ -112,7 +112,7 @@ export interface NetnsClusterOptions {
   seedImages?: boolean;
   /** The kubelet port on every machine (each has its own network namespace). Default 10250. */
   kubeletPort?: number;
-  /** Serve the API over HTTPS with the cluster CA (`master.ca`, which this process's fetch() then trusts); default false (--insecure-http). */
+  /** Serve the API over HTTPS with the cluster CA (`master.ca`, which this process's fetch() then trusts); default true, false: --insecure-http. */
   tls?: boolean;
   /** More flags for the master and for every worker. */
   masterArgs?: string[];
@@ -155,7 +155,7 @@ export async function createNetnsCluster(options: NetnsClusterOptions): Promise<
     undo: undoing,
     seedImages: options.seedImages,
     kubeletPort: options.kubeletPort,
-    tls: options.tls,
+    tls: options.tls ?? true,
     masterArgs: options.masterArgs,
     workerArgs: options.workerArgs,
     log: options.log,
