@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Docker from 'dockerode';
+import { parsePinnedJoinToken } from '../../src/core/pki/join-token-pin.js';
 import { waitFor } from '../../src/core/wait-for.js';
 import { etcdPorts, freeClusterCIDR, freePort } from '../../scripts/sim/free-resources.js';
 import { probeScheme } from '../../scripts/sim/probe-scheme.js';
@@ -35,8 +36,10 @@ export interface StartMasterOptions {
 export interface MasterProcess {
   url: string;
   token: string;
-  /** The default join token (DATA_DIR/join-token), as of the latest start. */
+  /** The default join token (DATA_DIR/join-token), as of the latest start: K10<CA hash>::id.secret with `tls`. */
   readonly joinToken: string;
+  /** Its `id.secret`: the bearer token the join endpoint authenticates (the whole token without `tls`). */
+  readonly joinSecret: string;
   /** The registry's port; undefined with `registry: false`. */
   registryPort?: number;
   /** http(s)://127.0.0.1:PORT, with the scheme the registry serves; undefined with `registry: false`. */
@@ -172,6 +175,9 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
     },
     get joinToken() {
       return joinToken;
+    },
+    get joinSecret() {
+      return parsePinnedJoinToken(joinToken).token;
     },
     get ca() {
       return ca;
