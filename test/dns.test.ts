@@ -121,7 +121,7 @@ describe('node-local DNS on a real master', () => {
 
   before(async () => {
     master = await startMaster({ registry: false });
-    client = new ApiClient({ server: master.url, token: master.token });
+    client = new ApiClient({ server: master.url, token: master.token, tls: { ca: master.ca } });
     await client.create(namespaceKind, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     await client.create(
       serviceKind,
@@ -238,7 +238,7 @@ describe("pods on a worker resolve through their node's DNS", () => {
       master = await startMaster({ seedImages: true });
       // --proxy=none (set by the helper): pods then get the node's DNS address itself as their nameserver.
       worker = await startWorker({ server: master.url, joinToken: master.joinToken });
-      const client = new ApiClient({ server: master.url, token: master.token });
+      const client = new ApiClient({ server: master.url, token: master.token, tls: { ca: master.ca } });
       try {
         await client.create(namespaceKind, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
         await client.create(
@@ -311,7 +311,7 @@ describe("pods on a worker resolve through their node's DNS", () => {
   });
 
   it('runs the gateway for a DNS object: nginx with the rendered configuration, its host resolving to the gateway service', async () => {
-    const client = new ApiClient({ server: master.url, token: master.token });
+    const client = new ApiClient({ server: master.url, token: master.token, tls: { ca: master.ca } });
     try {
       await client.create(
         dnsKind,

@@ -158,7 +158,7 @@ describe('functions: image factory and controller (real master, registry and Doc
     v1Image = fn.status.image!;
     assert.ok(fn.status.conditions!.some((c) => c.type === 'Built' && c.status === 'True' && c.reason === 'BuildSucceeded'));
     assert.ok(fn.status.conditions!.some((c) => c.type === 'Ready' && c.status === 'True' && c.reason === 'ScaledToZero'));
-    const tags = (await (await fetch(`http://127.0.0.1:${master.registryPort}/v2/functions/default-hello/tags/list`)).json()) as { tags: string[] };
+    const tags = (await (await fetch(`${master.registryUrl}/v2/functions/default-hello/tags/list`)).json()) as { tags: string[] };
     assert.deepEqual(tags.tags, ['v1']);
     const set = await rs('hello-v1');
     assert.equal(set.spec.replicas, 0);

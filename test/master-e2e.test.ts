@@ -59,8 +59,10 @@ describe('master end to end', () => {
     assert.ok(existsSync(token));
     assert.equal(statSync(token).mode & 0o777, 0o600);
     const config = readFileSync(join(master.home, '.minik8s', 'config'), 'utf8');
-    assert.match(config, /server: http:\/\/127\.0\.0\.1:\d+/);
+    assert.match(config, new RegExp(`^server: ${master.url}$`, 'm'));
     assert.match(config, new RegExp(`token: ${master.token}`));
+    // An https server comes with the CA to check it by.
+    assert.match(config, new RegExp(`^certificate-authority: ${join(master.dataDir, 'pki', 'ca.crt')}$`, 'm'));
   });
 
   it('applies every example with the CLI, and a second apply changes nothing', () => {

@@ -3,14 +3,17 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import { waitFor } from '../src/core/wait-for.js';
 import { cidrContains } from '../src/core/api/ipv4.js';
 import type { Node } from '../src/core/api/node.js';
 import type { Pod } from '../src/core/api/pod.js';
 import type { Status } from '../src/core/errors.js';
+import { parsePinnedJoinToken } from '../src/core/pki/join-token-pin.js';
+import { issueServerCert, loadOrCreateCa } from '../src/core/pki/pki.js';
 import { BINARY, startMaster, type MasterProcess } from './helpers/master.js';
 
 const JOIN = '/apis/minik8s.io/v1/join';
@@ -48,9 +51,9 @@ describe('node join', () => {
     return { status: res.status, body: parsed as T };
   };
   // Each name's machine has one node password, as a worker keeps it in its data dir.
-  const joinAs = <T = Status>(nodeName: unknown, token = master.joinToken, nodePassword = `password-of-node-${String(nodeName)}`) =>
+  const joinAs = <T = Status>(nodeName: unknown, token = master.joinSecret, nodePassword = `password-of-node-${String(nodeName)}`) =>
     call<T>('POST', JOIN, token, { apiVersion: 'minik8s.io/v1', kind: 'JoinRequest', nodeName, nodePassword });
-  const joined = async (nodeName: string, token = master.joinToken): Promise<Joined> => {
+  const joined = async (nodeName: string, token = master.joinSecret): Promise<Joined> => {
     const res = await joinAs<Joined>(nodeName, token);
     assert.equal(res.status, 200, JSON.stringify(res.body));
     return res.body;
@@ -67,17 +70,19 @@ describe('node join', () => {
   });
 
   it('announces the join token and keeps it in DATA_DIR/join-token (0600)', async () => {
-    assert.match(master.joinToken, /^[a-z0-9]{6}\.[a-z0-9]{16}$/);
+    // K10<the cluster CA's hash>::id.secret: a worker checks the master by the hash before sending the secret.
+    assert.match(master.joinToken, /^K10[0-9a-f]{64}::[a-z0-9]{6}\.[a-z0-9]{16}$/);
+    assert.match(master.joinSecret, /^[a-z0-9]{6}\.[a-z0-9]{16}$/);
     assert.equal(statSync(join(master.dataDir, 'join-token')).mode & 0o777, 0o600);
     assert.match(master.output(), new RegExp(`join token in ${join(master.dataDir, 'join-token')}`));
     assert.ok(master.output().includes(`join a worker: run the command in ${join(master.dataDir, 'join-command')} there`), master.output());
-    assert.equal(master.output().includes(master.joinToken), false, 'the banner does not print the join token');
+    assert.equal(master.output().includes(master.joinSecret), false, 'the banner does not print the join token');
     assert.match(master.output(), new RegExp(`registry 127\\.0\\.0\\.1:${master.registryPort}`));
-    assert.equal((await fetch(`http://127.0.0.1:${master.registryPort}/v2/`)).status, 200, 'the managed registry serves');
+    assert.equal((await fetch(`${master.registryUrl}/v2/`)).status, 200, 'the managed registry serves');
   });
 
   it('refuses unknown join tokens with 401', async () => {
-    for (const token of ['abcdef.0123456789abcdef', 'not-a-token', `${master.joinToken.slice(0, 7)}${'0'.repeat(16)}`]) {
+    for (const token of ['abcdef.0123456789abcdef', 'not-a-token', `${master.joinSecret.slice(0, 7)}${'0'.repeat(16)}`]) {
       const res = await joinAs('n-bad', token);
       assert.equal(res.status, 401, token);
       assert.equal(res.body.kind, 'Status');
@@ -136,7 +141,7 @@ describe('node join', () => {
     ];
     for (const [body, status, contentType] of cases) {
       const before = await revision();
-      const res = await call<Status>('POST', JOIN, master.joinToken, body, contentType);
+      const res = await call<Status>('POST', JOIN, master.joinSecret, body, contentType);
       assert.equal(res.status, status, `${JSON.stringify(body)}: ${JSON.stringify(res.body)}`);
       assert.equal(res.body.kind, 'Status');
       assert.equal(res.body.code, status);
@@ -147,11 +152,11 @@ describe('node join', () => {
   });
 
   it('lets the join token do nothing but join', async () => {
-    const res = await call<Status>('GET', '/api/v1/pods', master.joinToken);
+    const res = await call<Status>('GET', '/api/v1/pods', master.joinSecret);
     assert.equal(res.status, 403);
     assert.match(res.body.message, /^pods is forbidden: User "system:bootstrap:[a-z0-9]{6}" cannot list resource "pods" in API group "" at the cluster scope/);
-    assert.equal((await call('GET', '/api/v1/nodes/n1', master.joinToken)).status, 403);
-    assert.equal((await call('POST', '/apis/minik8s.io/v1/jointokens', master.joinToken, {})).status, 403);
+    assert.equal((await call('GET', '/api/v1/nodes/n1', master.joinSecret)).status, 403);
+    assert.equal((await call('POST', '/apis/minik8s.io/v1/jointokens', master.joinSecret, {})).status, 403);
   });
 
   it('lets a node write its own Node and the status of its own pods, and nothing else', async () => {
@@ -266,12 +271,15 @@ describe('node join', () => {
     assert.equal((await admin('GET', '/api/v1/nodes/restricted')).status, 404);
   });
 
-  it('never hands a node the admin token through an address it reports, and refuses a moved kubelet port (defect 1)', async () => {
+  it('never hands a node a token through an address it reports (the master shows its client certificate only), and refuses a moved kubelet port (defect 1)', async () => {
     const n = (await joined('lure')).token;
-    // The node's own listener, where it wants the master to call.
-    const seen: (string | undefined)[] = [];
-    const listener = createServer((req, res) => {
-      seen.push(req.headers.authorization);
+    // The node's own listener, where it wants the master to call: with a serving certificate of the cluster CA for its name,
+    // as its kubelet has (the master calls no kubelet whose certificate it cannot check).
+    const ca = await loadOrCreateCa({ dir: join(master.dataDir, 'pki') });
+    const cert = await issueServerCert(ca, { commonName: 'system:node:lure', dnsNames: ['lure'] });
+    const seen: { authorization?: string; peer?: string }[] = [];
+    const listener = createHttpsServer({ cert: cert.certPem, key: cert.keyPem, ca: ca.certPem, requestCert: true, rejectUnauthorized: false }, (req, res) => {
+      seen.push({ authorization: req.headers.authorization, peer: String((req.socket as TLSSocket).getPeerCertificate().subject?.CN) });
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
     await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
@@ -288,19 +296,7 @@ describe('node join', () => {
       assert.equal((await call('PATCH', '/api/v1/nodes/lure/status', n, first, MERGE)).status, 200);
       await admin('GET', '/apis/metrics.k8s.io/v1beta1/nodes/lure');
       assert.ok(seen.length > 0, 'the master called the reported address');
-      for (const authorization of seen) {
-        assert.notEqual(authorization, `Bearer ${master.token}`, 'the master presented the admin token to a node');
-        const token = String(authorization).replace(/^Bearer /, '');
-        const review = await admin<{ status: { user?: { username: string; groups: string[] } } }>('POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
-          apiVersion: 'authentication.k8s.io/v1',
-          kind: 'TokenReview',
-          spec: { token },
-        });
-        assert.deepEqual(review.body.status.user, { username: 'kube-apiserver-kubelet-client', groups: ['system:kubelet-api-admin'] });
-        // What the node caught opens nothing in the API.
-        assert.equal((await call('GET', '/api/v1/namespaces/kube-system/secrets', token)).status, 403);
-        assert.equal((await call('GET', '/api/v1/nodes', token)).status, 403);
-      }
+      for (const request of seen) assert.deepEqual(request, { authorization: undefined, peer: 'kube-apiserver-kubelet-client' });
       // Once registered, the node may not move its kubelet, nor report an address the master must not call.
       const moved = await call<Status>(
         'PATCH',
@@ -323,14 +319,14 @@ describe('node join', () => {
 
   it('binds a node name to its node password: a second join with another password is refused and the real node keeps working (defect 6)', async () => {
     const real = await joined('owned');
-    const intruder = await joinAs('owned', master.joinToken, 'the-intruders-own-password');
+    const intruder = await joinAs('owned', master.joinSecret, 'the-intruders-own-password');
     assert.equal(intruder.status, 403);
     assert.match(intruder.body.message, /^node "owned" has already joined with another node password/);
     assert.equal((await call('GET', '/api/v1/nodes/owned', real.token)).status, 200, "the real node's credential still works");
     assert.equal((await call('PATCH', '/api/v1/nodes/owned/status', real.token, { status: { phase: 'Running' } }, MERGE)).status, 200);
     // Deleting the Node (an admin's act) frees the name for another machine.
     assert.equal((await admin('DELETE', '/api/v1/nodes/owned')).status, 200);
-    await waitFor(async () => (await joinAs('owned', master.joinToken, 'the-intruders-own-password')).status === 200, {
+    await waitFor(async () => (await joinAs('owned', master.joinSecret, 'the-intruders-own-password')).status === 200, {
       timeoutMs: 10_000,
       description: 'the name to be free once the Node is gone',
     });
@@ -382,8 +378,9 @@ describe('node join', () => {
   it('makes join tokens with the CLI that join, and revokes them', async () => {
     const made = cli(['token', 'create', '--ttl', '1h', '--description', 'integration']);
     assert.equal(made.status, 0, made.stderr);
-    const token = made.stdout.trim();
-    assert.match(made.stdout, /^[a-z0-9]{6}\.[a-z0-9]{16}\n$/);
+    // Over HTTPS the token pins the cluster CA (K10<hash>::id.secret); the join endpoint takes its id.secret.
+    assert.match(made.stdout, /^K10[0-9a-f]{64}::[a-z0-9]{6}\.[a-z0-9]{16}\n$/);
+    const token = parsePinnedJoinToken(made.stdout).token;
     const listed = cli(['token', 'list']);
     assert.equal(listed.status, 0, listed.stderr);
     assert.match(listed.stdout, new RegExp(`^${token.slice(0, 6)}\\s+(59m|60m|1h)\\s+\\S+\\s+integration$`, 'm'));

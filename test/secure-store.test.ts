@@ -143,7 +143,7 @@ describe('secure store and audit log', () => {
   it("records an admin's create with 201 and a node's forbidden read with 403 (0600, JSON lines)", async () => {
     const created = await api('POST', '/api/v1/namespaces', master.token, { metadata: { name: 'audited' } });
     assert.equal(created.status, 201);
-    const joined = await api('POST', '/apis/minik8s.io/v1/join', master.joinToken, {
+    const joined = await api('POST', '/apis/minik8s.io/v1/join', master.joinSecret, {
       apiVersion: 'minik8s.io/v1',
       kind: 'JoinRequest',
       nodeName: 'audit-n1',
@@ -172,7 +172,7 @@ describe('secure store and audit log', () => {
     assert.equal(forbidden?.responseStatus.code, 403);
     assert.equal(statSync(auditPath).mode & 0o777, 0o600);
     const text = readFileSync(auditPath, 'utf8');
-    for (const secret of [master.token, nodeToken, master.joinToken, 'correct-horse']) assert.ok(!text.includes(secret), 'the audit log holds a secret');
+    for (const secret of [master.token, nodeToken, master.joinSecret, 'correct-horse']) assert.ok(!text.includes(secret), 'the audit log holds a secret');
   });
 });
 

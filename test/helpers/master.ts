@@ -6,8 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Docker from 'dockerode';
+import { parsePinnedJoinToken } from '../../src/core/pki/join-token-pin.js';
 import { waitFor } from '../../src/core/wait-for.js';
 import { etcdPorts, freeClusterCIDR, freePort } from '../../scripts/sim/free-resources.js';
+import { trustClusterCA } from './cluster-trust.js';
 import { ensureBaseImages, seedRegistryStore } from './images.js';
 
 /** The compiled CLI: dist/test/helpers/master.js -> dist/bin/minik8s.js. */
@@ -24,8 +26,8 @@ export interface StartMasterOptions {
   /** Default: a free 10.X.0.0/16 (see freeClusterCIDR). */
   clusterCIDR?: string;
   /**
-   * Serve the API over HTTPS with the cluster CA (the daemon's default). Default false: the
-   * master runs with --insecure-http, since most tests fetch it with plain fetch().
+   * Serve the API over HTTPS with the cluster CA, as the daemon does by default (default true).
+   * This process's fetch() then trusts that CA (see cluster-trust.ts). false: --insecure-http.
    */
   tls?: boolean;
 }
@@ -33,13 +35,17 @@ export interface StartMasterOptions {
 export interface MasterProcess {
   url: string;
   token: string;
-  /** The default join token (DATA_DIR/join-token), as of the latest start. */
+  /** The default join token (DATA_DIR/join-token), as of the latest start: K10<CA hash>::id.secret with `tls`. */
   readonly joinToken: string;
+  /** Its `id.secret`: the bearer token the join endpoint authenticates (the whole token without `tls`). */
+  readonly joinSecret: string;
   /** The registry's port; undefined with `registry: false`. */
   registryPort?: number;
-  /** The activator's port (a free one) and URL, http(s)://127.0.0.1:PORT (https with `tls`, trusting `ca`). */
+  /** http(s)://127.0.0.1:PORT, https with `tls`; undefined with `registry: false`. */
+  readonly registryUrl?: string;
+  /** The activator's port (a free one) and URL, http(s)://127.0.0.1:PORT, https with `tls`. */
   activatorPort: number;
-  activatorUrl: string;
+  readonly activatorUrl: string;
   clusterCIDR: string;
   dataDir: string;
   home: string;
@@ -49,7 +55,7 @@ export interface MasterProcess {
   output(): string;
   /** Environment for running the CLI against this master (with TLS: KUBECONFIG=DATA_DIR/admin.kubeconfig too). */
   env: NodeJS.ProcessEnv;
-  /** The cluster CA (PEM) with `tls`; undefined otherwise. */
+  /** The cluster CA (PEM) with `tls` (this process's fetch() trusts it); undefined otherwise. */
   readonly ca?: string;
   /** DATA_DIR/admin.kubeconfig with `tls`. */
   kubeconfig?: string;
@@ -76,8 +82,12 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
   let output = '';
   let joinToken = '';
   let child!: ChildProcess;
-  const url = `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
+  const tls = options.tls ?? true;
+  const url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
   let ca: string | undefined;
+  // The master's activator and registry serve HTTPS with the cluster CA whenever its API does.
+  const activatorScheme = tls ? 'https' : 'http';
+  const registryScheme = tls ? 'https' : 'http';
 
   const launch = async () => {
     output = '';
@@ -99,7 +109,7 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
         clusterCIDR,
         '--activator-port',
         String(activatorPort),
-        ...(options.tls ? [] : ['--insecure-http']),
+        ...(tls ? [] : ['--insecure-http']),
         ...(options.extraArgs ?? []),
       ],
       { env: { ...process.env, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] },
@@ -116,9 +126,9 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
         if (exited()) throw new Error(`master exited early:\n${output}`);
         // The banner comes after the admin token and CLI config are written.
         if (!output.includes('master ready')) return false;
-        if (options.tls) {
+        if (tls) {
           ca = readFileSync(join(dataDir, 'pki', 'ca.crt'), 'utf8');
-          return (await httpsGet(`${url}/readyz`, ca)).status === 200;
+          trustClusterCA(ca);
         }
         const res = await fetch(`${url}/readyz`);
         return res.status === 200;
@@ -150,25 +160,32 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
     registryPort,
     clusterCIDR,
     activatorPort,
-    // The activator serves HTTPS with the cluster CA whenever the API does.
-    activatorUrl: `${options.tls ? 'https' : 'http'}://127.0.0.1:${activatorPort}`,
+    get registryUrl() {
+      return registryPort === undefined ? undefined : `${registryScheme}://127.0.0.1:${registryPort}`;
+    },
+    get activatorUrl() {
+      return `${activatorScheme}://127.0.0.1:${activatorPort}`;
+    },
     get child() {
       return child;
     },
     get joinToken() {
       return joinToken;
     },
+    get joinSecret() {
+      return parsePinnedJoinToken(joinToken).token;
+    },
     get ca() {
       return ca;
     },
-    kubeconfig: options.tls ? join(dataDir, 'admin.kubeconfig') : undefined,
+    kubeconfig: tls ? join(dataDir, 'admin.kubeconfig') : undefined,
     output: () => output,
     env: {
       ...process.env,
       HOME: home,
       MINIK8S_SERVER: url,
       MINIK8S_TOKEN: token,
-      ...(options.tls ? { KUBECONFIG: join(dataDir, 'admin.kubeconfig') } : { KUBECONFIG: '' }),
+      ...(tls ? { KUBECONFIG: join(dataDir, 'admin.kubeconfig') } : { KUBECONFIG: '' }),
     },
     restart: launch,
     kill: () => waitExit('SIGKILL'),

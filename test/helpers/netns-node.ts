@@ -19,6 +19,7 @@ import {
   type NetnsWorker,
 } from '../../scripts/sim/netns-cluster.js';
 import { undoAll, type UndoAction, type UndoLog } from '../../scripts/sim/undo-actions.js';
+import { trustClusterCA } from './cluster-trust.js';
 
 export { findExecutable, netnsSkipReason } from '../../scripts/sim/host-commands.js';
 export { freeSubnets } from '../../scripts/sim/free-resources.js';
@@ -111,7 +112,7 @@ export interface NetnsClusterOptions {
   seedImages?: boolean;
   /** The kubelet port on every machine (each has its own network namespace). Default 10250. */
   kubeletPort?: number;
-  /** Serve the API over HTTPS with the cluster CA (`master.ca`); default false (--insecure-http). */
+  /** Serve the API over HTTPS with the cluster CA (`master.ca`, which this process's fetch() then trusts); default true, false: --insecure-http. */
   tls?: boolean;
   /** More flags for the master and for every worker. */
   masterArgs?: string[];
@@ -154,7 +155,7 @@ export async function createNetnsCluster(options: NetnsClusterOptions): Promise<
     undo: undoing,
     seedImages: options.seedImages,
     kubeletPort: options.kubeletPort,
-    tls: options.tls,
+    tls: options.tls ?? true,
     masterArgs: options.masterArgs,
     workerArgs: options.workerArgs,
     log: options.log,
@@ -163,6 +164,7 @@ export async function createNetnsCluster(options: NetnsClusterOptions): Promise<
     await undoing.run().catch(() => {});
     throw err;
   });
+  if (built.master.ca) trustClusterCA(built.master.ca);
   const cluster: NetnsCluster = {
     ...built,
     tag,
