@@ -59,7 +59,7 @@ async function main(): Promise<void> {
   try {
     const built = spawnSync('bash', [join(process.cwd(), 'scripts', 'build-images.sh'), '--only', 'slurm-client'], { encoding: 'utf8', timeout: 15 * 60_000 });
     if (built.status !== 0) throw new Error(`build-images.sh --only slurm-client: ${built.stderr}`);
-    cluster = await createNetnsCluster({ machines: ['b1'], log: (line) => log(line) });
+    cluster = await createNetnsCluster({ machines: ['b1'], tls: false, log: (line) => log(line) });
     slurm = await startSlurm({ controllerAddress: cluster.hostIP });
     log(`Slurm up, controller ${cluster.hostIP}:${slurm.controllerPort}`);
     const master = cluster.master;

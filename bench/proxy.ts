@@ -252,7 +252,7 @@ async function latency(): Promise<Record<string, unknown>> {
   process.once('SIGTERM', stop);
   try {
     log('building a two-machine cluster (a master on a bridge, two workers in network namespaces, each with its own dockerd)');
-    cluster = await createNetnsCluster({ machines: ['x1', 'x2'], log });
+    cluster = await createNetnsCluster({ machines: ['x1', 'x2'], tls: false, log });
     const c = cluster;
     const [w1, w2] = c.workers as [NetnsWorker, NetnsWorker];
     const api = async (method: string, path: string, body?: unknown): Promise<unknown> => {

@@ -338,7 +338,7 @@ async function watchersOnly(): Promise<void> {
 
 async function main(): Promise<void> {
   if (WATCHERS_ONLY) return watchersOnly();
-  const [secure, plain] = await Promise.all([startMaster({ tls: true, registry: false }), startMaster({ registry: false })]);
+  const [secure, plain] = await Promise.all([startMaster({ tls: true, registry: false }), startMaster({ tls: false, registry: false })]);
   const tlsTarget = target('https', secure);
   const httpTarget = target('http', plain);
   try {
