@@ -20,6 +20,7 @@ import { ObjectService } from './api-server/object-service.js';
 import { storePodBinder } from './api-server/pod-binding.js';
 import { ServiceAllocator } from './api-server/service-allocator.js';
 import { registerTokenReviewRoutes } from './api-server/token-review-routes.js';
+import { registerAccessReviewRoutes } from './api-server/access-review-routes.js';
 import type { MasterConfig } from './master-config.js';
 import { startManagedEtcd } from './etcd/managed-etcd.js';
 import { readEtcdTLS } from './master/open-store.js';
@@ -230,6 +231,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
             ...(tls ? { signKubeletCsr: (nodeName: string, csr: string) => signKubeletCsr(tls.ca, nodeName, csr) } : {}),
           }),
         (app) => registerTokenReviewRoutes(app, { authenticator }),
+        (app) => registerAccessReviewRoutes(app),
         (app) => registerBindingRoutes(app, { service }),
         (app) => registerEvictionRoutes(app, { service }),
         (app) => registerScaleRoutes(app, { service }),

@@ -282,6 +282,8 @@ function authorizeBootstrapper(attrs: RequestAttributes): Decision {
  */
 export function authorize(user: UserInfo, attrs: RequestAttributes): Decision {
   if (user.groups.includes(MASTERS_GROUP)) return ALLOW;
+  // Asking what one may do is every user's right (Kubernetes' system:basic-user), a join token's aside.
+  if (isSelfAccessReview(attrs) && user.groups.some((g) => g !== BOOTSTRAPPERS_GROUP)) return ALLOW;
   let reason: string | undefined;
   const consider = (d: Decision): boolean => {
     if (d.allowed) return true;
@@ -292,6 +294,11 @@ export function authorize(user: UserInfo, attrs: RequestAttributes): Decision {
   if (user.groups.includes(BOOTSTRAPPERS_GROUP) && consider(authorizeBootstrapper(attrs))) return ALLOW;
   if (user.groups.includes(GPUJOBS_GROUP) && consider(authorizeGpuJob(gpuJobOfUser(user), attrs))) return ALLOW;
   return reason === undefined ? { allowed: false } : { allowed: false, reason };
+}
+
+function isSelfAccessReview(attrs: RequestAttributes): boolean {
+  const r = attrs.resource;
+  return attrs.verb === 'create' && r?.group === 'authorization.k8s.io' && r.resource === 'selfsubjectaccessreviews' && r.name === undefined;
 }
 
 /** `pods "web" is forbidden: User "system:node:n1" cannot patch resource "pods/status" in API group "" in the namespace "default": ...` */
