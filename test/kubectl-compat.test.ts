@@ -5,7 +5,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { endpointsKind } from '../src/core/api/endpoints.js';
 import { podKind } from '../src/core/api/pod.js';
+import { serviceKind } from '../src/core/api/service.js';
+import { waitFor } from '../src/core/wait-for.js';
 import { ApiClient } from '../src/core/client/api-client.js';
 import { BINARY, startMaster, type MasterProcess } from './helpers/master.js';
 
@@ -90,5 +93,31 @@ describe('stock kubectl', { skip: KUBECTL_VERSION.status !== 0 ? 'kubectl is not
     const pods = await kubectl(master, ['get', 'pods']);
     assert.match(pods.stdout, /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE$/m);
     assert.match(pods.stdout, /^table-pod\s+0\/1\s+Pending\s+0\s+\S+$/m);
+  });
+
+  test('EndpointSlices mirror Endpoints: kubectl get endpointslices and describe svc show the addresses', async () => {
+    const admin = new ApiClient({ server: master.url, token: master.token, tls: { ca: master.ca! } });
+    try {
+      // A Service without a selector and Endpoints of the user's own, as for an outside database.
+      await admin.create(serviceKind, { metadata: { name: 'db', namespace: 'default' }, spec: { ports: [{ port: 5432 }] } });
+      await admin.create(endpointsKind, {
+        metadata: { name: 'db', namespace: 'default' },
+        subsets: [{ addresses: [{ ip: '192.0.2.10' }], ports: [{ port: 5432, protocol: 'TCP' }] }],
+      });
+    } finally {
+      admin.close();
+    }
+    const slices = await waitFor(
+      async () => {
+        const r = await kubectl(master, ['get', 'endpointslices', '-l', 'kubernetes.io/service-name=db']);
+        return /192\.0\.2\.10/.test(r.stdout) ? r.stdout : undefined;
+      },
+      { timeoutMs: 30_000, description: "the db Service's EndpointSlice" },
+    );
+    assert.match(slices, /^NAME\s+ADDRESSTYPE\s+PORTS\s+ENDPOINTS\s+AGE$/m);
+    assert.match(slices, /^db-[0-9a-f]{5}\s+IPv4\s+5432\s+192\.0\.2\.10\s+\S+$/m);
+    const described = await kubectl(master, ['describe', 'service', 'db']);
+    assert.equal(described.code, 0, described.stderr);
+    assert.match(described.stdout, /^Endpoints:\s+192\.0\.2\.10:5432$/m);
   });
 });

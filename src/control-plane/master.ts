@@ -43,6 +43,7 @@ import { DeploymentController } from './reconcilers/deployment.js';
 import { HorizontalPodAutoscalerController } from './reconcilers/autoscaler/hpa-controller.js';
 import { KubeletResourceMetrics } from './reconcilers/autoscaler/kubelet-metrics.js';
 import { EndpointsReconciler } from './reconcilers/endpoints.js';
+import { EndpointSliceMirror } from './reconcilers/endpointslice-mirror.js';
 import { GarbageCollector } from './reconcilers/garbage-collector.js';
 import { GatewayReconciler } from './reconcilers/gateway.js';
 import { FunctionController } from './reconcilers/function.js';
@@ -272,6 +273,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
         log,
       }).start(reconcilerSignal),
       new EndpointsReconciler({ client: clientFor('endpoints-controller'), informers, log }).start(reconcilerSignal),
+      new EndpointSliceMirror({ client: clientFor('endpointslice-controller'), informers, log }).start(reconcilerSignal),
       new GatewayReconciler({ client: clientFor('gateway-controller'), informers, log }).start(reconcilerSignal),
       new ReplicaSetController({ client: clientFor('replicaset-controller'), informers, log }).start(reconcilerSignal),
       new DeploymentController({ client: clientFor('deployment-controller'), informers, log }).start(reconcilerSignal),

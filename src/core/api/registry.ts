@@ -4,6 +4,7 @@ import { namespaceKind } from './namespace.js';
 import { deploymentKind } from './deployment.js';
 import { dnsKind } from './dns.js';
 import { endpointsKind } from './endpoints.js';
+import { endpointSliceKind } from './endpointslice.js';
 import { eventKind } from './event.js';
 import { functionKind } from './function.js';
 import { functionVersionKind } from './function-version.js';
@@ -24,6 +25,7 @@ export const kinds: readonly KindDefinition[] = [
   podKind,
   serviceKind,
   endpointsKind,
+  endpointSliceKind,
   eventKind,
   replicaSetKind,
   deploymentKind,
