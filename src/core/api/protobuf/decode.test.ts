@@ -4,37 +4,10 @@ import { describe, test } from 'node:test';
 import protobuf from 'protobufjs';
 import { BadRequestError, UnsupportedMediaTypeError } from '../../errors.js';
 import { decodeProtobufObject, isProtobufContentType, PROTOBUF_MAGIC } from './decode.js';
-import { MESSAGE_SPECS } from './messages.js';
+import { encodeEnvelope, encodeMessage, encodeObject } from './encode.js';
 
-/** protobufjs' reflection types built from messages.ts: an encoder independent of the decoder under test. */
-function buildRoot(): protobuf.Root {
-  const root = new protobuf.Root();
-  for (const message of MESSAGE_SPECS.values()) {
-    const type = new protobuf.Type(message.name);
-    for (const f of message.fields) {
-      if (f.shape === 'map') type.add(new protobuf.MapField(f.name, f.number, 'string', f.type));
-      else type.add(new protobuf.Field(f.name, f.number, f.type, f.shape === 'repeated' ? 'repeated' : 'optional'));
-    }
-    root.add(type);
-  }
-  return root;
-}
-
-const root = buildRoot();
-
-function encodeMessage(name: string, value: Record<string, unknown>): Uint8Array {
-  const type = root.lookupType(name);
-  return type.encode(type.fromObject(value)).finish();
-}
-
-/** A whole body: `k8s\0` and a runtime.Unknown around the object. */
-function envelope(apiVersion: string, kind: string, raw: Uint8Array, extra: Record<string, unknown> = {}): Buffer {
-  return Buffer.concat([PROTOBUF_MAGIC, encodeMessage('Unknown', { typeMeta: { apiVersion, kind }, raw, ...extra })]);
-}
-
-function encode(apiVersion: string, kind: string, name: string, value: Record<string, unknown>): Buffer {
-  return envelope(apiVersion, kind, encodeMessage(name, value));
-}
+const envelope = encodeEnvelope;
+const encode = encodeObject;
 
 // What kubectl v1.32 sent (captured through a TLS proxy in front of a master).
 const KUBECTL = {
