@@ -125,7 +125,7 @@ describe('routes from the master to pods on other machines', { skip }, () => {
       signal: AbortSignal.timeout(120_000),
     });
     const text = await res.text();
-    assert.equal(res.status, 200, text);
+    assert.equal(res.status, 200, `HTTP ${res.status} ${JSON.stringify(Object.fromEntries(res.headers))}: ${text}`);
     assert.deepEqual(JSON.parse(text), { got: { x: 1 } });
     assert.equal(res.headers.get('x-minik8s-cold-start'), 'true');
   });

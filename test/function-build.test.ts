@@ -151,7 +151,7 @@ describe('functions: image factory and controller (real master, registry and Doc
     assert.match(out, /function\/hello created/);
     // Which steps show depends on Docker's cache (a cached step passes in milliseconds); the push always does.
     assert.match(out, /building version 1: pushing functions\/default-hello:v1\n/);
-    assert.match(out, /function\/hello ready: version 1 serving at http:\/\/[^ ]+:\d+\/function\/hello\n/);
+    assert.match(out, /function\/hello ready: version 1 serving at https:\/\/[^ ]+:\d+\/function\/hello\n/);
     const fn = (await api<FunctionObject>(`${FNS}/hello`)).body;
     assert.equal(fn.status.version, 1);
     assert.match(fn.status.image!, /^functions\/default-hello@sha256:[0-9a-f]{64}$/);
@@ -166,7 +166,7 @@ describe('functions: image factory and controller (real master, registry and Doc
     assert.equal(set.metadata.ownerReferences![0].kind, 'Function');
     const table = await ok('get', 'fn');
     assert.match(table, /^NAME\s+VERSION\s+URL\s+READY\s+AGE/);
-    assert.match(table, /hello\s+1\s+http:\S+\/function\/hello\s+0\/0\s/);
+    assert.match(table, /hello\s+1\s+https:\S+\/function\/hello\s+0\/0\s/);
   });
 
   it("runs the image when scaled by hand: the pod answers with the handler's result, and function logs shows its output", async () => {

@@ -120,4 +120,45 @@ describe('stock kubectl', { skip: KUBECTL_VERSION.status !== 0 ? 'kubectl is not
     assert.equal(described.code, 0, described.stderr);
     assert.match(described.stdout, /^Endpoints:\s+192\.0\.2\.10:5432$/m);
   });
+
+  test('typed creates send protobuf bodies and work: create namespace, secret generic, deployment, service clusterip; run', async () => {
+    const created: [string[], string][] = [
+      [['create', 'namespace', 'pb-ns'], 'namespace/pb-ns created'],
+      [['create', 'secret', 'generic', 'pb-secret', '--from-literal=user=admin', '--from-literal=pass=s3cr3t'], 'secret/pb-secret created'],
+      [['create', 'deployment', 'pb-deploy', '--image=busybox', '--replicas=2', '--port=80'], 'deployment.apps/pb-deploy created'],
+      [['create', 'service', 'clusterip', 'pb-svc', '--tcp=80:8080'], 'service/pb-svc created'],
+      [['run', 'pb-pod', '--image=busybox', '--env=A=B', '--labels=app=pb', '--', 'sleep', '100'], 'pod/pb-pod created'],
+    ];
+    for (const [args, line] of created) {
+      const r = await kubectl(master, args);
+      assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+      assert.equal(r.stdout.trim(), line);
+    }
+    const get = async (args: string[]) => {
+      const r = await kubectl(master, ['get', ...args]);
+      assert.equal(r.code, 0, r.stderr);
+      return r.stdout;
+    };
+    assert.equal(await get(['namespace', 'pb-ns', '-o', 'jsonpath={.metadata.name}']), 'pb-ns');
+    // Stored base64, as Kubernetes stores Secret data; read back as kubectl users do.
+    assert.equal(await get(['secret', 'pb-secret', '-o', 'jsonpath={.data.pass}']), Buffer.from('s3cr3t').toString('base64'));
+    assert.equal(await get(['secret', 'pb-secret', '-o', 'jsonpath={.data.user}']), Buffer.from('admin').toString('base64'));
+    const deploy = JSON.parse(await get(['deployment', 'pb-deploy', '-o', 'json']));
+    assert.equal(deploy.spec.replicas, 2);
+    assert.deepEqual(deploy.spec.selector, { matchLabels: { app: 'pb-deploy' } });
+    assert.equal(deploy.spec.template.spec.containers[0].image, 'busybox');
+    assert.equal(deploy.spec.template.spec.containers[0].ports[0].containerPort, 80);
+    const svc = JSON.parse(await get(['service', 'pb-svc', '-o', 'json']));
+    assert.equal(svc.spec.type, 'ClusterIP');
+    assert.deepEqual(svc.spec.selector, { app: 'pb-svc' });
+    assert.deepEqual(
+      svc.spec.ports.map((p: { name: string; port: number; targetPort: number; protocol: string }) => [p.name, p.port, p.targetPort, p.protocol]),
+      [['80-8080', 80, 8080, 'TCP']],
+    );
+    assert.match(svc.spec.clusterIP, /^\d+\.\d+\.\d+\.\d+$/);
+    const pod = JSON.parse(await get(['pod', 'pb-pod', '-o', 'json']));
+    assert.deepEqual(pod.metadata.labels, { app: 'pb' });
+    assert.deepEqual(pod.spec.containers[0].args, ['sleep', '100']);
+    assert.deepEqual(pod.spec.containers[0].env, [{ name: 'A', value: 'B' }]);
+  });
 });

@@ -19,7 +19,7 @@ import {
   requestAttributes,
   type RequestAttributes,
 } from './authorization.js';
-import { BODY_TEXT_VARIABLE, readRequestText } from './body.js';
+import { BODY_TEXT_VARIABLE, readRequestText, requestContentType } from './body.js';
 import { applyPatch, patchTypeOf } from './patch.js';
 import { type NodeAddressPolicy, nodeRestriction } from './node-restriction.js';
 import type { ObjectService } from './object-service.js';
@@ -218,7 +218,7 @@ export function authorizationMiddleware(options: AuthorizationMiddlewareOptions)
     }
     const nodeName = nodeNameOf(user);
     if (nodeName !== undefined && needsNodeRestriction(user, attrs)) {
-      c.set(BODY_TEXT_VARIABLE, await admitNodeWrite(options, nodeName, attrs, await readRequestText(c), c.req.header('content-type')));
+      c.set(BODY_TEXT_VARIABLE, await admitNodeWrite(options, nodeName, attrs, await readRequestText(c), requestContentType(c)));
     }
     return next();
   };

@@ -3,7 +3,7 @@ import type { Context, Hono } from 'hono';
 import { parseBinding } from '../../core/api/binding.js';
 import { BadRequestError, MethodNotAllowedError } from '../../core/errors.js';
 import type { UserInfo } from './auth.js';
-import { parseJsonObject, readRequestText } from './body.js';
+import { parseJsonObject, readRequestText, requestContentType } from './body.js';
 import type { ObjectService } from './object-service.js';
 import { bindPod } from './pod-binding.js';
 
@@ -23,7 +23,7 @@ function json(c: Context, body: unknown, status = 200): Response {
 }
 
 async function bind(c: Context, options: BindingRoutesOptions, namespace: string, pathName: string | undefined): Promise<Response> {
-  const body = parseJsonObject(await readRequestText(c), c.req.header('content-type'));
+  const body = parseJsonObject(await readRequestText(c), requestContentType(c));
   if (body.apiVersion !== undefined && body.apiVersion !== 'v1') {
     throw new BadRequestError(`the API version in the data (${String(body.apiVersion).slice(0, 64)}) does not match the expected API version (v1)`);
   }

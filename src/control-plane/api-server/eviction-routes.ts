@@ -3,7 +3,7 @@ import type { Context, Hono } from 'hono';
 import { podKind } from '../../core/api/pod.js';
 import { BadRequestError, MethodNotAllowedError } from '../../core/errors.js';
 import type { UserInfo } from './auth.js';
-import { parseJsonObject, readRequestText } from './body.js';
+import { parseJsonObject, readRequestText, requestContentType } from './body.js';
 import type { DeleteOptions, ObjectService } from './object-service.js';
 
 export const EVICTION_PATH = '/api/v1/namespaces/:namespace/pods/:name/eviction';
@@ -47,7 +47,7 @@ export function evictionDeleteOptions(raw: unknown): DeleteOptions {
 async function evict(c: Context, options: EvictionRoutesOptions): Promise<Response> {
   const namespace = c.req.param('namespace')!;
   const name = c.req.param('name')!;
-  const body = parseJsonObject(await readRequestText(c), c.req.header('content-type'));
+  const body = parseJsonObject(await readRequestText(c), requestContentType(c));
   if (body.apiVersion !== undefined && !(EVICTION_API_VERSIONS as readonly unknown[]).includes(body.apiVersion)) {
     throw new BadRequestError(`the API version in the data (${String(body.apiVersion).slice(0, 64)}) does not match the expected API version (policy/v1)`);
   }

@@ -4,7 +4,7 @@ import { BadRequestError, InvalidError, MethodNotAllowedError, type StatusCause 
 import type { Taint } from '../../core/api/node.js';
 import type { CreateJoinTokenOptions, JoinTokenInfo } from '../master/join-tokens.js';
 import type { UserInfo } from './auth.js';
-import { parseJsonObject, readRequestText } from './body.js';
+import { parseJsonObject, readRequestText, requestContentType } from './body.js';
 
 export const JOIN_API_VERSION = 'minik8s.io/v1';
 export const JOIN_PATH = `/apis/${JOIN_API_VERSION}/join`;
@@ -145,7 +145,7 @@ export function parseJoinDetails(body: Record<string, unknown>): JoinRequestDeta
 async function readBody(c: Context, allowEmpty: boolean): Promise<Record<string, unknown>> {
   const text = await readRequestText(c);
   if (allowEmpty && text.trim() === '') return {};
-  return parseJsonObject(text, c.req.header('content-type'));
+  return parseJsonObject(text, requestContentType(c));
 }
 
 /** Registered after authentication and authorization (which let only admins and join tokens this far), ahead of the generic routes. */

@@ -4,7 +4,7 @@ import type { KubeObject } from '../../core/api/meta.js';
 import { parseQueryBool } from '../../core/api/query-bool.js';
 import { toTable } from '../../core/api/table.js';
 import { BadRequestError, MethodNotAllowedError, toApiError } from '../../core/errors.js';
-import { parseJsonObject, readRequestText } from './body.js';
+import { parseJsonObject, readRequestText, requestContentType } from './body.js';
 import { parseResourceVersion, type DeleteOptions, type ObjectService, type ObjectWatchEvent } from './object-service.js';
 import { parsePatchBody, patchTypeOf } from './patch.js';
 import { acceptedTable, parseIncludeObject } from './table-negotiation.js';
@@ -30,7 +30,7 @@ function readText(c: Context): Promise<string> {
 
 async function readObject(c: Context): Promise<Record<string, unknown>> {
   const text = await readText(c);
-  return parseJsonObject(text, c.req.header('content-type'));
+  return parseJsonObject(text, requestContentType(c));
 }
 
 /** DeleteOptions.gracePeriodSeconds: a whole number of seconds, 0 meaning at once. */
@@ -60,7 +60,7 @@ async function readDeleteOptions(c: Context): Promise<DeleteOptions> {
   const options: DeleteOptions = {};
   const text = await readText(c);
   if (text.trim() !== '') {
-    const body = parseJsonObject(text, c.req.header('content-type'));
+    const body = parseJsonObject(text, requestContentType(c));
     if (body.preconditions !== undefined && body.preconditions !== null) {
       // A precondition the server cannot read must refuse the delete, never let it through unguarded.
       const p = body.preconditions as Record<string, unknown>;

@@ -5,7 +5,7 @@ import { kindByResource } from '../../core/api/registry.js';
 import { scaleOf, scaleReplicasProblem } from '../../core/api/scale.js';
 import { BadRequestError, ConflictError, InvalidError, MethodNotAllowedError } from '../../core/errors.js';
 import type { UserInfo } from './auth.js';
-import { parseJsonObject, readRequestText } from './body.js';
+import { parseJsonObject, readRequestText, requestContentType } from './body.js';
 import { applyMergePatch } from './merge-patch.js';
 import type { ObjectService } from './object-service.js';
 
@@ -48,7 +48,7 @@ async function handle(c: Context, options: ScaleRoutesOptions, def: KindDefiniti
   const name = c.req.param('name')!;
   const { service } = options;
   if (c.req.method === 'GET') return json(c, scaleOf(await service.get(def, namespace, name)));
-  const body = parseJsonObject(await readRequestText(c), c.req.header('content-type'));
+  const body = parseJsonObject(await readRequestText(c), requestContentType(c));
   if (c.req.method === 'PUT') {
     if (body.kind !== undefined && body.kind !== 'Scale')
       throw new BadRequestError(`the kind in the data (${String(body.kind).slice(0, 64)}) does not match the expected kind (Scale)`);

@@ -2,7 +2,7 @@
 import type { Hono } from 'hono';
 import { BadRequestError } from '../../core/errors.js';
 import type { Authenticator, UserInfo } from './auth.js';
-import { parseJsonObject, readRequestText } from './body.js';
+import { parseJsonObject, readRequestText, requestContentType } from './body.js';
 
 export const TOKEN_REVIEW_API_VERSION = 'authentication.k8s.io/v1';
 export const TOKEN_REVIEW_PATH = `/apis/${TOKEN_REVIEW_API_VERSION}/tokenreviews`;
@@ -16,7 +16,7 @@ export async function reviewToken(authenticator: Authenticator, token: string): 
 /** Registered after authentication and authorization (admins and nodes get this far). */
 export function registerTokenReviewRoutes<E extends { Variables: { user: UserInfo } }>(app: Hono<E>, options: { authenticator: Authenticator }): void {
   app.post(TOKEN_REVIEW_PATH, async (c) => {
-    const body = parseJsonObject(await readRequestText(c), c.req.header('content-type'));
+    const body = parseJsonObject(await readRequestText(c), requestContentType(c));
     if (body.apiVersion !== undefined && body.apiVersion !== TOKEN_REVIEW_API_VERSION) {
       throw new BadRequestError(`TokenReview must have apiVersion "${TOKEN_REVIEW_API_VERSION}", not ${JSON.stringify(body.apiVersion).slice(0, 64)}`);
     }

@@ -16,6 +16,10 @@ describe('service', () => {
     assert.deepEqual(s.spec.ports, [{ port: 80, protocol: 'TCP', targetPort: 80 }]);
     assert.equal(s.spec.externalTrafficPolicy, undefined);
   });
+  it("takes a port name without letters, as kubectl create service names ports ('80-8080')", () => {
+    const s = make({ ports: [{ name: '80-8080', port: 80, targetPort: 8080 }] });
+    assert.equal(s.spec.ports[0].name, '80-8080');
+  });
   it('defaults the traffic policy of node ports and the ClientIP timeout', () => {
     const s = make({ type: 'NodePort', sessionAffinity: 'ClientIP', ports: [{ port: 80, targetPort: 'http', nodePort: 30080 }] });
     assert.equal(s.spec.externalTrafficPolicy, 'Cluster');

@@ -2,7 +2,7 @@
 import * as v from 'valibot';
 import type { KindDefinition } from './kind.js';
 import { servicePatchMeta } from './patch-meta.js';
-import { conditionSchema, dns1035ObjectMetaSchema, kindSchema, labelsSchema } from './meta.js';
+import { conditionSchema, DNS1123_LABEL, dns1035ObjectMetaSchema, kindSchema, labelsSchema } from './meta.js';
 import { intSchema, portNameSchema, portNumberSchema, protocolSchema } from './pod.js';
 import { duplicates, withChecks, type FieldProblem } from './validate.js';
 
@@ -14,8 +14,15 @@ const clusterIPSchema = v.pipe(
   v.check((s) => s === '' || s === 'None' || IPV4.test(s), 'must be a valid IPv4 address, "None" or empty'),
 );
 
+/** A Service port's name is a DNS-1123 label (kubectl names ports `80-8080`), unlike a container port's IANA name. */
+const servicePortNameSchema = v.pipe(
+  v.string(),
+  v.maxLength(63, 'must be no more than 63 characters'),
+  v.regex(DNS1123_LABEL, "must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"),
+);
+
 const servicePortSchema = v.strictObject({
-  name: v.optional(portNameSchema),
+  name: v.optional(servicePortNameSchema),
   protocol: protocolSchema,
   appProtocol: v.optional(v.string()),
   port: portNumberSchema,
