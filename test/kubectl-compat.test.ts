@@ -161,4 +161,13 @@ describe('stock kubectl', { skip: KUBECTL_VERSION.status !== 0 ? 'kubectl is not
     assert.deepEqual(pod.spec.containers[0].args, ['sleep', '100']);
     assert.deepEqual(pod.spec.containers[0].env, [{ name: 'A', value: 'B' }]);
   });
+
+  test('auth can-i asks the server with a SelfSubjectAccessReview (sent as protobuf)', async () => {
+    const r = await kubectl(master, ['auth', 'can-i', 'delete', 'nodes', '-v=8']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout.trim(), 'yes');
+    assert.match(r.stderr, /POST https:\/\/\S+\/apis\/authorization\.k8s\.io\/v1\/selfsubjectaccessreviews\n/);
+    assert.match(r.stderr, /Content-Type: application\/vnd\.kubernetes\.protobuf/);
+    assert.match(r.stderr, /Response Status: 201 Created/);
+  });
 });

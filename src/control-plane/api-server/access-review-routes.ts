@@ -3,7 +3,7 @@ import type { Hono } from 'hono';
 import { BadRequestError } from '../../core/errors.js';
 import type { UserInfo } from './auth.js';
 import { authorize, type RequestAttributes } from './authorization.js';
-import { parseJsonObject, readRequestText } from './body.js';
+import { parseJsonObject, readRequestText, requestContentType } from './body.js';
 
 export const ACCESS_REVIEW_API_VERSION = 'authorization.k8s.io/v1';
 export const SELF_ACCESS_REVIEW_PATH = `/apis/${ACCESS_REVIEW_API_VERSION}/selfsubjectaccessreviews`;
@@ -59,7 +59,7 @@ export function reviewAttributes(spec: unknown): RequestAttributes {
 /** Registered after authentication and authorization (every user but join-token holders gets this far). */
 export function registerAccessReviewRoutes<E extends { Variables: { user: UserInfo } }>(app: Hono<E>): void {
   app.post(SELF_ACCESS_REVIEW_PATH, async (c) => {
-    const body = parseJsonObject(await readRequestText(c), c.req.header('content-type'));
+    const body = parseJsonObject(await readRequestText(c), requestContentType(c));
     if (body.apiVersion !== undefined && body.apiVersion !== ACCESS_REVIEW_API_VERSION) {
       throw new BadRequestError(
         `SelfSubjectAccessReview must have apiVersion "${ACCESS_REVIEW_API_VERSION}", not ${JSON.stringify(body.apiVersion).slice(0, 64)}`,

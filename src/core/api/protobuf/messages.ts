@@ -254,6 +254,20 @@ export const MESSAGES: Readonly<Record<string, readonly string[]>> = {
 
   // policy/v1
   Eviction: ['1 metadata ObjectMeta', '2 deleteOptions *DeleteOptions'],
+
+  // authorization/v1: kubectl auth can-i
+  SelfSubjectAccessReview: ['1 metadata ObjectMeta', '2 spec SelfSubjectAccessReviewSpec'],
+  SelfSubjectAccessReviewSpec: ['1 resourceAttributes *ResourceAttributes', '2 nonResourceAttributes *NonResourceAttributes'],
+  ResourceAttributes: [
+    '1 namespace string',
+    '2 verb string',
+    '3 group string',
+    '4 version string',
+    '5 resource string',
+    '6 subresource string',
+    '7 name string',
+  ],
+  NonResourceAttributes: ['1 path string', '2 verb string'],
 };
 
 /** The kinds a protobuf body may hold, by `apiVersion kind`, and the message each is read as. */
@@ -271,6 +285,7 @@ export const PROTOBUF_KINDS: Readonly<Record<string, string>> = {
   'batch/v1 Job': 'Job',
   'batch/v1 CronJob': 'CronJob',
   'policy/v1 Eviction': 'Eviction',
+  'authorization.k8s.io/v1 SelfSubjectAccessReview': 'SelfSubjectAccessReview',
 };
 
 export type Scalar = 'string' | 'bytes' | 'bool' | 'int32' | 'int64' | 'double';
