@@ -34,6 +34,13 @@ const PY_FETCH = [
   '  try: print(urllib.request.urlopen(url, timeout=5).read().decode())',
   '  except Exception as e: print("ERROR", e)',
 ].join('\n');
+/** Fetches an https URL trusting only the CA given as the first argument (the cluster's), as a pod holding the CA would. */
+const PY_FETCH_WITH_CA = [
+  'import sys, ssl, urllib.request',
+  'context = ssl.create_default_context(cadata=sys.argv[1])',
+  'try: print(urllib.request.urlopen(sys.argv[2], timeout=5, context=context).read().decode())',
+  'except Exception as e: print("ERROR", e)',
+].join('\n');
 const JS_FETCH = `for (const url of process.argv.slice(1)) {
   try { console.log(await (await fetch(url, { signal: AbortSignal.timeout(5000) })).text()); } catch (e) { console.log('ERROR', e.cause?.code ?? e.message); }
 }`;
@@ -261,7 +268,7 @@ describe('the VXLAN overlay between simulated machines', { skip }, () => {
   });
 
   it("masquerades pods' traffic that leaves the cluster: a pod reaches the master on the bridge", () => {
-    const r = cli('exec', '-n', NS, podName(workers[0]!), '--', 'python3', '-c', PY_FETCH, `${master().url}/healthz`);
+    const r = cli('exec', '-n', NS, podName(workers[0]!), '--', 'python3', '-c', PY_FETCH_WITH_CA, master().ca!, `${master().url}/healthz`);
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stdout.trim(), 'ok');
   });
