@@ -301,10 +301,20 @@ describe('pods end to end on Docker', () => {
     ok('delete', 'pod', '-n', NS, 'orphan', '--grace-period=0', '--force');
     const ofOrphan = async () => (await nodeContainers(worker.nodeName)).filter((c) => c.Labels['minik8s.io/pod-name'] === 'orphan');
     assert.ok((await ofOrphan()).length >= 2, "the orphan's sandbox and app container are still there");
-    const before = (await nodeContainers(worker.nodeName))
-      .filter((c) => c.State === 'running' && c.Labels['minik8s.io/pod-name'] !== 'orphan')
-      .map((c) => c.Id)
-      .sort();
+    // Only pods that restart nothing on their own: earlier tests left pods that crash, OOM or fail
+    // their liveness probe, whose containers are replaced whether or not the kubelet restarts.
+    const pods = (await api<{ items: Pod[] }>('GET', `/api/v1/namespaces/${NS}/pods`)).items;
+    const steady = new Set(
+      pods
+        .filter((p) => p.metadata.name !== 'orphan' && p.status?.phase === 'Running' && !p.metadata.deletionTimestamp)
+        .filter((p) => (p.spec.restartPolicy ?? 'Always') === 'Always' && p.spec.containers.every((c) => !c.livenessProbe))
+        .filter((p) => (p.status?.containerStatuses ?? []).every((c) => c.ready && (c.restartCount ?? 0) === 0))
+        .map((p) => p.metadata.name!),
+    );
+    assert.ok(steady.has('shared-pid'), `shared-pid is among the steady pods: ${[...steady].join(', ')}`);
+    const steadyContainers = (await nodeContainers(worker.nodeName)).filter((c) => c.State === 'running' && steady.has(c.Labels['minik8s.io/pod-name'] ?? ''));
+    const podOf = new Map(steadyContainers.map((c) => [c.Id, c.Labels['minik8s.io/pod-name']]));
+    const before = steadyContainers.map((c) => c.Id).sort();
     await worker.restart();
     await waitFor(async () => (await ofOrphan()).length === 0, {
       timeoutMs: 30_000,
@@ -314,7 +324,7 @@ describe('pods end to end on Docker', () => {
     await createPod('after-restart', { containers: [{ name: 'app', image: 'busybox:1.35', command: ['sleep', '3600'] }] });
     await waitPod('after-restart', 'to run', running);
     const after = (await nodeContainers(worker.nodeName)).filter((c) => c.State === 'running').map((c) => c.Id);
-    for (const id of before) assert.ok(after.includes(id), `container ${id.slice(0, 12)} was replaced after the kubelet restart`);
+    for (const id of before) assert.ok(after.includes(id), `container ${id.slice(0, 12)} (pod ${podOf.get(id)}) was replaced after the kubelet restart`);
     const podAfter = await waitPod('shared-pid', 'to run', running);
     assert.deepEqual(
       podAfter.status?.containerStatuses?.map((c) => [c.containerID, c.restartCount]),
