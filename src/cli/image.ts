@@ -1,11 +1,10 @@
 // `minik8s image import FILE.tar NAME[:TAG] [--registry HOST:PORT]`: loads a docker save tarball or imports a root filesystem tar, then pushes it to the cluster's registry.
-import http from 'node:http';
-import https from 'node:https';
 import { createReadStream, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
 import { extract as tarExtract } from 'tar-stream';
 import { CliError } from './cli-error.js';
+import { clusterCa, requestTrustingCa } from './cluster-https.js';
 import type { CliContext } from './context.js';
 
 export interface ImageImportArgs {
@@ -256,20 +255,15 @@ function dockerUnreachable(err: unknown): CliError | undefined {
   return undefined;
 }
 
-/** GET /v2/ of a registry over https (trusting `ca`) or http; resolves the status code. */
-function getV2(url: string, ca: string | undefined): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const secure = url.startsWith('https:');
-    const options: https.RequestOptions = { method: 'GET', agent: false, timeout: 5_000, ...(secure && ca ? { ca } : {}) };
-    const req = (secure ? https : http).request(url, options, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(Object.assign(new Error('no answer within 5 s'), { code: 'ETIMEDOUT' })));
-    req.on('error', reject);
-    req.end();
-  });
+/** GET /v2/ of a registry over https (trusting `ca`) or http, within 5 s; resolves the status code. */
+async function getV2(url: string, ca: string | undefined): Promise<number> {
+  try {
+    return (await requestTrustingCa(url, { method: 'GET', ca, signal: AbortSignal.timeout(5_000) })).status;
+  } catch (err) {
+    if ((err as Error).name === 'AbortError' || (err as Error).name === 'TimeoutError')
+      throw Object.assign(new Error('no answer within 5 s'), { code: 'ETIMEDOUT' });
+    throw err;
+  }
 }
 
 /**
@@ -298,15 +292,6 @@ async function registryAnswers(registry: string, ca: string | undefined): Promis
     return { url: plain, ...(status === 200 || status === 401 ? {} : { problem: `HTTP ${status}` }) };
   } catch (err) {
     return { url: plain, problem: (err as NodeJS.ErrnoException).code ?? (err as Error).message };
-  }
-}
-
-/** The CLI's cluster CA, when its config has one. */
-function clusterCa(ctx: CliContext): string | undefined {
-  try {
-    return ctx.client().trustedCa;
-  } catch {
-    return undefined;
   }
 }
 

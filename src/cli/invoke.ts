@@ -1,10 +1,9 @@
 // `minik8s invoke NAME [--data JSON|@file]` and `minik8s invoke workflow NAME --data JSON`: one call through the activator, the answer printed.
 import { readFile } from 'node:fs/promises';
-import http from 'node:http';
-import https from 'node:https';
 import { functionKind } from '../core/api/function.js';
 import { ACTIVATOR_INFO_PATH, functionUrl, workflowUrl } from '../core/api/activator-paths.js';
 import { CliError } from './cli-error.js';
+import { clusterCa, requestTrustingCa, type HttpAnswer } from './cluster-https.js';
 import type { CliContext } from './context.js';
 
 export interface InvokeArgs {
@@ -120,42 +119,6 @@ export function failureMessage(target: InvokeTarget, status: number, bodyText: s
   return text;
 }
 
-/** What invoke reads of the activator's answer. */
-export interface ActivatorAnswer {
-  status: number;
-  header(name: string): string | null;
-  text: string;
-}
-
-/**
- * One request to the activator, over https trusting `ca` (the cluster CA from the CLI's config)
- * or plain http. node:http(s) rather than fetch: Node 20's fetch takes no CA of its own.
- */
-export function callActivator(
-  url: string,
-  o: { method: string; headers: Record<string, string>; body?: string; ca?: string; signal?: AbortSignal },
-): Promise<ActivatorAnswer> {
-  const secure = new URL(url).protocol === 'https:';
-  return new Promise((resolve, reject) => {
-    const options: https.RequestOptions = { method: o.method, headers: o.headers, signal: o.signal, agent: false };
-    if (secure && o.ca) options.ca = o.ca;
-    const req = (secure ? https : http).request(url, options, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('error', reject);
-      res.on('end', () => {
-        const header = (name: string) => {
-          const v = res.headers[name.toLowerCase()];
-          return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
-        };
-        resolve({ status: res.statusCode ?? 0, header, text: Buffer.concat(chunks).toString('utf8') });
-      });
-    });
-    req.on('error', reject);
-    req.end(o.body);
-  });
-}
-
 /** TLS verification failures: the activator's certificate is not one the CA we trust signed, or does not name the host. */
 const CERT_ERRORS = new Set([
   'SELF_SIGNED_CERT_IN_CHAIN',
@@ -165,15 +128,6 @@ const CERT_ERRORS = new Set([
   'CERT_HAS_EXPIRED',
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
-
-/** The CLI's cluster CA, when it has a config; invoke with an explicit plain-HTTP --activator needs none. */
-function clusterCa(ctx: CliContext): string | undefined {
-  try {
-    return ctx.client().trustedCa;
-  } catch {
-    return undefined;
-  }
-}
 
 export async function runInvoke(ctx: CliContext, args: InvokeArgs): Promise<number> {
   const target = invokeTarget(args.target, args.name);
@@ -185,9 +139,9 @@ export async function runInvoke(ctx: CliContext, args: InvokeArgs): Promise<numb
   if (!/^[A-Z]+$/.test(method)) throw new CliError(`invalid --method "${args.method}"`);
   const url = withSubPath(await invokeUrl(ctx, args, target), target.type === 'function' ? args.path : undefined);
   const hasBody = data !== undefined && method !== 'GET' && method !== 'HEAD';
-  let res: ActivatorAnswer;
+  let res: HttpAnswer;
   try {
-    res = await callActivator(url, {
+    res = await requestTrustingCa(url, {
       method,
       headers: hasBody ? { 'content-type': isJson(data!) ? 'application/json' : 'text/plain; charset=utf-8' } : {},
       body: hasBody ? data : undefined,

@@ -47,13 +47,6 @@ export function parsePatchBody(text: string, type: PatchType): unknown {
   return value;
 }
 
-/** The patch's own metadata.resourceVersion, a precondition for the merge patches (a JSON patch tests it with a `test` operation). */
-export function patchResourceVersion(type: PatchType, patch: unknown): unknown {
-  if (type === 'json') return undefined;
-  const meta = (patch as { metadata?: unknown }).metadata;
-  return typeof meta === 'object' && meta !== null ? (meta as { resourceVersion?: unknown }).resourceVersion : undefined;
-}
-
 /**
  * The object the patch makes of `current` (which is not changed). Strategic merge patches merge
  * lists by the kind's patch metadata; a JSON patch's failed `test` or missing path is a 422, a

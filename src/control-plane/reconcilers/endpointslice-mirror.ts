@@ -18,6 +18,7 @@ import { objectKey, splitKey, type Informer } from '../../core/controller/inform
 import type { InformerFactory } from '../../core/controller/informer-factory.js';
 import { WorkQueue } from '../../core/controller/work-queue.js';
 import { AlreadyExistsError, NotFoundError } from '../../core/errors.js';
+import { getOrCreate } from '../../core/get-or-create.js';
 
 /** The managed-by value of the slices this controller keeps (Kubernetes' controller's own). */
 export const MANAGED_BY = 'endpointslice-controller.k8s.io';
@@ -78,8 +79,7 @@ export function desiredSlices(endpoints: Endpoints, service: Service | undefined
     const portSignature = JSON.stringify(ports ?? []);
     const byType = new Map<'IPv4' | 'IPv6', SliceEndpoint[]>();
     const add = (a: EndpointAddress, ready: boolean) => {
-      const type = addressType(a.ip);
-      byType.set(type, [...(byType.get(type) ?? []), sliceEndpoint(a, ready)]);
+      getOrCreate(byType, addressType(a.ip), () => []).push(sliceEndpoint(a, ready));
     };
     for (const a of subset.addresses ?? []) add(a, true);
     for (const a of subset.notReadyAddresses ?? []) add(a, false);

@@ -53,7 +53,12 @@ export function formatEndpoints(subsets: readonly EndpointSubset[] | undefined):
     const ports = s.ports?.length ? s.ports.map((p) => `:${p.port}`) : [''];
     for (const port of ports) for (const a of s.addresses ?? []) all.push(`${a.ip}${port}`);
   }
-  if (all.length === 0) return '<none>';
+  return firstListed(all, '<none>');
+}
+
+/** kubectl's way with a long list in a column: the first three, then `+ N more...`; `empty` for none. */
+export function firstListed(all: readonly string[], empty: string): string {
+  if (all.length === 0) return empty;
   const more = all.length - MAX_LISTED;
   return all.slice(0, MAX_LISTED).join(',') + (more > 0 ? ` + ${more} more...` : '');
 }

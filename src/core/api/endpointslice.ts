@@ -1,6 +1,6 @@
 // EndpointSlice (discovery.k8s.io/v1): a Service's endpoints in the shape Kubernetes' newer readers want (kubectl describe svc, client libraries), mirrored from its Endpoints.
 import * as v from 'valibot';
-import { objectReferenceSchema } from './endpoints.js';
+import { firstListed, objectReferenceSchema } from './endpoints.js';
 import type { KindDefinition } from './kind.js';
 import { kindSchema } from './meta.js';
 import { portNumberSchema, protocolSchema } from './pod.js';
@@ -49,10 +49,10 @@ function formatPorts(ports: readonly SlicePort[] | undefined): string {
 
 /** kubectl's ENDPOINTS column: the first three addresses, then `+ N more...`. */
 function formatSliceEndpoints(endpoints: readonly SliceEndpoint[] | undefined): string {
-  const all = (endpoints ?? []).flatMap((e) => e.addresses);
-  if (all.length === 0) return '<unset>';
-  const more = all.length - 3;
-  return all.slice(0, 3).join(',') + (more > 0 ? ` + ${more} more...` : '');
+  return firstListed(
+    (endpoints ?? []).flatMap((e) => e.addresses),
+    '<unset>',
+  );
 }
 
 export const endpointSliceKind: KindDefinition = {
