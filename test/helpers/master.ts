@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Docker from 'dockerode';
 import { parsePinnedJoinToken } from '../../src/core/pki/join-token-pin.js';
+import { DOCKER_CERTS_DIR } from '../../src/runtime/docker-registry-trust.js';
 import { waitFor } from '../../src/core/wait-for.js';
 import { etcdPorts, freeClusterCIDR, freePort } from '../../scripts/sim/free-resources.js';
 import { trustClusterCA } from './cluster-trust.js';
@@ -208,7 +209,11 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
           { timeoutMs: 15_000, description: `${name} to exit` },
         ).catch(() => {});
       }
-      if (registryPort !== undefined) await untagRegistryImages(registryPort);
+      if (registryPort !== undefined) {
+        await untagRegistryImages(registryPort);
+        // The master removes the engine's trust entry for its registry when it stops; one killed on the way (a test's crash) cannot.
+        if (tls) rmSync(join(DOCKER_CERTS_DIR, `127.0.0.1:${registryPort}`), { recursive: true, force: true });
+      }
       rmSync(dataDir, { recursive: true, force: true });
       rmSync(home, { recursive: true, force: true });
     },
