@@ -207,3 +207,86 @@ describe('watchers of one event', () => {
     }
   });
 });
+
+/** Reads a watch's lines (BOOKMARKs left out) until the signal ends it. */
+function collect(res: Response): { lines: string[]; done: Promise<void> } {
+  const lines: string[] = [];
+  const done = (async () => {
+    const decoder = new TextDecoder();
+    let text = '';
+    try {
+      for await (const chunk of res.body!) {
+        text += decoder.decode(chunk as Uint8Array, { stream: true });
+        const parts = text.split('\n');
+        text = parts.pop()!;
+        lines.push(...parts.filter((l) => !l.includes('"BOOKMARK"')));
+      }
+    } catch {
+      /* aborted at the end */
+    }
+  })();
+  return { lines, done };
+}
+
+describe("watches' initial lists", () => {
+  it('encode each object once for all watchers, objects the cache loaded and objects written since alike', async () => {
+    const inner = new MemoryStore();
+    const secret = (name: string, app: string) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace: 'default', labels: { app } },
+      data: { k: 'dg==' },
+    });
+    // Two objects there before the cache loads (its first list), two written through the API after.
+    await inner.create('/registry/core/secrets/default/loaded-a', secret('loaded-a', 'a'));
+    await inner.create('/registry/core/secrets/default/loaded-b', secret('loaded-b', 'b'));
+    const authenticator = new TokenAuthenticator();
+    authenticator.add('admin-token', ADMIN_USER);
+    const signal = new AbortController();
+    const api = await startApiServer({ store: await CachedStore.open(inner), authenticator, address: '127.0.0.1', port: 0, signal: signal.signal });
+    const streams: { lines: string[]; done: Promise<void> }[] = [];
+    try {
+      for (const [name, app] of [
+        ['written-a', 'a'],
+        ['written-b', 'b'],
+      ]) {
+        const created = await fetch(`${api.url}/api/v1/namespaces/default/secrets`, {
+          method: 'POST',
+          headers: { authorization: 'Bearer admin-token', 'content-type': 'application/json' },
+          body: JSON.stringify(secret(name!, app!)),
+        });
+        assert.equal(created.status, 201);
+      }
+      const encodedBefore = watchStats.eventsEncoded;
+      const sentBefore = watchStats.eventsSent;
+      // Ten watches from "now": half see every Secret, half only app=a.
+      const watchers = 10;
+      for (let w = 0; w < watchers; w++) {
+        const query = w % 2 === 0 ? 'watch=true' : 'watch=true&labelSelector=app%3Da';
+        const res = await fetch(`${api.url}/api/v1/namespaces/default/secrets?${query}`, {
+          headers: { authorization: 'Bearer admin-token' },
+          signal: signal.signal,
+        });
+        assert.equal(res.status, 200);
+        streams.push(collect(res));
+      }
+      await waitFor(() => streams.every((s, w) => s.lines.length === (w % 2 === 0 ? 4 : 2)), {
+        timeoutMs: 10_000,
+        description: 'every watcher to get its initial list',
+      });
+      assert.equal(watchStats.eventsSent - sentBefore, (watchers / 2) * 4 + (watchers / 2) * 2);
+      // Four objects, each encoded once however many watchers were sent it.
+      assert.equal(watchStats.eventsEncoded - encodedBefore, 4);
+      for (const [w, s] of streams.entries()) {
+        const events = s.lines.map((l) => JSON.parse(l) as { type: string; object: { metadata: { name: string; resourceVersion?: string } } });
+        assert.ok(events.every((e) => e.type === 'ADDED' && e.object.metadata.resourceVersion));
+        const names = events.map((e) => e.object.metadata.name).sort();
+        assert.deepEqual(names, w % 2 === 0 ? ['loaded-a', 'loaded-b', 'written-a', 'written-b'] : ['loaded-a', 'written-a']);
+      }
+    } finally {
+      signal.abort();
+      await Promise.all(streams.map((s) => s.done));
+      await api.closed;
+    }
+  });
+});

@@ -25,8 +25,12 @@ export interface CachedStoreOptions {
   retryDelayMs?: number;
 }
 
-/** A cached value as JSON text: cheap to keep, and parsing it gives each reader its own copy. */
-interface CachedValue {
+/**
+ * A cached value as JSON text: cheap to keep, and parsing it gives each reader its own copy. It
+ * is shared by every list and watch that reads it (an item written since the cache loaded is the
+ * very event that wrote it), so a watch's initial ADDED events are encoded once for all watchers.
+ */
+interface CachedValue extends SharedWatchEvent {
   json: string;
   revision: number;
 }
@@ -243,7 +247,7 @@ export class CachedStore implements Store {
   async listRaw(prefix: string, page: ListPageOptions = {}): Promise<RawListResult> {
     if (!((await this.#readyFor(prefix, page.revision)) && this.#unchangedSince(prefix, page.revision))) return this.#inner.listRaw(prefix, page);
     const items: RawListResult['items'] = [];
-    const rest = this.#scan(prefix, page, (key, v) => items.push({ key, json: v.json, revision: v.revision }));
+    const rest = this.#scan(prefix, page, (key, v) => items.push({ key, json: v.json, revision: v.revision, shared: v }));
     return { items, revision: page.revision ?? this.#revision, ...rest };
   }
 
@@ -494,13 +498,15 @@ export class CachedStore implements Store {
     this.#revision = event.revision;
     if (event.key.startsWith(this.#prefix)) {
       const json = JSON.stringify(event.value);
+      const cached: CachedEvent = { type: event.type, key: event.key, json, revision: event.revision, seq: ++this.#seq };
       if (event.type === 'DELETED') {
         if (this.#items.delete(event.key)) this.#keys.splice(lowerBound(this.#keys, event.key), 1);
       } else {
         if (!this.#items.has(event.key)) this.#keys.splice(lowerBound(this.#keys, event.key), 0, event.key);
-        this.#items.set(event.key, { json, revision: event.revision });
+        // The event is the item: what its watchers encode serves later lists and initial watches too.
+        this.#items.set(event.key, cached);
       }
-      const evicted = this.#ring.push({ type: event.type, key: event.key, json, revision: event.revision, seq: ++this.#seq });
+      const evicted = this.#ring.push(cached);
       if (evicted) this.#floor = evicted.revision;
       this.#wakeWatchers();
     }

@@ -49,6 +49,11 @@ export interface RawEntry {
   key: string;
   json: string;
   revision: number;
+  /**
+   * Set by a watch cache: the cached value as every reader of it shares it, so that what readers
+   * make of it (its bytes on the wire, what selectors read) is made once, not once per reader.
+   */
+  shared?: SharedWatchEvent;
 }
 
 export interface RawListResult {
@@ -78,8 +83,13 @@ export interface StoreWatchEvent<T = unknown> {
 export interface SharedWatchEvent {
   /** The value as JSON text. */
   readonly json: string;
-  /** The value parsed once, for reading only (selectors): never to be changed or handed out. */
+  /** The value parsed once, for reading only: never to be changed or handed out. */
   parsed?: unknown;
+  /**
+   * What readers derive from the value to filter on (labels, selectable fields): small, so kept
+   * for as long as the value is, where the parsed value would cost several times the JSON.
+   */
+  attrs?: unknown;
   /** Encodings of the event made so far, by the name of their form (output format and event type). */
   encoded?: Map<string, Uint8Array>;
 }
