@@ -4,6 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import { createServer as createHttpsServer, type ServerOptions as HttpsServerOptions } from 'node:https';
 import type { Socket } from 'node:net';
 import { Server as TlsServer } from 'node:tls';
+import { refusePlainHttp } from './plain-http-refusal.js';
 
 export interface ListenerLimits {
   /** Connections held at once; the listener drops new ones beyond it (Node's server.maxConnections). */
@@ -130,7 +131,7 @@ interface LimitedServer {
  * Sets the cap and the timeouts on a server already made (what createServer's options cannot
  * carry, and again what they can), and closes connections that send nothing at all: Node's
  * header timeout starts at a request's first byte, so a connection that never sends one would
- * hold its place under the cap for ever.
+ * hold its place under the cap for ever. A TLS listener answers plain HTTP with a 400 that says so.
  */
 export function applyListenerLimits(server: unknown, limits: ListenerLimits): void {
   const s = server as LimitedServer;
@@ -138,6 +139,7 @@ export function applyListenerLimits(server: unknown, limits: ListenerLimits): vo
   s.headersTimeout = limits.headersTimeoutMs;
   s.requestTimeout = limits.requestTimeoutMs;
   s.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  if (server instanceof TlsServer) refusePlainHttp(server, limits.headersTimeoutMs);
   const waiting = new WeakSet<Socket>();
   // Over TLS the socket the requests arrive on is the one the handshake produced.
   const accepted = server instanceof TlsServer ? 'secureConnection' : 'connection';
