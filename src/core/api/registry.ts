@@ -12,6 +12,7 @@ import { gpuJobKind } from './gpujob.js';
 import { horizontalPodAutoscalerKind } from './horizontalpodautoscaler.js';
 import { nodeKind } from './node.js';
 import { podKind } from './pod.js';
+import { clusterRoleBindingKind, clusterRoleKind, roleBindingKind, roleKind } from './rbac.js';
 import { replicaSetKind } from './replicaset.js';
 import { secretKind } from './secret.js';
 import { serviceKind } from './service.js';
@@ -37,6 +38,10 @@ export const kinds: readonly KindDefinition[] = [
   secretKind,
   slurmClusterKind,
   gpuJobKind,
+  roleKind,
+  clusterRoleKind,
+  roleBindingKind,
+  clusterRoleBindingKind,
 ];
 
 /** Finds a kind by what a user types: kind, plural, singular or short name (case-insensitive), optionally `name.group`. */
