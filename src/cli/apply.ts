@@ -11,6 +11,8 @@ import { withLastApplied } from './three-way-patch.js';
 export interface ApplyArgs {
   filename: string[];
   recursive?: boolean;
+  /** Server-side apply (`--server-side`), with its manager and `--force-conflicts`. */
+  serverSide?: { fieldManager: string; force: boolean };
 }
 
 /** Applies one object; returns what happened to it. */
@@ -26,7 +28,10 @@ export async function applyOne(client: ApiClient, manifest: Manifest, namespace:
 
 export function runApply(ctx: CliContext, args: ApplyArgs): Promise<number> {
   return sendEachManifest(ctx, { paths: args.filename, recursive: args.recursive, verb: 'apply' }, async (manifest) => {
-    const outcome = await applyOne(ctx.client(), manifest, manifestNamespace(manifest, ctx));
+    const namespace = manifestNamespace(manifest, ctx);
+    const outcome = args.serverSide
+      ? await (await import('./apply-server-side.js')).applyServerSide(ctx.client(), manifest, namespace, args.serverSide)
+      : await applyOne(ctx.client(), manifest, namespace);
     return `${objectRef(manifest.def, manifest.object)} ${outcome}\n`;
   });
 }

@@ -104,6 +104,13 @@ async function admitNodeWrite(
   text: string,
   contentType: string | undefined,
 ): Promise<string> {
+  // An apply's YAML body is not judged here: a node writes its Node with the other patch types.
+  if (attrs.verb === 'patch' && patchTypeOf(contentType) === 'apply') {
+    throw new ForbiddenError(`nodes "${attrs.resource?.name ?? ''}" is forbidden: a node may not server-side apply its Node`, {
+      kind: 'nodes',
+      name: attrs.resource?.name,
+    });
+  }
   let body: unknown;
   try {
     body = JSON.parse(text);

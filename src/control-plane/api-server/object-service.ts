@@ -14,6 +14,10 @@ import { failedKey, type RawEntry, type SharedWatchEvent, type Store, type Store
 import { decodeContinue, encodeContinue } from './continue-token.js';
 import { withDefaultTolerations } from './default-tolerations.js';
 import { applyPatch, type PatchType } from './patch.js';
+import { fieldValues, type PathKey } from '../../core/api/managed-fields/field-set.js';
+import { readEntries, trackWrite, type ManagedFieldsEntry } from '../../core/api/managed-fields/managed-fields.js';
+import { defaultPatchMeta } from '../../core/api/patch-meta.js';
+import { applier, buildApplied, appliedFields, scopeOf } from './server-side-apply.js';
 import { effectivePolicy, finalizersForDeletion, ownsDependents } from '../../core/api/deletion-propagation.js';
 import { podGracePeriod } from './pod-deletion.js';
 import { RequestCounter } from './request-metrics.js';
@@ -45,20 +49,30 @@ export interface ListOptions {
   resourceVersion?: string;
 }
 
-export interface WriteOptions {
+/** Who a write is recorded under in metadata.managedFields. */
+export interface ManagerOptions {
+  /** The field manager; a client view's client name, else `unknown`, when absent. */
+  fieldManager?: string;
+  /** Server-side apply: the fields of the applied configuration (the write is then the manager's Apply). */
+  applied?: ReadonlySet<PathKey>;
+}
+
+export interface WriteOptions extends ManagerOptions {
   /** `status` for writes to the /status subresource. */
   subresource?: string;
   /** dryRun=All: validated and admitted in full, nothing written; the answer is the object as it would be. */
   dryRun?: boolean;
 }
 
-export interface CreateOptions {
+export interface CreateOptions extends ManagerOptions {
   dryRun?: boolean;
 }
 
 export interface PatchOptions extends WriteOptions {
-  /** How the patch reads (default: a JSON merge patch). */
+  /** How the patch reads (default: a JSON merge patch); `apply` is server-side apply. */
   patchType?: PatchType;
+  /** Server-side apply: take the fields other managers own instead of answering 409. */
+  force?: boolean;
 }
 
 export interface DeleteOptions {
@@ -126,6 +140,8 @@ export interface ObjectServiceOptions {
   allocators?: ReadonlyMap<KindDefinition, AllocationHook>;
   /** Where the requests of this service's client views (forClient) are counted; a new counter when absent. */
   requests?: RequestCounter;
+  /** Maintain metadata.managedFields on every write (default true; false only to measure what it costs). */
+  managedFields?: boolean;
 }
 
 /** Unconditional writes (no resourceVersion from the client) retry store conflicts this many times. */
@@ -481,6 +497,7 @@ export class ObjectService {
     let obj = validateObject(def, prepared);
     // Admission happens on create only, after validation, as Kubernetes' admission plugins run.
     if (def === podKind && this.#defaultTolerationSeconds !== undefined) obj = withDefaultTolerations(obj as Pod, this.#defaultTolerationSeconds);
+    obj = this.#track(def, undefined, obj, options, undefined);
     await this.#admit(def, obj);
     let name = obj.metadata.name!;
     if (def.namespaced) await this.#checkNamespaceOpen(namespace!);
@@ -564,6 +581,18 @@ export class ObjectService {
       throw new BadRequestError(type === 'json' ? 'a JSON patch must be a JSON array of operations' : 'the patch must be a JSON object');
     }
     const wanted = Array.isArray(patch) ? undefined : bodyResourceVersion(patch);
+    if (type === 'apply') {
+      const config = patch as Record<string, unknown>;
+      const applied = appliedFields(def, config, options.subresource);
+      const writer = applier(this.#manager(options), options.subresource);
+      const build = (current: KubeObject) =>
+        reconcileIdentity(
+          { def, namespace, name },
+          buildApplied(def, current, config, { writer, applied, force: options.force === true, subresource: options.subresource }),
+          apiVersionOf(def),
+        );
+      return this.#write(def, namespace, name, wanted, build, { ...options, applied });
+    }
     return this.#write(
       def,
       namespace,
@@ -728,6 +757,7 @@ export class ObjectService {
       const next = spec ? prepareUpdate(def, entry.value, body) : prepareStatusUpdate(entry.value, body);
       let obj = validateObject(def, next);
       if (spec) validateUpdate(def, entry.value, obj);
+      obj = this.#track(def, entry.value, obj, options, body);
       if (sameObject(obj, entry.value)) return current;
       // Only a changed spec is judged against other objects: an object being deleted, or one whose labels or finalizers change, is not refused for what it refers to.
       if (spec && def.admit && !obj.metadata.deletionTimestamp && JSON.stringify(obj.spec) !== JSON.stringify(entry.value.spec)) await this.#admit(def, obj);
@@ -756,6 +786,46 @@ export class ObjectService {
         throw err;
       }
     }
+  }
+
+  #manager(options: ManagerOptions): string {
+    return options.fieldManager ?? this.#client ?? 'unknown';
+  }
+
+  /**
+   * The one place writes record ownership: metadata.managedFields of `next` as the write leaves
+   * them, from the stored entries (or those the request set in their place, as Kubernetes lets
+   * a client reset or migrate them) and the fields the write changed.
+   */
+  #track(
+    def: KindDefinition,
+    before: KubeObject | undefined,
+    next: KubeObject,
+    options: ManagerOptions & { subresource?: string },
+    body: Record<string, unknown> | undefined,
+  ): KubeObject {
+    if (this.#options.managedFields === false) return next;
+    const stored = before?.metadata.managedFields;
+    const asked = (body?.metadata as { managedFields?: unknown } | undefined)?.managedFields;
+    const base: ManagedFieldsEntry[] =
+      options.applied === undefined && Array.isArray(asked) && asked.length > 0 && !sameObject(asked, stored) ? readEntries(asked) : readEntries(stored);
+    const meta = def.patchMeta ?? defaultPatchMeta;
+    const scope = scopeOf(def, options.subresource);
+    const entries = trackWrite({
+      entries: base,
+      writer: {
+        manager: this.#manager(options),
+        operation: options.applied ? 'Apply' : 'Update',
+        ...(options.subresource === 'status' ? { subresource: 'status' } : {}),
+      },
+      apiVersion: apiVersionOf(def),
+      before: before ? fieldValues(before, meta, scope) : new Map(),
+      after: fieldValues(next, meta, scope),
+      now: this.#now(),
+      applied: options.applied,
+    });
+    const { managedFields: _old, ...rest } = next.metadata;
+    return { ...next, metadata: entries.length ? { ...rest, managedFields: entries } : rest } as KubeObject;
   }
 
   /** The kind's admission check against other stored objects (KindDefinition.admit); its problems are a 422. */

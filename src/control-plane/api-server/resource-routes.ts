@@ -7,6 +7,7 @@ import { BadRequestError, MethodNotAllowedError, toApiError } from '../../core/e
 import { parseJsonObject, readRequestText, requestContentType } from './body.js';
 import { parseResourceVersion, type DeleteOptions, type ObjectService, type ObjectWatchEvent } from './object-service.js';
 import { parsePatchBody, patchTypeOf } from './patch.js';
+import { applyObject, fieldManagerOf } from './server-side-apply.js';
 import { acceptedTable, parseIncludeObject } from './table-negotiation.js';
 import { parseResourcePath, type ResourceTarget } from './paths.js';
 import { line, watchResponse, watchStats } from './watch-stream.js';
@@ -50,6 +51,11 @@ export function parseDryRun(values: readonly unknown[]): boolean {
     if (value !== 'All') throw new BadRequestError(`dryRun: Unsupported value: ${JSON.stringify(value)}: supported values: "All"`);
   }
   return values.length > 0;
+}
+
+/** The field manager of a write: `fieldManager`, else the user agent's name (required for an apply). */
+function queryFieldManager(c: Context, apply = false): string {
+  return fieldManagerOf({ query: c.req.query('fieldManager'), userAgent: c.req.header('user-agent'), apply });
 }
 
 function queryDryRun(c: Context): boolean {
@@ -169,7 +175,7 @@ export async function handleResource(c: Context, options: ResourceRoutesOptions)
     }
     if (method === 'POST') {
       if (def.namespaced && namespace === undefined) throw notAllowed();
-      const created = await service.create(def, namespace, await readObject(c), { dryRun: queryDryRun(c) });
+      const created = await service.create(def, namespace, await readObject(c), { dryRun: queryDryRun(c), fieldManager: queryFieldManager(c) });
       return json(c, created, 201);
     }
     throw notAllowed();
@@ -184,11 +190,26 @@ export async function handleResource(c: Context, options: ResourceRoutesOptions)
       return json(c, toTable(def, [obj], { now: new Date(), apiVersion: table, includeObject: parseIncludeObject(c.req.query('includeObject')) }));
     }
     case 'PUT':
-      return json(c, await service.replace(def, namespace, name, await readObject(c), { subresource, dryRun: queryDryRun(c) }));
+      return json(
+        c,
+        await service.replace(def, namespace, name, await readObject(c), { subresource, dryRun: queryDryRun(c), fieldManager: queryFieldManager(c) }),
+      );
     case 'PATCH': {
       const patchType = patchTypeOf(c.req.header('content-type'));
+      const fieldManager = queryFieldManager(c, patchType === 'apply');
       const patch = parsePatchBody(await readRequestText(c), patchType) as Record<string, unknown> | unknown[];
-      return json(c, await service.patch(def, namespace, name, patch, { subresource, patchType, dryRun: queryDryRun(c) }));
+      if (patchType === 'apply') {
+        const force = parseQueryBool(c.req.query('force'), 'force') === true;
+        const applied = await applyObject(service, def, namespace, name, patch as Record<string, unknown>, {
+          fieldManager,
+          force,
+          subresource,
+          dryRun: queryDryRun(c),
+        });
+        return json(c, applied.object, applied.created ? 201 : 200);
+      }
+      if (parseQueryBool(c.req.query('force'), 'force') !== undefined) throw new BadRequestError('force: Forbidden: may not be specified for non-apply patch');
+      return json(c, await service.patch(def, namespace, name, patch, { subresource, patchType, dryRun: queryDryRun(c), fieldManager }));
     }
     case 'DELETE': {
       if (subresource) throw notAllowed();

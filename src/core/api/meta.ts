@@ -95,6 +95,17 @@ export type OwnerReference = v.InferOutput<typeof ownerReferenceSchema>;
 /** An RFC 3339 time, as every timestampSchema field of the API is written. */
 export const timestampSchema = v.pipe(v.string(), v.isoTimestamp('must be an RFC 3339 timestamp'));
 
+/** One entry of metadata.managedFields (server-side apply's record of who owns which fields); `[{}]` in an update clears them, as in Kubernetes. */
+export const managedFieldsEntrySchema = v.object({
+  manager: v.optional(v.pipe(v.string(), v.maxLength(128))),
+  operation: v.optional(v.picklist(['Apply', 'Update'], 'must be "Apply" or "Update"')),
+  apiVersion: v.optional(v.string()),
+  time: v.optional(timestampSchema),
+  fieldsType: v.optional(v.literal('FieldsV1', 'must be "FieldsV1"')),
+  fieldsV1: v.optional(mapSchema(v.string(), v.unknown())),
+  subresource: v.optional(v.string()),
+});
+
 export const objectMetaSchema = v.strictObject({
   name: v.optional(subdomainName),
   generateName: v.optional(v.pipe(v.string(), v.maxLength(243))),
@@ -109,6 +120,7 @@ export const objectMetaSchema = v.strictObject({
   annotations: v.optional(annotationsSchema),
   ownerReferences: v.optional(v.array(ownerReferenceSchema)),
   finalizers: v.optional(v.array(v.pipe(v.string(), v.minLength(1)))),
+  managedFields: v.optional(v.array(managedFieldsEntrySchema)),
 });
 export type ObjectMeta = v.InferOutput<typeof objectMetaSchema>;
 
