@@ -12,7 +12,7 @@ const doc = (path: string) => JSON.parse(docs.v3.get(path)!.json) as OpenApiV3Do
 describe('formatExplain', () => {
   it("prints a field's type, description and fields as kubectl does", () => {
     const text = formatExplain(doc('api/v1'), podKind, ['spec', 'containers'], false);
-    assert.match(text, /^KIND: {7}Pod\nVERSION: {4}v1\n\nFIELD: containers <\[\]Container>\n\nDESCRIPTION:\n {4}The containers of the pod/);
+    assert.match(text, /^KIND: {7}Pod\nVERSION: {4}v1\n\nFIELD: containers <\[\]Container>\n\n\nDESCRIPTION:\n {4}The containers of the pod/);
     assert.match(text, /\nFIELDS:\n/);
     assert.match(text, /\n {2}image\t<string> -required-\n {4}The container image to run\.\n/);
     assert.match(text, /\n {2}ports\t<\[\]ContainerPort>\n/);

@@ -40,14 +40,43 @@ function resolve(doc: OpenApiV3Document, schema: Schema): Schema {
   return s;
 }
 
-/** kubectl's type words: `string`, `[]Container`, `map[string]string`, `Object`, a named type's short name. */
+/** kubectl's type words: `string`, `[]Container`, `map[string]string`, `Object`, a named object type's short name (a named scalar, such as IntOrString, by its type). */
 export function typeName(doc: OpenApiV3Document, schema: Schema): string {
-  if (schema.$ref) return schema.$ref.slice(schema.$ref.lastIndexOf('.') + 1);
+  if (schema.$ref) {
+    const target = resolve(doc, { $ref: schema.$ref });
+    if (target.type && target.type !== 'object') return typeName(doc, target);
+    return schema.$ref.slice(schema.$ref.lastIndexOf('.') + 1);
+  }
   if (schema.allOf?.length === 1 && !schema.properties) return typeName(doc, schema.allOf[0]!);
   if (schema.type === 'array' && schema.items) return `[]${typeName(doc, schema.items)}`;
   if (schema.type === 'object' && typeof schema.additionalProperties === 'object') return `map[string]${typeName(doc, schema.additionalProperties)}`;
   if (schema.type === 'object' || (!schema.type && schema.properties)) return 'Object';
   return schema.type ?? 'Object';
+}
+
+/** Whether a field's type is a named type (kubectl then also prints that type's own description). */
+function namedTarget(doc: OpenApiV3Document, schema: Schema): Schema | undefined {
+  if (schema.$ref) return doc.components?.schemas?.[schema.$ref.slice(REF_PREFIX.length)];
+  if (schema.allOf?.length === 1 && !schema.properties) return namedTarget(doc, schema.allOf[0]!);
+  if (schema.type === 'array' && schema.items) return namedTarget(doc, schema.items);
+  return undefined;
+}
+
+/** Greedy word wrap at kubectl's 80 columns, indent included. */
+export function wrap(text: string, indent: number, width = 80): string {
+  const pad = ' '.repeat(indent);
+  const lines: string[] = [];
+  for (const paragraph of text.split('\n')) {
+    let line = '';
+    for (const word of paragraph.split(/\s+/).filter((w) => w.length > 0)) {
+      if (line && indent + line.length + 1 + word.length > width) {
+        lines.push(pad + line);
+        line = word;
+      } else line = line ? `${line} ${word}` : word;
+    }
+    lines.push(line ? pad + line : '');
+  }
+  return lines.join('\n');
 }
 
 /** The fields of a schema (of a list's element, a map's value), once resolved. */
@@ -58,12 +87,8 @@ function fieldsOf(doc: OpenApiV3Document, schema: Schema): { properties: Record<
   return s.properties ? { properties: s.properties, required: s.required ?? [] } : undefined;
 }
 
-function indent(text: string, spaces: number): string {
-  const pad = ' '.repeat(spaces);
-  return text
-    .split('\n')
-    .map((line) => (line ? pad + line : line))
-    .join('\n');
+function fieldDescription(schema: Schema): string | undefined {
+  return schema.description ?? (schema.type === 'array' && schema.items ? schema.items.description : undefined);
 }
 
 function fieldLines(doc: OpenApiV3Document, fields: { properties: Record<string, Schema>; required: string[] }, recursive: boolean, depth: number): string {
@@ -79,7 +104,8 @@ function fieldLines(doc: OpenApiV3Document, fields: { properties: Record<string,
       // Depth caps self-referring types (none today; CRDs may have them).
       if (nested && depth < 15) out += fieldLines(doc, nested, true, depth + 1);
     } else {
-      out += `${indent(resolved.description ?? '<no description>', depth * 2 + 4)}\n\n`;
+      // Only the field's own words: a named type's description is printed when the field itself is explained.
+      out += `${wrap(fieldDescription(schema) ?? '<no description>', depth * 2 + 4)}\n\n`;
     }
   }
   return out;
@@ -112,12 +138,21 @@ export function formatExplain(
   let out = '';
   if (def.group) out += `GROUP:      ${def.group}\n`;
   out += `KIND:       ${def.kind}\nVERSION:    ${def.version}\n\n`;
-  if (fieldName !== undefined) out += `FIELD: ${fieldName} <${typeName(doc, schema)}>\n\n`;
-  if (resolved.enum) out += `ENUM:\n${resolved.enum.map((e) => `    ${String(e)}`).join('\n')}\n\n`;
-  out += `DESCRIPTION:\n${indent(resolved.description ?? '<empty>', 4)}\n    \n`;
+  const named = fieldName === undefined ? undefined : namedTarget(doc, schema);
+  if (fieldName !== undefined) {
+    out += `FIELD: ${fieldName} <${typeName(doc, schema)}>\n`;
+    if (resolved.enum) out += `ENUM:\n${resolved.enum.map((e) => `    ${String(e)}`).join('\n')}\n`;
+    // kubectl leaves an extra blank line after the field line of a named type.
+    out += named ? '\n\n' : '\n';
+  }
+  const descriptions =
+    fieldName === undefined ? [root.description] : [fieldDescription(schema), named?.description !== fieldDescription(schema) ? named?.description : undefined];
+  const text = descriptions.filter((d): d is string => d !== undefined).map((d) => wrap(d, 4));
+  out += `DESCRIPTION:\n${text.length > 0 ? text.join('\n') : '    <empty>'}\n    \n`;
   const nested = fieldsOf(doc, schema);
   if (nested) out += `FIELDS:\n${fieldLines(doc, nested, recursive, 0)}`;
-  return `${out.replace(/\n+$/, '')}\n\n`;
+  // As kubectl: a list of described fields ends with one more blank line than a tree or a bare field.
+  return `${out.replace(/\n+$/, '')}${nested && !recursive ? '\n\n\n' : '\n\n'}`;
 }
 
 /** `/openapi/v3` -> the group/version document's URL -> the document. */

@@ -189,7 +189,8 @@ function convertStructure(ctx: ConvertContext, node: Node, b: Node, where: Where
       return { type, enum: values };
     }
     case 'literal':
-      return { type: typeof b.literal === 'number' ? 'number' : typeof b.literal === 'boolean' ? 'boolean' : 'string', enum: [b.literal] };
+      // apiVersion and kind: Kubernetes documents them as plain strings, and the server names the one value it takes.
+      return { type: typeof b.literal === 'number' ? 'number' : typeof b.literal === 'boolean' ? 'boolean' : 'string' };
     case 'union':
       return convertUnion(ctx, b, where);
     case 'array': {
