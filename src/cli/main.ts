@@ -4,6 +4,7 @@ import { loadClientConfig } from '../core/client-config.js';
 import { ApiClient } from '../core/client/api-client.js';
 import { formatError } from './cli-error.js';
 import { apiResourcesCommand } from './commands/api-resources.js';
+import { explainCommand } from './commands/explain.js';
 import { applyCommand } from './commands/apply.js';
 import { autoscaleCommand } from './commands/autoscale.js';
 import { commandName, type CliCommand, type Flags, type LeafCommand } from './commands/command.js';
@@ -60,6 +61,7 @@ export const COMMAND_MODULES: readonly CliCommand[] = [
   versionCommand,
   kubeconfigCommand,
   apiResourcesCommand,
+  explainCommand,
 ];
 
 /** The command words, sorted (the order "Did you mean this?" suggests them in). */

@@ -17,6 +17,7 @@ import { apiGroupList, apiResourceList, coreVersions } from './discovery.js';
 import { DEFAULT_MAX_MUTATING_REQUESTS_IN_FLIGHT, DEFAULT_MAX_REQUESTS_IN_FLIGHT, maxInFlightMiddleware } from './max-in-flight.js';
 import { ObjectService, SYSTEM_NAMESPACES } from './object-service.js';
 import { checkRequestTarget } from './paths.js';
+import { mountOpenApiRoutes } from './openapi-routes.js';
 import { METRICS_PATH, metricsResponse, requestCountingMiddleware } from './request-metrics-routes.js';
 import { handleResource, statusResponse } from './resource-routes.js';
 
@@ -133,6 +134,7 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
   };
   app.get('/api/:version', (c) => discovery(c, '', c.req.param('version')));
   app.get('/apis/:group/:version', (c) => discovery(c, c.req.param('group'), c.req.param('version')));
+  mountOpenApiRoutes(app);
 
   const resources = (c: Context) =>
     handleResource(c, {
