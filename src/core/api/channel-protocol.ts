@@ -13,12 +13,11 @@ export const CLOSE_CHANNEL = 255;
 
 export const V5_CHANNEL_PROTOCOL = 'v5.channel.k8s.io';
 export const V4_CHANNEL_PROTOCOL = 'v4.channel.k8s.io';
-/** Port-forward over WebSocket as kube-apiserver serves it to non-SPDY clients: a data and an error channel per port. */
-export const PORT_FORWARD_PROTOCOL = 'v4.portforward.k8s.io';
 
 /** What exec and attach speak, best first: v5 can say "stdin ended"; v4 only that the command ended. */
 export const EXEC_PROTOCOLS: readonly string[] = [V5_CHANNEL_PROTOCOL, V4_CHANNEL_PROTOCOL];
-export const PORT_FORWARD_PROTOCOLS: readonly string[] = [PORT_FORWARD_PROTOCOL, 'portforward.k8s.io'];
+/** Port-forward over WebSocket as the kubelet serves it to non-SPDY clients: the v4 channel framing, a data and an error channel per port. */
+export const PORT_FORWARD_PROTOCOLS: readonly string[] = [V4_CHANNEL_PROTOCOL];
 
 /**
  * The subprotocol to answer with: our most preferred of those the client offered (the
