@@ -14,6 +14,7 @@ import { deleteCommand } from './commands/delete.js';
 import { describeCommand } from './commands/describe.js';
 import { drainCommand } from './commands/drain.js';
 import { execCommand } from './commands/exec.js';
+import { portForwardCommand } from './commands/port-forward.js';
 import { str } from './commands/flags.js';
 import { functionCommand } from './commands/function.js';
 import { getCommand } from './commands/get.js';
@@ -49,6 +50,7 @@ export const COMMAND_MODULES: readonly CliCommand[] = [
   uncordonCommand,
   drainCommand,
   execCommand,
+  portForwardCommand,
   functionCommand,
   invokeCommand,
   rolloutCommand,

@@ -38,6 +38,8 @@ import {
   type CreatePodOptions,
   type ExecOptions,
   type ExecResult,
+  type StreamOptions,
+  type StreamSession,
   type LogOptions,
   type PodProvider,
   type PodRef,
@@ -359,6 +361,85 @@ export class DockerProvider implements PodProvider {
       info = await exec.inspect();
     }
     return { exitCode: info.ExitCode ?? -1, stdout: Buffer.concat(stdout).toString('utf8'), stderr: Buffer.concat(stderr).toString('utf8') };
+  }
+
+  async execStream(ref: PodRef, container: string, command: string[], options: StreamOptions): Promise<StreamSession> {
+    const id = await this.#runningID(ref, container);
+    const exec = await this.#docker
+      .getContainer(id)
+      .exec({ Cmd: command, AttachStdin: options.stdin, AttachStdout: true, AttachStderr: true, Tty: options.tty });
+    const stream = await exec.start({ hijack: true, stdin: options.stdin, Tty: options.tty });
+    const session = this.#session(stream, options, async (size) => {
+      await exec.resize({ h: size.height, w: size.width });
+    });
+    const done = session.ended.then(async () => {
+      // The stream can end a moment before Docker records the exit code.
+      let info = await exec.inspect();
+      for (let i = 0; i < 50 && (info.Running || info.ExitCode === null); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        info = await exec.inspect();
+      }
+      return info.ExitCode ?? -1;
+    });
+    return { ...session.parts, done };
+  }
+
+  async attachStream(ref: PodRef, container: string, options: StreamOptions): Promise<StreamSession> {
+    const id = await this.#runningID(ref, container);
+    const c = this.#docker.getContainer(id);
+    // Docker knows whether the container has a terminal; its output is then not multiplexed.
+    const tty = Boolean((await c.inspect()).Config?.Tty);
+    const stream = (await c.attach({ stream: true, stdin: options.stdin, stdout: true, stderr: true, hijack: true })) as NodeJS.ReadWriteStream;
+    const session = this.#session(stream, { ...options, tty }, async (size) => {
+      await c.resize({ h: size.height, w: size.width });
+    });
+    const done = session.ended.then(async () => {
+      const info = await c.inspect();
+      return info.State?.Running ? 0 : (info.State?.ExitCode ?? -1);
+    });
+    return { ...session.parts, done };
+  }
+
+  /** The caller's view of a hijacked Docker stream: demultiplexed output (unless a terminal), stdin whose end half-closes it. */
+  #session(
+    stream: NodeJS.ReadWriteStream,
+    options: StreamOptions,
+    resize: (size: { width: number; height: number }) => Promise<void>,
+  ): { parts: Omit<StreamSession, 'done'>; ended: Promise<void> } {
+    const stdout = new PassThrough();
+    const stderr = options.tty ? undefined : new PassThrough();
+    if (stderr) this.#docker.modem.demuxStream(stream, stdout, stderr);
+    else stream.on('data', (chunk: Buffer) => stdout.write(chunk));
+    const ended = new Promise<void>((resolve) => {
+      let finished = false;
+      const finish = () => {
+        if (finished) return;
+        finished = true;
+        stdout.end();
+        stderr?.end();
+        resolve();
+      };
+      stream.on('end', finish);
+      stream.on('close', finish);
+      stream.on('error', finish);
+    });
+    const socket = stream as unknown as { end(): void; destroy(): void; write(chunk: Buffer, cb: (err?: Error | null) => void): boolean };
+    const stdin = options.stdin
+      ? new Writable({
+          write(chunk: Buffer, _enc, callback) {
+            socket.write(chunk, (err) => callback(err ?? null));
+          },
+          // Half-closes the hijacked connection: Docker then closes the process's stdin.
+          final(callback) {
+            socket.end();
+            callback();
+          },
+        })
+      : undefined;
+    return {
+      parts: { stdin, stdout, stderr, resize, close: () => socket.destroy() },
+      ended,
+    };
   }
 
   async logs(ref: PodRef, container: string, options: LogOptions): Promise<Readable> {

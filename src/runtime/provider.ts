@@ -1,5 +1,5 @@
 // The pod provider interface the kubelet drives: Docker in production, an in-memory fake in unit tests.
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import type { Pod } from '../core/api/pod.js';
 
 /**
@@ -31,6 +31,14 @@ export interface PodProvider {
 
   /** Runs a command in a running container; resolves with its exit code and output. */
   exec(ref: PodRef, container: string, command: string[], options?: ExecOptions): Promise<ExecResult>;
+  /**
+   * Runs a command with its streams attached (exec over a stream upgrade): stdin as the caller
+   * writes it, output as it comes, a terminal when asked. Optional: a provider without it
+   * serves only the one-shot `exec`.
+   */
+  execStream?(ref: PodRef, container: string, command: string[], options: StreamOptions): Promise<StreamSession>;
+  /** Attaches to the container's main process (kubectl attach); `done` resolves when that process exits. */
+  attachStream?(ref: PodRef, container: string, options: StreamOptions): Promise<StreamSession>;
   /** The container's log (stdout and stderr interleaved), optionally followed. */
   logs(ref: PodRef, container: string, options: LogOptions): Promise<Readable>;
   /**
@@ -112,6 +120,27 @@ export interface RuntimeContainer {
 export interface ExecOptions {
   timeoutMs?: number;
   stdin?: Buffer;
+}
+
+export interface StreamOptions {
+  stdin: boolean;
+  /** A pseudo-terminal: output comes on stdout alone, and the size can change. */
+  tty: boolean;
+}
+
+/** An attached command or process. */
+export interface StreamSession {
+  /** Where the caller's input goes (with `stdin`); ending it closes the process's stdin. */
+  stdin?: Writable;
+  stdout: Readable;
+  /** Absent with a terminal, whose output is all on stdout. */
+  stderr?: Readable;
+  /** Sets the terminal's size (tty only). */
+  resize(size: { width: number; height: number }): Promise<void>;
+  /** The exit code, once the output has ended. */
+  done: Promise<number>;
+  /** Detaches early (the client went away); the process itself is left to end on its own or by stdin's close. */
+  close(): void;
 }
 
 export interface ExecResult {

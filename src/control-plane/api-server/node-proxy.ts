@@ -12,6 +12,10 @@ import type { UserInfo } from './auth.js';
 import { apiGroupList, apiResourceList } from './discovery.js';
 import { METRICS_API_VERSION, metricsGroup, metricsList, metricsResourceList, nodeMetrics, podMetrics, type SummaryLike } from '../../core/api/metrics.js';
 import type { ObjectService } from './object-service.js';
+import { type ClientOptions, WebSocket } from 'ws';
+import { EXEC_PROTOCOLS, PORT_FORWARD_PROTOCOLS } from '../../core/api/channel-protocol.js';
+import { acceptWebSocket, upgradeOf } from '../../core/lifecycle/http-upgrades.js';
+import { kubeletStreamQuery, portForwardPorts, relayWebSockets, streamUpgrade } from './stream-proxy.js';
 
 export interface NodeProxyOptions {
   service: ObjectService;
@@ -207,10 +211,10 @@ async function kubeletError(target: KubeletTarget, res: http.IncomingMessage): P
 }
 
 /** Logs and exec reach into workloads: only cluster admins may use them (we have no RBAC to grant them finer). */
-function requireGroup(c: Context, subresource: 'log' | 'exec'): void {
+function requireGroup(c: Context, subresource: 'log' | 'exec' | 'attach' | 'portforward'): void {
   const user = c.get('user') as UserInfo | undefined;
   if (user?.groups.includes(NODE_PROXY_GROUP)) return;
-  const verb = subresource === 'exec' ? 'create' : 'get';
+  const verb = subresource === 'log' ? 'get' : 'create';
   throw new ForbiddenError(
     `pods "${c.req.param('name')}" is forbidden: User "${user?.name ?? 'system:anonymous'}" cannot ${verb} resource "pods/${subresource}" in API group "" in the namespace "${c.req.param('namespace')}"`,
     { kind: 'pods', name: c.req.param('name') },
@@ -227,12 +231,11 @@ export function registerNodeProxyRoutes<E extends { Variables: { user: UserInfo 
   const timeoutMs = options.timeoutMs ?? 5000;
   const now = options.now ?? (() => new Date());
 
-  /** The pod, the container meant, and its node's kubelet. */
-  const resolve = async (c: Context) => {
+  /** The pod and its node's kubelet. */
+  const resolvePod = async (c: Context) => {
     const namespace = c.req.param('namespace')!;
     const name = c.req.param('name')!;
     const pod = (await service.get(podKind, namespace, name)) as Pod;
-    const container = chooseContainer(pod, c.req.query('container') || undefined);
     const nodeName = pod.spec.nodeName;
     if (!nodeName) throw new BadRequestError(`pod "${name}" does not have a host assigned`);
     let node: Node;
@@ -244,9 +247,46 @@ export function registerNodeProxyRoutes<E extends { Variables: { user: UserInfo 
     }
     const target = kubeletTarget(node);
     if (!target) throw new ServiceUnavailableError(`node "${nodeName}" has no address for its kubelet`);
+    return { pod, target, namespace, name };
+  };
+  /** The pod, the container meant, and its node's kubelet. */
+  const resolve = async (c: Context) => {
+    const { pod, target, namespace, name } = await resolvePod(c);
+    const container = chooseContainer(pod, c.req.query('container') || undefined);
     const path = `/${[namespace, name, container].map(encodeURIComponent).join('/')}`;
     return { target, path };
   };
+  const dialOptions = { token: options.kubeletToken, tls: options.kubeletTls, timeoutMs };
+
+  // Streams (kubectl exec/attach/port-forward): a WebSocket upgrade, joined to one opened to
+  // the kubelet with the master's own kubelet credential.
+  const streamRoute = (subresource: 'exec' | 'attach', kubeletPath: string) => async (c: Context) => {
+    requireGroup(c, subresource);
+    const upgrade = streamUpgrade(c, EXEC_PROTOCOLS);
+    const query = kubeletStreamQuery(c, subresource === 'exec');
+    const { target, path } = await resolve(c);
+    const upstream = await dialKubeletWebSocket(target, `${kubeletPath}${path}?${query}`, upgrade.protocol, dialOptions);
+    acceptWebSocket(upgrade.incoming, upgrade.handle, upstream.protocol || upgrade.protocol, (client) => relayWebSockets(client, upstream));
+    upgrade.handle.socket.once('close', () => upstream.terminate());
+    return c.body(null, 200);
+  };
+  app.get('/api/v1/namespaces/:namespace/pods/:name/exec', streamRoute('exec', '/exec'));
+  app.get('/api/v1/namespaces/:namespace/pods/:name/attach', streamRoute('attach', '/attach'));
+  app.post('/api/v1/namespaces/:namespace/pods/:name/attach', streamRoute('attach', '/attach'));
+  const portForward = async (c: Context) => {
+    requireGroup(c, 'portforward');
+    const upgrade = streamUpgrade(c, PORT_FORWARD_PROTOCOLS);
+    const ports = portForwardPorts(c);
+    const { target, namespace, name } = await resolvePod(c);
+    const query = new URLSearchParams(ports.map((p) => ['ports', String(p)])).toString();
+    const path = `/portForward/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}?${query}`;
+    const upstream = await dialKubeletWebSocket(target, path, upgrade.protocol, dialOptions);
+    acceptWebSocket(upgrade.incoming, upgrade.handle, upstream.protocol || upgrade.protocol, (client) => relayWebSockets(client, upstream));
+    upgrade.handle.socket.once('close', () => upstream.terminate());
+    return c.body(null, 200);
+  };
+  app.get('/api/v1/namespaces/:namespace/pods/:name/portforward', portForward);
+  app.post('/api/v1/namespaces/:namespace/pods/:name/portforward', portForward);
 
   app.get('/api/v1/namespaces/:namespace/pods/:name/log', async (c) => {
     requireGroup(c, 'log');
@@ -269,6 +309,8 @@ export function registerNodeProxyRoutes<E extends { Variables: { user: UserInfo 
 
   app.post('/api/v1/namespaces/:namespace/pods/:name/exec', async (c) => {
     requireGroup(c, 'exec');
+    // An upgrade (SPDY, kubectl's fallback) is refused rather than run as a one-shot command.
+    if (upgradeOf(c.env)) streamUpgrade(c, EXEC_PROTOCOLS);
     const { target, path } = await resolve(c);
     const body = execBody(await c.req.text(), c.req.queries('command') ?? []);
     const res = await callKubelet(target, {
@@ -340,6 +382,8 @@ export function registerNodeProxyRoutes<E extends { Variables: { user: UserInfo 
         ...list.resources,
         { name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] },
         { name: 'pods/exec', singularName: '', namespaced: true, kind: 'PodExecOptions', verbs: ['create', 'get'] },
+        { name: 'pods/attach', singularName: '', namespaced: true, kind: 'PodAttachOptions', verbs: ['create', 'get'] },
+        { name: 'pods/portforward', singularName: '', namespaced: true, kind: 'PodPortForwardOptions', verbs: ['create', 'get'] },
       ],
     });
   });
@@ -385,4 +429,39 @@ export function execBody(text: string, queryCommand: string[]): Record<string, u
     throw new BadRequestError('you must specify at least one command for the container');
   }
   return { ...body, command: command as string[] };
+}
+
+/**
+ * Opens a WebSocket to a kubelet's stream endpoint offering `protocol`: over TLS with the
+ * master's client certificate (the kubelet's certificate checked by node name), else its token.
+ * A refusal becomes the kubelet's own Status; an unreachable kubelet a 503.
+ */
+export function dialKubeletWebSocket(
+  target: KubeletTarget,
+  path: string,
+  protocol: string,
+  options: { token: string; tls?: KubeletClientTls; timeoutMs: number },
+): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const host = target.host.includes(':') ? `[${target.host}]` : target.host;
+    const ws = new WebSocket(`${options.tls ? 'wss' : 'ws'}://${host}:${target.port}${path}`, [protocol], {
+      handshakeTimeout: options.timeoutMs,
+      perMessageDeflate: false,
+      ...(options.tls
+        ? // ws hands these to tls.connect, whose checkServerIdentity returns an Error (ws's types say boolean).
+          ({
+            ca: options.tls.ca,
+            cert: options.tls.cert,
+            key: options.tls.key,
+            checkServerIdentity: kubeletIdentityCheck(target.nodeName),
+          } as unknown as ClientOptions)
+        : { headers: { authorization: `Bearer ${options.token}` } }),
+    });
+    ws.once('open', () => resolve(ws));
+    ws.once('unexpected-response', (req, res) => {
+      kubeletError(target, res).then(reject, reject);
+      req.destroy();
+    });
+    ws.once('error', (err) => reject(new ServiceUnavailableError(dialErrorMessage(target, err), { cause: err })));
+  });
 }

@@ -1,5 +1,7 @@
 // The API server: a Hono app (authentication, authorization, health, special routes, discovery, resources) and its HTTP listener.
+import type { Server as HttpServer } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import { serveUpgrades } from '../../core/lifecycle/http-upgrades.js';
 import { serve, type HttpBindings, type ServerType } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { namespaceKind } from '../../core/api/namespace.js';
@@ -200,6 +202,8 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ru
   // kept-alive connection after 5 s and a client reusing it at that moment (a kubelet between
   // heartbeats, a busy CLI) sees its request fail unsent.
   applyListenerLimits(server, limits);
+  // Exec, attach and port-forward upgrades go through the app (authentication first) like any request.
+  const closeUpgraded = serveUpgrades(server as HttpServer, app.fetch as never, { scheme: options.tls ? 'https' : 'http' });
   let informerDone: Promise<void> = Promise.resolve();
   if (options.informers) {
     // The factory starts later (with the controllers): until its first list the cache is empty,
@@ -216,6 +220,7 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ru
   const closed = new Promise<void>((resolve) => {
     const stop = () => {
       server.close(() => void informerDone.then(() => resolve()));
+      closeUpgraded();
       (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
     };
     if (options.signal.aborted) stop();

@@ -150,6 +150,11 @@ export class ApiClient implements Client {
     return this.tls?.ca;
   }
 
+  /** What a stream upgrade (exec, port-forward over WebSocket) needs to reach the server as this client: its credentials and trust. */
+  get upgradeCredentials(): { headers: Record<string, string>; tls?: ClientTls } {
+    return { headers: this.token ? { authorization: `Bearer ${this.token}` } : {}, tls: this.tls };
+  }
+
   /** Releases pooled connections so the process can exit promptly (a shared agent is its owner's to destroy). */
   close(): void {
     if (this.ownsAgent) this.agent?.destroy();

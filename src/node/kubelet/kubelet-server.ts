@@ -1,5 +1,6 @@
 // The kubelet's HTTP API (port 10250): container logs, exec, the stats Summary, health; callers must be cluster admins.
 import { KUBELET_API_ADMIN_GROUP } from '../../core/api/kubelet-client.js';
+import type { Server as HttpServer } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { serve, type HttpBindings, type ServerType } from '@hono/node-server';
@@ -10,6 +11,8 @@ import { parseQueryBool } from '../../core/api/query-bool.js';
 import { ApiError, BadRequestError, ForbiddenError, NotFoundError, ServiceUnavailableError, UnauthorizedError, toApiError } from '../../core/errors.js';
 import type { ContainerStats, PodProvider, PodRef, RuntimeContainer } from '../../runtime/provider.js';
 import type { KubeletUser } from './token-review.js';
+import { serveUpgrades } from '../../core/lifecycle/http-upgrades.js';
+import { registerStreamRoutes } from './exec-stream.js';
 import { applyListenerLimits, defaultListenerLimits, listenerServeOptions } from '../../core/lifecycle/listener-limits.js';
 
 /** The group whose members may use the kubelet API (the API server's proxy credential is one). */
@@ -215,6 +218,23 @@ export function createKubeletApp(options: KubeletAppOptions): Hono {
     return c.body(webStream(source, release), 200, { 'content-type': 'text/plain; charset=utf-8' });
   });
 
+  registerStreamRoutes(app, {
+    provider,
+    runningContainer: async (namespace, name, container) => {
+      const { ref } = lookup(options, namespace, name, container);
+      const current = await runtimeContainer(provider, ref, container);
+      if (current?.state !== 'running') throw new BadRequestError(`container "${container}" in pod "${name}" is not running`);
+      return ref;
+    },
+    podAddress: async (namespace, name) => {
+      const pod = options.findPod(namespace, name);
+      if (!pod) throw new NotFoundError(`pods "${name}" not found`, { kind: 'pods', name });
+      const ip = (pod.metadata.uid ? await provider.getPod(pod.metadata.uid) : undefined)?.sandbox.ip ?? pod.status?.podIP;
+      if (!ip) throw new BadRequestError(`pod "${name}" has no IP address yet`);
+      return ip;
+    },
+  });
+
   app.post('/exec/:namespace/:pod/:container', async (c) => {
     const { namespace, pod: name, container } = c.req.param();
     const { ref } = lookup(options, namespace, name, container);
@@ -291,10 +311,12 @@ export async function startKubeletServer(options: StartKubeletServerOptions): Pr
   });
   // As the API server's listener: a connection cap under the fd limit, headers within 10 s.
   applyListenerLimits(server, limits);
+  const closeUpgraded = serveUpgrades(server as HttpServer, app.fetch as never, { scheme: options.tls ? 'https' : 'http' });
   // Followed log streams would hold close() forever: end open connections on shutdown.
   const closed = new Promise<void>((resolve) => {
     const stop = () => {
       server.close(() => resolve());
+      closeUpgraded();
       (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
     };
     if (options.signal.aborted) stop();
