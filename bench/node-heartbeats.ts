@@ -115,7 +115,8 @@ async function phase(options: {
     failure = err;
   });
   try {
-    const registeredBy = Date.now() + Math.max(180_000, NODES * 300);
+    // Joins are slow on a loaded machine (each is a credential and a certificate signed by the master): about one a second was seen on two busy cores.
+    const registeredBy = Date.now() + Math.max(180_000, NODES * 1500);
     while (host.nodeNames.length < NODES) {
       if (failure) throw failure;
       if (Date.now() > registeredBy) throw new Error(`${options.name}: only ${host.nodeNames.length} of ${NODES} fake nodes registered in time`);
