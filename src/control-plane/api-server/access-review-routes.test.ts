@@ -2,7 +2,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryStore } from '../../core/store/memory-store.js';
-import { registerAccessReviewRoutes, reviewAttributes, SELF_ACCESS_REVIEW_PATH } from './access-review-routes.js';
+import { registerAccessReviewRoutes, reviewAttributes, SELF_ACCESS_REVIEW_PATH, SELF_RULES_REVIEW_PATH } from './access-review-routes.js';
 import { ADMIN_USER, TokenAuthenticator, type UserInfo } from './auth.js';
 import { BOOTSTRAPPERS_GROUP, NODES_GROUP } from './authorization.js';
 import { startApiServer, type RunningApiServer } from './server.js';
@@ -49,6 +49,30 @@ describe('SelfSubjectAccessReview', () => {
     assert.deepEqual(admin.body.status, { allowed: true });
     const nodeReads = await review(NODE, { resourceAttributes: { verb: 'list', resource: 'pods', namespace: 'default' } });
     assert.deepEqual(nodeReads.body.status, { allowed: true });
+  });
+
+  it('answers a SelfSubjectRulesReview with the rules of the namespace asked about', async () => {
+    const res = await fetch(`http://127.0.0.1:${server.port}${SELF_RULES_REVIEW_PATH}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${NODE}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectRulesReview', spec: { namespace: 'kube-node-lease' } }),
+    });
+    assert.equal(res.status, 201);
+    const body = (await res.json()) as {
+      kind: string;
+      spec: unknown;
+      status: { incomplete: boolean; resourceRules: { resources: string[]; resourceNames?: string[] }[] };
+    };
+    assert.equal(body.kind, 'SelfSubjectRulesReview');
+    assert.deepEqual(body.spec, { namespace: 'kube-node-lease' });
+    assert.equal(body.status.incomplete, true);
+    assert.ok(body.status.resourceRules.some((r) => r.resources[0] === 'leases' && r.resourceNames?.[0] === 'n1'));
+    const joiner = await fetch(`http://127.0.0.1:${server.port}${SELF_RULES_REVIEW_PATH}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${JOINER}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ spec: {} }),
+    });
+    assert.equal(joiner.status, 403);
   });
 
   it('answers allowed false with the reason the request itself would get', async () => {

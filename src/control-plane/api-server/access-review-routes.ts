@@ -1,12 +1,14 @@
-// POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews: may I do this? The caller's own question, answered by the same authorize() that judges its requests (kubectl auth can-i).
-import type { Hono } from 'hono';
+// POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews (may I do this?) and selfsubjectrulesreviews (what may I do here?): the caller's own questions, answered by the same authorize() that judges its requests (kubectl auth can-i, can-i --list).
+import type { Context, Hono } from 'hono';
 import { BadRequestError } from '../../core/errors.js';
 import type { UserInfo } from './auth.js';
 import { authorize, type RequestAttributes } from './authorization.js';
 import { parseJsonObject, readRequestText, requestContentType } from './body.js';
+import { rulesReview } from './rules-review.js';
 
 export const ACCESS_REVIEW_API_VERSION = 'authorization.k8s.io/v1';
 export const SELF_ACCESS_REVIEW_PATH = `/apis/${ACCESS_REVIEW_API_VERSION}/selfsubjectaccessreviews`;
+export const SELF_RULES_REVIEW_PATH = `/apis/${ACCESS_REVIEW_API_VERSION}/selfsubjectrulesreviews`;
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -56,20 +58,38 @@ export function reviewAttributes(spec: unknown): RequestAttributes {
   };
 }
 
+/** The body of a review: a JSON object of this kind (apiVersion and kind may be left out). */
+async function reviewBody(c: Context, kind: string): Promise<Record<string, unknown>> {
+  const body = parseJsonObject(await readRequestText(c), requestContentType(c));
+  if (body.apiVersion !== undefined && body.apiVersion !== ACCESS_REVIEW_API_VERSION) {
+    throw new BadRequestError(`${kind} must have apiVersion "${ACCESS_REVIEW_API_VERSION}", not ${JSON.stringify(body.apiVersion).slice(0, 64)}`);
+  }
+  if (body.kind !== undefined && body.kind !== kind) throw new BadRequestError(`the body must be a ${kind}, not ${JSON.stringify(body.kind).slice(0, 64)}`);
+  return body;
+}
+
 /** Registered after authentication and authorization (every user but join-token holders gets this far). */
 export function registerAccessReviewRoutes<E extends { Variables: { user: UserInfo } }>(app: Hono<E>): void {
   app.post(SELF_ACCESS_REVIEW_PATH, async (c) => {
-    const body = parseJsonObject(await readRequestText(c), requestContentType(c));
-    if (body.apiVersion !== undefined && body.apiVersion !== ACCESS_REVIEW_API_VERSION) {
-      throw new BadRequestError(
-        `SelfSubjectAccessReview must have apiVersion "${ACCESS_REVIEW_API_VERSION}", not ${JSON.stringify(body.apiVersion).slice(0, 64)}`,
-      );
-    }
-    if (body.kind !== undefined && body.kind !== 'SelfSubjectAccessReview')
-      throw new BadRequestError(`the body must be a SelfSubjectAccessReview, not ${JSON.stringify(body.kind).slice(0, 64)}`);
+    const body = await reviewBody(c, 'SelfSubjectAccessReview');
     const decision = authorize(c.get('user'), reviewAttributes(body.spec));
     const status = decision.allowed ? { allowed: true } : { allowed: false, ...(decision.reason ? { reason: decision.reason } : {}) };
     const answer = { apiVersion: ACCESS_REVIEW_API_VERSION, kind: 'SelfSubjectAccessReview', metadata: { creationTimestamp: null }, spec: body.spec, status };
+    return c.body(JSON.stringify(answer), 201, { 'content-type': 'application/json' });
+  });
+  app.post(SELF_RULES_REVIEW_PATH, async (c) => {
+    const body = await reviewBody(c, 'SelfSubjectRulesReview');
+    const spec = isObject(body.spec) ? body.spec : {};
+    const namespace = spec.namespace ?? '';
+    if (typeof namespace !== 'string') throw new BadRequestError('spec.namespace must be a string');
+    // Kubernetes answers for the cluster-scoped rules and those of one namespace; with none given, the rules of every namespace.
+    const answer = {
+      apiVersion: ACCESS_REVIEW_API_VERSION,
+      kind: 'SelfSubjectRulesReview',
+      metadata: { creationTimestamp: null },
+      spec: { namespace },
+      status: rulesReview(c.get('user'), namespace),
+    };
     return c.body(JSON.stringify(answer), 201, { 'content-type': 'application/json' });
   });
 }

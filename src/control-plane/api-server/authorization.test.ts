@@ -92,6 +92,8 @@ describe('requestAttributes', () => {
   }
 });
 
+const LEASES = '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases';
+
 describe('authorize', () => {
   const attrs = (method: string, path: string, extra: Partial<RequestAttributes> = {}, query: { watch?: string } = {}) => ({
     ...requestAttributes(method, path, query),
@@ -152,6 +154,27 @@ describe('authorize', () => {
     // Binding pods to nodes is the scheduler's (an admin's) job: a kubelet may not pick its own pods.
     ['node binds a pod', n1, attrs('POST', '/api/v1/namespaces/d/pods/web/binding', { podNodeName: '' }), false, /only write the status of pods bound to it/],
     ['node binds a pod to itself through bindings', n1, attrs('POST', '/api/v1/namespaces/d/bindings'), false],
+    // Its Lease (the heartbeat), and no other.
+    [
+      'node creates its Lease',
+      n1,
+      attrs('POST', `${LEASES}`, { resource: { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespace: 'kube-node-lease', name: 'n1' } }),
+      true,
+    ],
+    [
+      "node creates another node's Lease",
+      n1,
+      attrs('POST', `${LEASES}`, { resource: { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespace: 'kube-node-lease', name: 'n2' } }),
+      false,
+      /same name as the requesting node/,
+    ],
+    ['node updates its Lease', n1, attrs('PUT', `${LEASES}/n1`), true],
+    ['node patches its Lease', n1, attrs('PATCH', `${LEASES}/n1`), true],
+    ['node deletes its Lease', n1, attrs('DELETE', `${LEASES}/n1`), true],
+    ['node reads Leases', n1, attrs('GET', LEASES), true],
+    ["node updates another node's Lease", n1, attrs('PUT', `${LEASES}/n2`), false, /same name as the requesting node/],
+    ['node deletes all Leases', n1, attrs('DELETE', LEASES), false, /only write its own Lease/],
+    ['node writes a Lease elsewhere', n1, attrs('PUT', '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/n1'), false, /in namespace kube-node-lease/],
     // Events and token reviews.
     ['node creates events', n1, attrs('POST', '/api/v1/namespaces/d/events'), true],
     ['node patches events', n1, attrs('PATCH', '/api/v1/namespaces/d/events/e1'), true],
@@ -200,8 +223,9 @@ describe('lookups the route layer does for nodes', () => {
     assert.equal(needsPodLookup(boot, requestAttributes('DELETE', '/api/v1/namespaces/d/pods/web')), false);
   });
 
-  it("asks for the body's name only for a node creating a Node", () => {
+  it("asks for the body's name only for a node creating a Node or a Lease", () => {
     assert.equal(needsBodyName(n1, requestAttributes('POST', '/api/v1/nodes')), true);
+    assert.equal(needsBodyName(n1, requestAttributes('POST', LEASES)), true);
     assert.equal(needsBodyName(admin, requestAttributes('POST', '/api/v1/nodes')), false);
     assert.equal(needsBodyName(n1, requestAttributes('POST', '/api/v1/namespaces/d/pods')), false);
   });

@@ -1,4 +1,5 @@
 // Who may do what: request attributes from method and path, one pure authorize() over the cluster's three kinds of users, and Kubernetes' 403 wording.
+import { NODE_LEASE_NAMESPACE } from '../../core/api/lease.js';
 import { isTrueWord } from '../../core/api/query-bool.js';
 import type { UserInfo } from './auth.js';
 
@@ -62,6 +63,7 @@ export type Decision = { allowed: true } | { allowed: false; reason?: string };
 const ALLOW: Decision = { allowed: true };
 const READ_VERBS = new Set(['get', 'list', 'watch']);
 const WRITE_VERBS = new Set(['create', 'update', 'patch']);
+const NODE_LEASE_VERBS = new Set(['create', 'update', 'patch', 'delete']);
 
 /**
  * Method and path -> attributes, the way Kubernetes' RequestInfoFactory reads them, without
@@ -193,13 +195,12 @@ export function needsSecretLookup(user: UserInfo, attrs: RequestAttributes): boo
   );
 }
 
-/** True when judging this request needs the name from the body (a node creating a Node). */
+/** True when judging this request needs the name from the body (a node creating a Node or its Lease). */
 export function needsBodyName(user: UserInfo, attrs: RequestAttributes): boolean {
   const r = attrs.resource;
   return (
     attrs.verb === 'create' &&
-    r?.group === '' &&
-    r.resource === 'nodes' &&
+    ((r?.group === '' && r.resource === 'nodes') || (r?.group === 'coordination.k8s.io' && r.resource === 'leases')) &&
     r.name === undefined &&
     !user.groups.includes(MASTERS_GROUP) &&
     nodeNameOf(user) !== undefined
@@ -235,6 +236,14 @@ function authorizeNode(nodeName: string | undefined, attrs: RequestAttributes): 
     if (verb === 'delete' || verb === 'deletecollection') return { allowed: false, reason: 'a node may not delete Node objects' };
     if (!WRITE_VERBS.has(verb) || (r.subresource !== undefined && r.subresource !== 'status')) return { allowed: false };
     if (r.name !== nodeName) return { allowed: false, reason: `node "${nodeName}" may only change its own Node object` };
+    return ALLOW;
+  }
+  // Its heartbeat: a node keeps one Lease, named after it in kube-node-lease (Kubernetes' node authorizer and NodeRestriction together).
+  if (r.group === 'coordination.k8s.io' && r.resource === 'leases') {
+    if (r.namespace !== NODE_LEASE_NAMESPACE || r.subresource !== undefined || !NODE_LEASE_VERBS.has(verb)) {
+      return { allowed: false, reason: `a node may only write its own Lease in namespace ${NODE_LEASE_NAMESPACE}` };
+    }
+    if (r.name !== nodeName) return { allowed: false, reason: 'can only access node lease with the same name as the requesting node' };
     return ALLOW;
   }
   if (r.group === '' && r.resource === 'pods') {
@@ -282,7 +291,7 @@ function authorizeBootstrapper(attrs: RequestAttributes): Decision {
  */
 export function authorize(user: UserInfo, attrs: RequestAttributes): Decision {
   if (user.groups.includes(MASTERS_GROUP)) return ALLOW;
-  // Asking what one may do is every user's right (Kubernetes' system:basic-user), a join token's aside.
+  // Asking what one may do (one request, or the whole list) is every user's right (Kubernetes' system:basic-user), a join token's aside.
   if (isSelfAccessReview(attrs) && user.groups.some((g) => g !== BOOTSTRAPPERS_GROUP)) return ALLOW;
   let reason: string | undefined;
   const consider = (d: Decision): boolean => {
@@ -298,7 +307,12 @@ export function authorize(user: UserInfo, attrs: RequestAttributes): Decision {
 
 function isSelfAccessReview(attrs: RequestAttributes): boolean {
   const r = attrs.resource;
-  return attrs.verb === 'create' && r?.group === 'authorization.k8s.io' && r.resource === 'selfsubjectaccessreviews' && r.name === undefined;
+  return (
+    attrs.verb === 'create' &&
+    r?.group === 'authorization.k8s.io' &&
+    (r.resource === 'selfsubjectaccessreviews' || r.resource === 'selfsubjectrulesreviews') &&
+    r.name === undefined
+  );
 }
 
 /** `pods "web" is forbidden: User "system:node:n1" cannot patch resource "pods/status" in API group "" in the namespace "default": ...` */

@@ -36,7 +36,7 @@ import {
 } from './objects.js';
 
 /** Namespaces that always exist and may not be deleted. */
-export const SYSTEM_NAMESPACES = ['default', 'kube-system'] as const;
+export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-node-lease'] as const;
 
 export interface ListOptions {
   labelSelector?: string;

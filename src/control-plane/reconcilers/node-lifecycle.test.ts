@@ -2,6 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventKind } from '../../core/api/event.js';
+import { type Lease, leaseKind, microTime, NODE_LEASE_NAMESPACE, nodeLease } from '../../core/api/lease.js';
 import type { Condition } from '../../core/api/meta.js';
 import { namespaceKind } from '../../core/api/namespace.js';
 import { nodeKind, type Node, type Taint } from '../../core/api/node.js';
@@ -135,6 +136,29 @@ describe('planNodeLifecycle: heartbeats and node state', () => {
     assert.deepEqual(p.actions, []);
     assert.equal(p.recheckAfterMs, GRACE - 1000);
   });
+
+  // Kubelets heartbeat with Leases and write their status only on change: the later of the two decides.
+  const leaseCases: [string, Partial<NodeLifecycleInput>, boolean, number?][] = [
+    ['a renewed Lease, a status not written for minutes: alive', { heartbeatSeenAt: T0 - 300_000, leaseSeenAt: T0 - 8000 }, false, GRACE - 8000],
+    ['a stale Lease, a fresh status: alive', { heartbeatSeenAt: T0 - 2000, leaseSeenAt: T0 - GRACE * 2 }, false, GRACE - 2000],
+    ['both stale: Unknown', { heartbeatSeenAt: T0 - 300_000, leaseSeenAt: T0 - GRACE }, true],
+    ['a Lease renewed just inside the grace period: alive', { heartbeatSeenAt: T0 - 300_000, leaseSeenAt: T0 - GRACE + 1 }, false, 1],
+    ['no Lease and a stale status: Unknown, as before Leases', { heartbeatSeenAt: T0 - GRACE, leaseSeenAt: undefined }, true],
+  ];
+  for (const [name, input, lost, recheck] of leaseCases) {
+    it(name, () => {
+      const p = plan(input);
+      assert.equal(
+        p.actions.some((a) => a.type === 'setConditions'),
+        lost,
+      );
+      assert.equal(
+        p.actions.some((a) => a.type === 'setTaints'),
+        lost,
+      );
+      assert.equal(p.recheckAfterMs, recheck);
+    });
+  }
 
   it('a kubelet reporting Ready=False: not-ready taints, pods left to the kubelet', () => {
     const p = plan({ node: node({ conditions: healthy('False') }), pods: [pod('a', { ready: 'True', tolerations: [] })] });
@@ -326,6 +350,38 @@ describe('NodeLifecycleReconciler on a memory store', () => {
 
       await service.delete(nodeKind, undefined, 'n1');
       await waitFor(() => gone('stays'), { description: "the deleted node's pod to be removed" });
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+
+  it('keeps a node whose Lease is renewed alive without status writes, and marks it Unknown once the renewals stop', async () => {
+    const service = new ObjectService({ store: new MemoryStore() });
+    await service.create(namespaceKind, undefined, { metadata: { name: NODE_LEASE_NAMESPACE } });
+    const { client, informers, run } = controllerFixture(new LocalClient(service));
+    const stop = new AbortController();
+    const running = run(stop.signal, new NodeLifecycleReconciler({ client, informers, gracePeriodSeconds: 0.3, monitorPeriodMs: 50 }));
+    const taintedAt = async () =>
+      ((await service.get(nodeKind, undefined, 'n1')) as Node).spec?.taints?.some((t) => t.key === 'node.kubernetes.io/unreachable');
+    try {
+      const now = new Date();
+      await service.create(nodeKind, undefined, {
+        metadata: { name: 'n1' },
+        status: { conditions: [{ type: 'Ready', status: 'True', lastHeartbeatTime: now.toISOString(), lastTransitionTime: now.toISOString() }] },
+      });
+      await service.create(leaseKind, NODE_LEASE_NAMESPACE, nodeLease({ nodeName: 'n1', now }));
+      // Renewed every 50 ms for four grace periods: the status, never rewritten, does not matter.
+      const until = Date.now() + 1200;
+      while (Date.now() < until) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const lease = (await service.get(leaseKind, NODE_LEASE_NAMESPACE, 'n1')) as Lease;
+        await service.replace(leaseKind, NODE_LEASE_NAMESPACE, 'n1', { ...lease, spec: { ...lease.spec, renewTime: microTime(new Date()) } });
+        assert.equal(await taintedAt(), undefined, 'a node renewing its Lease is not tainted');
+      }
+      await waitFor(taintedAt, { timeoutMs: 5000, description: 'the unreachable taint once the Lease is no longer renewed' });
+      const ready = ((await service.get(nodeKind, undefined, 'n1')) as Node).status?.conditions?.find((c) => c.type === 'Ready');
+      assert.equal(ready?.status, 'Unknown');
     } finally {
       stop.abort();
       await running;

@@ -1,4 +1,5 @@
-// Node lifecycle: nodes that stop heartbeating become Unknown and tainted, their pods unready then evicted by taint; pods of deleted nodes are removed.
+// Node lifecycle: nodes that stop heartbeating (neither their Lease nor their Ready condition renewed) become Unknown and tainted, their pods unready then evicted by taint; pods of deleted nodes are removed.
+import { type Lease, leaseKind, NODE_LEASE_NAMESPACE } from '../../core/api/lease.js';
 import type { Condition } from '../../core/api/meta.js';
 import { type Node, nodeKind, nodeReadyCondition, type Taint } from '../../core/api/node.js';
 import { podKind, type Pod } from '../../core/api/pod.js';
@@ -46,6 +47,11 @@ export interface NodeLifecycleInput {
    * is off is judged by when its heartbeats arrive, not by what they say.
    */
   heartbeatSeenAt: number;
+  /**
+   * When this master last saw the node's Lease renewed (its renewTime change), on the same clock;
+   * undefined when the node has no Lease. The node is alive while the later of the two is recent.
+   */
+  leaseSeenAt?: number;
   /** For a Node that does not exist: since when, and whether it was seen deleted (its pods then go at once). */
   missing?: { since: number; deleted: boolean };
   /** Pods bound to the node (spec.nodeName). */
@@ -71,7 +77,7 @@ export function readyCondition(node: Node | undefined): Condition | undefined {
   return node ? nodeReadyCondition(node) : undefined;
 }
 
-/** What the master compares to notice a heartbeat: the Ready condition's lastHeartbeatTime. */
+/** What the master compares to notice a status heartbeat: the Ready condition's lastHeartbeatTime. */
 export function heartbeatOf(node: Node): string {
   return readyCondition(node)?.lastHeartbeatTime ?? '';
 }
@@ -166,7 +172,8 @@ export function planNodeLifecycle(input: NodeLifecycleInput): NodeLifecyclePlan 
     return { actions };
   }
 
-  const staleAt = input.heartbeatSeenAt + settings.gracePeriodMs;
+  // Kubernetes' rule: a Lease renewal and a status heartbeat count alike; the later one decides.
+  const staleAt = Math.max(input.heartbeatSeenAt, input.leaseSeenAt ?? -Infinity) + settings.gracePeriodMs;
   const stale = now >= staleAt;
   if (stale) {
     const conditions = unknownConditions(node, at);
@@ -215,7 +222,7 @@ export function planNodeLifecycle(input: NodeLifecycleInput): NodeLifecyclePlan 
 
 export interface NodeLifecycleOptions {
   client: Client;
-  /** The process's shared informers: Nodes, and Pods read through their nodeName index. */
+  /** The process's shared informers: Nodes, Leases, and Pods read through their nodeName index. */
   informers: InformerFactory;
   /** Default DEFAULT_NODE_MONITOR_GRACE_SECONDS. */
   gracePeriodSeconds?: number;
@@ -233,6 +240,8 @@ export interface NodeLifecycleOptions {
 export class NodeLifecycleReconciler {
   readonly nodes: Informer<Node>;
   readonly pods: Informer<Pod>;
+  /** Node Leases (kube-node-lease) among all Leases. */
+  readonly leases: Informer<Lease>;
   readonly queue = new WorkQueue();
   readonly #client: Client;
   readonly #settings: NodeLifecycleSettings;
@@ -240,6 +249,8 @@ export class NodeLifecycleReconciler {
   readonly #now: () => number;
   readonly #log: (message: string) => void;
   readonly #heartbeats = new Map<string, { beat: string; seenAt: number }>();
+  /** Each node Lease's renewTime as last seen changing, and when (the master's clock). */
+  readonly #renewals = new Map<string, { beat: string; seenAt: number }>();
   /** Nodes gone (deleted, or never seen while pods name them), since when; dropped once no pod names them. */
   readonly #missing = new Map<string, { since: number; deleted: boolean }>();
   /** Pods (by uid) this master has evicted, so that a cache a step behind does not evict and report them twice. */
@@ -256,6 +267,21 @@ export class NodeLifecycleReconciler {
     this.#log = options.log ?? (() => {});
     this.nodes = options.informers.informer<Node>(nodeKind);
     this.pods = options.informers.informer<Pod>(podKind);
+    this.leases = options.informers.informer<Lease>(leaseKind);
+    const leaseSeen = (lease: Lease) => {
+      if (lease.metadata.namespace !== NODE_LEASE_NAMESPACE) return;
+      this.#observeRenewal(lease);
+      // Nothing to do for a renewal of a node that is fine: the monitor looks at every node anyway.
+      const node = this.nodes.get(lease.metadata.name!);
+      if (node && readyCondition(node)?.status !== 'True') this.queue.add(lease.metadata.name!);
+    };
+    this.leases.addHandlers({
+      onAdd: leaseSeen,
+      onUpdate: (_old, lease) => leaseSeen(lease),
+      onDelete: (lease) => {
+        if (lease.metadata.namespace === NODE_LEASE_NAMESPACE) this.#renewals.delete(lease.metadata.name!);
+      },
+    });
     const nodeSeen = (node: Node) => {
       const name = node.metadata.name!;
       this.#observeHeartbeat(node);
@@ -289,7 +315,13 @@ export class NodeLifecycleReconciler {
     else signal.addEventListener('abort', () => own.abort(), { once: true });
     await Promise.all([
       runController(
-        { name: 'node-lifecycle', queue: this.queue, informers: [this.nodes, this.pods], reconcile: (name) => this.reconcile(name), log: this.#log },
+        {
+          name: 'node-lifecycle',
+          queue: this.queue,
+          informers: [this.nodes, this.pods, this.leases],
+          reconcile: (name) => this.reconcile(name),
+          log: this.#log,
+        },
         own.signal,
       ),
       this.#monitor(own.signal),
@@ -309,7 +341,9 @@ export class NodeLifecycleReconciler {
       missing = getOrCreate(this.#missing, name, () => ({ since: now, deleted: false }));
     }
     const heartbeatSeenAt = node ? this.#observeHeartbeat(node) : now;
-    const plan = planNodeLifecycle({ now, name, node, heartbeatSeenAt, missing, pods, settings: this.#settings });
+    const lease = node ? this.leases.get(`${NODE_LEASE_NAMESPACE}/${name}`) : undefined;
+    const leaseSeenAt = lease ? this.#observeRenewal(lease) : undefined;
+    const plan = planNodeLifecycle({ now, name, node, heartbeatSeenAt, leaseSeenAt, missing, pods, settings: this.#settings });
     await this.#apply(name, node, plan.actions);
     if (plan.recheckAfterMs !== undefined) return { requeueAfterMs: plan.recheckAfterMs };
   }
@@ -322,6 +356,17 @@ export class NodeLifecycleReconciler {
     if (seen && seen.beat === beat) return seen.seenAt;
     const now = this.#now();
     this.#heartbeats.set(name, { beat, seenAt: now });
+    return now;
+  }
+
+  /** Records when a Lease renewal was first seen; returns that time. */
+  #observeRenewal(lease: Lease): number {
+    const name = lease.metadata.name!;
+    const beat = lease.spec?.renewTime ?? '';
+    const seen = this.#renewals.get(name);
+    if (seen && seen.beat === beat) return seen.seenAt;
+    const now = this.#now();
+    this.#renewals.set(name, { beat, seenAt: now });
     return now;
   }
 

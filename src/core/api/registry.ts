@@ -10,6 +10,7 @@ import { functionKind } from './function.js';
 import { functionVersionKind } from './function-version.js';
 import { gpuJobKind } from './gpujob.js';
 import { horizontalPodAutoscalerKind } from './horizontalpodautoscaler.js';
+import { leaseKind } from './lease.js';
 import { nodeKind } from './node.js';
 import { podKind } from './pod.js';
 import { clusterRoleBindingKind, clusterRoleKind, roleBindingKind, roleKind } from './rbac.js';
@@ -42,6 +43,7 @@ export const kinds: readonly KindDefinition[] = [
   clusterRoleKind,
   roleBindingKind,
   clusterRoleBindingKind,
+  leaseKind,
 ];
 
 /** Finds a kind by what a user types: kind, plural, singular or short name (case-insensitive), optionally `name.group`. */

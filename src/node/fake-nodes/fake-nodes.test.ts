@@ -13,6 +13,7 @@ import { DEFAULT_FAKE_NODE_CAPACITY } from '../worker-config.js';
 import { cidrContains } from '../../core/api/ipv4.js';
 import { POD_CIDR_RANGE_FULL } from '../../core/api/node.js';
 import { StartupError } from '../../core/lifecycle/startup-error.js';
+import { type Lease, leaseKind, NODE_LEASE_NAMESPACE } from '../../core/api/lease.js';
 import { clusterCIDRBitsFor, FAKE_NODE_LABEL, FakeNodeHost, fakeNodeNames, heartbeatBatches } from './fake-nodes.js';
 import type { NodeCredential } from '../agent/node-credential.js';
 
@@ -137,13 +138,22 @@ describe('FakeNodeHost', () => {
         assert.equal(node.status?.nodeInfo?.containerRuntimeVersion, 'fake://minik8s');
       }
 
-      // Heartbeats keep coming: every node's heartbeat time moves on.
-      const beat = (n: Node) => n.status?.conditions?.find((c) => c.type === 'Ready')?.lastHeartbeatTime ?? '';
-      const before = new Map(nodes.map((n) => [n.metadata.name!, beat(n)]));
-      await waitFor(async () => ((await cluster.client.list(nodeKind)).items as Node[]).every((n) => beat(n) > before.get(n.metadata.name!)!), {
+      // Heartbeats keep coming, as Leases: every node's renewTime moves on, while its status is not rewritten (nothing in it changed).
+      const leases = async () =>
+        ((await cluster.client.list(leaseKind, { namespace: NODE_LEASE_NAMESPACE })).items as Lease[]).filter((l) => names.includes(l.metadata.name!));
+      const first = await leases();
+      assert.equal(first.length, 20);
+      for (const l of first) assert.equal(l.spec?.holderIdentity, l.metadata.name);
+      const before = new Map(first.map((l) => [l.metadata.name!, l.spec?.renewTime ?? '']));
+      await waitFor(async () => (await leases()).every((l) => (l.spec?.renewTime ?? '') > before.get(l.metadata.name!)!), {
         timeoutMs: 5000,
-        description: 'every fake node to post a newer heartbeat',
+        description: 'every fake node to renew its Lease',
       });
+      const versions = new Map(nodes.map((n) => [n.metadata.name!, n.metadata.resourceVersion]));
+      assert.ok(
+        ((await cluster.client.list(nodeKind)).items as Node[]).every((n) => versions.get(n.metadata.name!) === n.metadata.resourceVersion),
+        'no Node status rewritten by heartbeats alone',
+      );
 
       // Two pods on each of three nodes.
       const placed = ['kwok-0', 'kwok-0', 'kwok-7', 'kwok-7', 'kwok-19', 'kwok-19'];

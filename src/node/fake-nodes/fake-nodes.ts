@@ -21,6 +21,7 @@ import { POD_CIDR_RANGE_FULL } from '../../core/api/node.js';
 import { StartupError } from '../../core/lifecycle/startup-error.js';
 import { HEARTBEAT_INTERVAL_MS } from '../agent/node-agent.js';
 import { obtainNodeCredential, type NodeCredential } from '../agent/node-credential.js';
+import { NodeLeaseRenewer, shouldReportStatus } from '../agent/node-heartbeat.js';
 import { nodeMetaPatch, nodeStatus } from '../agent/node-status.js';
 
 /** Every fake node carries it, as kwok's carry type=kwok: selectors and tolerations can aim at (or away from) them. */
@@ -44,8 +45,15 @@ export interface FakeNodeHostOptions {
   kubeletPort: number;
   /** Worker state: each node's credential is kept in DATA_DIR/fake-nodes/NAME/kubelet/node-credential.json. */
   dataDir: string;
-  /** Each node posts its status this often (default 10 s, as a kubelet); the posts are spread over the interval. */
+  /** Each node heartbeats this often (default 10 s, as a kubelet); the heartbeats are spread over the interval. */
   heartbeatIntervalMs?: number;
+  /**
+   * Heartbeat with Leases (default), writing the Node status only on change or every
+   * `statusReportFrequencyMs`; false is the old way (the status at every heartbeat), kept to measure the difference.
+   */
+  leases?: boolean;
+  /** See NodeAgentOptions.statusReportFrequencyMs (default 5 minutes). */
+  statusReportFrequencyMs?: number;
   /** Every hosted pod is looked at again this often (default FAKE_RESYNC_INTERVAL_MS). */
   resyncIntervalMs?: number;
   /** Pods synced at once across all nodes, which bounds the status writes in flight (default 16). */
@@ -111,6 +119,11 @@ interface FakeNode {
   sync: PodSync;
   /** The status the API last answered with, so unchanged conditions keep their transition times. */
   lastStatus?: NodeStatus;
+  /** When the status was last written (ms). */
+  lastReportAt?: number;
+  /** A status write failed since the last one that got through: read the Node before the next. */
+  missed: boolean;
+  lease?: NodeLeaseRenewer;
   heartbeating: boolean;
 }
 
@@ -337,13 +350,16 @@ export class FakeNodeHost {
       now: () => this.#now().getTime(),
       log: this.#log,
     });
-    const node: FakeNode = { name, credential, client, provider, sync, heartbeating: false };
+    const lease = this.#o.leases === false ? undefined : new NodeLeaseRenewer({ client, nodeName: name });
+    const node: FakeNode = { name, credential, client, provider, sync, lease, missed: false, heartbeating: false };
     try {
-      await client.patch(
+      const registered = (await client.patch(
         nodeKind,
         { name },
         nodeMetaPatch({ nodeName: name, architecture: 'amd64', labels: { [FAKE_NODE_LABEL]: 'true', ...this.#o.labels } }),
-      );
+      )) as Node;
+      node.lastStatus = registered.status;
+      if (lease) lease.nodeUid = registered.metadata.uid;
       await this.#heartbeat(node);
     } catch (err) {
       client.close();
@@ -352,20 +368,60 @@ export class FakeNodeHost {
     return node;
   }
 
-  /** Posts the node's status (the Ready condition with a fresh heartbeat time), as NodeAgent.heartbeat does. */
+  /**
+   * One heartbeat, as NodeAgent.heartbeat: the Lease renewed, the status written when it changed,
+   * when the last write is older than the report frequency, or when the Lease could not be renewed.
+   * Unlike a real kubelet a fake node reads its Node only after a failed write (nothing else
+   * changes it but the master marking it Unknown, which needs missed heartbeats): 1,000 reads
+   * every 10 s would cost the API more than the writes saved.
+   */
   async #heartbeat(node: FakeNode): Promise<void> {
+    const now = this.#now();
+    let leaseError: unknown;
+    if (node.lease) {
+      try {
+        await node.lease.renew(now);
+      } catch (err) {
+        leaseError = err;
+      }
+    }
+    if (node.missed) node.lastStatus = ((await node.client.get(nodeKind, { name: node.name })) as Node).status;
     const status = nodeStatus({
       info: fakeNodeInfo(this.#o.capacity),
       nodeIP: this.#o.nodeIP,
       hostname: node.name,
       kubeletPort: this.#o.kubeletPort,
-      now: this.#now(),
+      now,
       previous: node.lastStatus,
       maxPods: this.#o.capacity.pods,
       reservedMemoryBytes: 0,
     });
-    const answer = (await node.client.patch(nodeKind, { name: node.name }, { status }, { subresource: 'status' })) as Node;
-    node.lastStatus = answer.status;
+    const report =
+      leaseError !== undefined ||
+      shouldReportStatus({
+        stored: node.lastStatus,
+        computed: status,
+        lastReportAt: node.lastReportAt,
+        now: now.getTime(),
+        leases: node.lease !== undefined,
+        reportFrequencyMs: this.#o.statusReportFrequencyMs,
+      });
+    if (report) {
+      try {
+        const answer = (await node.client.patch(nodeKind, { name: node.name }, { status }, { subresource: 'status' })) as Node;
+        node.lastStatus = answer.status;
+        node.lastReportAt = now.getTime();
+        node.missed = false;
+      } catch (err) {
+        node.missed = true;
+        throw leaseError ?? err;
+      }
+    }
+    if (leaseError !== undefined) {
+      // The next heartbeat reads the Node: the master may mark it Unknown meanwhile.
+      node.missed = true;
+      throw leaseError;
+    }
   }
 
   /** Every node's heartbeat once per interval, spread over it, with bounded concurrency; failures are summed up once per round. */

@@ -268,6 +268,9 @@ export const MESSAGES: Readonly<Record<string, readonly string[]>> = {
     '7 name string',
   ],
   NonResourceAttributes: ['1 path string', '2 verb string'],
+  // kubectl auth can-i --list
+  SelfSubjectRulesReview: ['1 metadata ObjectMeta', '2 spec SelfSubjectRulesReviewSpec'],
+  SelfSubjectRulesReviewSpec: ['1 namespace string'],
 };
 
 /** The kinds a protobuf body may hold, by `apiVersion kind`, and the message each is read as. */
@@ -286,6 +289,7 @@ export const PROTOBUF_KINDS: Readonly<Record<string, string>> = {
   'batch/v1 CronJob': 'CronJob',
   'policy/v1 Eviction': 'Eviction',
   'authorization.k8s.io/v1 SelfSubjectAccessReview': 'SelfSubjectAccessReview',
+  'authorization.k8s.io/v1 SelfSubjectRulesReview': 'SelfSubjectRulesReview',
 };
 
 export type Scalar = 'string' | 'bytes' | 'bool' | 'int32' | 'int64' | 'double';
