@@ -27,6 +27,12 @@ import { topCommand } from './commands/top.js';
 import { versionCommand } from './commands/version.js';
 import { kubeconfigCommand } from './commands/kubeconfig.js';
 import { workflowCommand } from './commands/workflow.js';
+import { annotateCommand, labelCommand } from './commands/label.js';
+import { patchCommand } from './commands/patch.js';
+import { setCommand } from './commands/set.js';
+import { runCommand } from './commands/run.js';
+import { authCommand } from './commands/auth.js';
+import { apiVersionsCommand, clusterInfoCommand } from './commands/cluster-info.js';
 import type { CliContext } from './context.js';
 
 /** Where the CLI looks when neither flags, environment nor ~/.minik8s/config name a server. */
@@ -60,6 +66,14 @@ export const COMMAND_MODULES: readonly CliCommand[] = [
   versionCommand,
   kubeconfigCommand,
   apiResourcesCommand,
+  labelCommand,
+  annotateCommand,
+  patchCommand,
+  setCommand,
+  runCommand,
+  authCommand,
+  clusterInfoCommand,
+  apiVersionsCommand,
 ];
 
 /** The command words, sorted (the order "Did you mean this?" suggests them in). */
