@@ -33,6 +33,7 @@ import { setCommand } from './commands/set.js';
 import { runCommand } from './commands/run.js';
 import { authCommand } from './commands/auth.js';
 import { apiVersionsCommand, clusterInfoCommand } from './commands/cluster-info.js';
+import { waitCommand } from './commands/wait.js';
 import type { CliContext } from './context.js';
 
 /** Where the CLI looks when neither flags, environment nor ~/.minik8s/config name a server. */
@@ -74,6 +75,7 @@ export const COMMAND_MODULES: readonly CliCommand[] = [
   authCommand,
   clusterInfoCommand,
   apiVersionsCommand,
+  waitCommand,
 ];
 
 /** The command words, sorted (the order "Did you mean this?" suggests them in). */
