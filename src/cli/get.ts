@@ -20,6 +20,7 @@ import {
   type TableOptions,
 } from './printers.js';
 import { parseResourceArgs, type ResourceTarget } from './resolve-kind.js';
+import { customColumnCell, executeJsonPath, parseCustomColumns, parseTemplate, type JsonPathTemplate } from './jsonpath.js';
 
 export interface GetArgs {
   resources: string[];
@@ -74,8 +75,18 @@ async function printObjects(format: OutputFormat | undefined, value: KubeObject 
   return (Array.isArray(value) ? value : [value]).map((o) => `${objectRef(def, o)}\n`).join('');
 }
 
+/** `-o jsonpath=TEMPLATE` or `-o custom-columns=SPEC`, which carry their template in the format; undefined for the others. */
+function templateOutput(output: string | undefined): { jsonpath?: JsonPathTemplate; columns?: ReturnType<typeof parseCustomColumns> } | undefined {
+  const m = /^(jsonpath|custom-columns)=(.*)$/s.exec(output ?? '');
+  if (!m) return undefined;
+  // The shell usually strips kubectl's quotes; a template quoted once more is taken as kubectl takes it.
+  const text = /^(['"]).*\1$/s.test(m[2]!) ? m[2]!.slice(1, -1) : m[2]!;
+  return m[1] === 'jsonpath' ? { jsonpath: parseTemplate(text) } : { columns: parseCustomColumns(text) };
+}
+
 export async function runGet(ctx: CliContext, args: GetArgs): Promise<number> {
-  const format = parseOutputFormat(args.output);
+  const template = templateOutput(args.output);
+  const format = template ? undefined : parseOutputFormat(args.output);
   const { targets, typeNameForm } = parseResourceArgs(args.resources);
   if ((args.selector || args.fieldSelector) && targets.some((t) => t.names.length > 0)) {
     throw new CliError('name cannot be provided when a selector is specified');
@@ -100,6 +111,17 @@ export async function runGet(ctx: CliContext, args: GetArgs): Promise<number> {
   });
 
   let widths: number[] | undefined;
+  if (template?.jsonpath) {
+    const single = targets.length === 1 && targets[0]!.names.length === 1;
+    ctx.out(executeJsonPath(template.jsonpath, single && all.length === 1 ? all[0] : asList(all)));
+    return failed ? 1 : 0;
+  }
+  if (template?.columns && all.length > 0) {
+    const columns = template.columns;
+    const rows = all.map((o) => columns.map((c) => customColumnCell(c.steps, o)));
+    ctx.out(alignColumns(args.noHeaders ? rows : [columns.map((c) => c.header), ...rows]));
+    return failed ? 1 : 0;
+  }
   if (format === 'json' || format === 'yaml') {
     // One named object prints bare; anything else is wrapped in a List, as kubectl does.
     const single = targets.length === 1 && targets[0]!.names.length === 1 && !args.watch;

@@ -125,7 +125,10 @@ describe('minik8s logs', () => {
     assert.equal(lost.err, 'Error from server (ServiceUnavailable): error dialing backend: dial tcp 10.0.0.9:10250: connect: connection refused\n');
     assert.match((await cli(['logs', 'web', '--tail', 'x'])).err, /^error: invalid argument "x" for "--tail" flag/);
     assert.match((await cli(['logs'])).err, /^error: logs requires a pod name/);
-    assert.match((await cli(['logs', 'deploy/x'])).err, /only pods are supported/);
+    // A workload is looked up to pick one of its pods; this one does not exist.
+    const workload = await cli(['logs', 'deploy/x']);
+    assert.equal(workload.code, 1);
+    assert.match(workload.err, /not found/);
   });
 
   it('has pure helpers for names, containers and --tail', () => {

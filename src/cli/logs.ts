@@ -4,6 +4,7 @@ import { kindObjectPath } from '../core/client/api-client.js';
 import { streamRequest } from '../core/client/stream-request.js';
 import { CliError } from './cli-error.js';
 import type { CliContext } from './context.js';
+import { logsPod } from './logs-target.js';
 
 export interface LogsArgs {
   pod?: string;
@@ -57,7 +58,7 @@ export function parseTail(value: string | undefined): string | undefined {
 }
 
 export async function runLogs(ctx: CliContext, args: LogsArgs): Promise<number> {
-  const name = podName(args.pod, 'logs');
+  const name = await logsPod(ctx, args.pod);
   const tailLines = parseTail(args.tail);
   const container = await containerFor(ctx, name, args.container);
   const res = await streamRequest(ctx.client(), 'GET', `${kindObjectPath(podKind, name, ctx.namespace)}/log`, {

@@ -29,6 +29,13 @@ import { topCommand } from './commands/top.js';
 import { versionCommand } from './commands/version.js';
 import { kubeconfigCommand } from './commands/kubeconfig.js';
 import { workflowCommand } from './commands/workflow.js';
+import { annotateCommand, labelCommand } from './commands/label.js';
+import { patchCommand } from './commands/patch.js';
+import { setCommand } from './commands/set.js';
+import { runCommand } from './commands/run.js';
+import { authCommand } from './commands/auth.js';
+import { apiVersionsCommand, clusterInfoCommand } from './commands/cluster-info.js';
+import { waitCommand } from './commands/wait.js';
 import type { CliContext } from './context.js';
 
 /** Where the CLI looks when neither flags, environment nor ~/.minik8s/config name a server. */
@@ -64,6 +71,15 @@ export const COMMAND_MODULES: readonly CliCommand[] = [
   kubeconfigCommand,
   apiResourcesCommand,
   explainCommand,
+  labelCommand,
+  annotateCommand,
+  patchCommand,
+  setCommand,
+  runCommand,
+  authCommand,
+  clusterInfoCommand,
+  apiVersionsCommand,
+  waitCommand,
 ];
 
 /** The command words, sorted (the order "Did you mean this?" suggests them in). */

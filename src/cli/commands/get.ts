@@ -8,7 +8,12 @@ export const getCommand: LeafCommand = {
   builder: (y) =>
     y
       .positional('resources', { type: 'string', array: true, describe: 'TYPE[,TYPE...] [NAME...] or TYPE/NAME...' })
-      .option('o', { alias: 'output', type: 'string', requiresArg: true, describe: 'wide, yaml, json or name' })
+      .option('o', {
+        alias: 'output',
+        type: 'string',
+        requiresArg: true,
+        describe: 'wide, yaml, json, name, jsonpath=TEMPLATE or custom-columns=HEADER:PATH,...',
+      })
       .option('l', { alias: 'selector', type: 'string', requiresArg: true, describe: 'label selector, e.g. app=web,tier!=db' })
       .option('field-selector', { type: 'string', requiresArg: true, describe: 'field selector, e.g. spec.nodeName=node1' })
       .option('A', { alias: 'all-namespaces', type: 'boolean', describe: 'list across all namespaces' })
