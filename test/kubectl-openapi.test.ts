@@ -101,7 +101,7 @@ describe('kubectl and the OpenAPI documents', { skip: KUBECTL_VERSION.status !==
     assert.equal(deleted.code, 0, deleted.stderr);
   });
 
-  test('kubectl create with validation on creates; an unknown field is refused under --validate=strict', async () => {
+  test('kubectl create with validation on creates; an unknown field is refused under --validate=strict, dropped with a warning under warn, silently under false', async () => {
     const good = join(dir, 'good.yaml');
     writeFileSync(good, 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openapi-created\n');
     const created = await kubectl(master, ['create', '-f', good]);
@@ -116,6 +116,22 @@ describe('kubectl and the OpenAPI documents', { skip: KUBECTL_VERSION.status !==
     assert.match(refused.stderr, /unknown field "spec\.bogus"/);
     const listed = await kubectl(master, ['get', 'pods', '-o', 'name']);
     assert.doesNotMatch(listed.stdout, /openapi-bad/);
+
+    // --validate=warn (fieldValidation=Warn): created without the field, kubectl prints the server's warning.
+    const warned = await kubectl(master, ['create', '--validate=warn', '-f', bad]);
+    assert.equal(warned.code, 0, warned.stderr);
+    assert.match(warned.stderr, /Warning: unknown field "spec\.bogus"/);
+    const stored = await kubectl(master, ['get', 'pod', 'openapi-bad', '-o', 'jsonpath={.spec}']);
+    assert.equal(stored.code, 0, stored.stderr);
+    assert.doesNotMatch(stored.stdout, /bogus/);
+    await kubectl(master, ['delete', 'pod', 'openapi-bad', '--grace-period=0', '--wait=false']);
+    // --validate=false (fieldValidation=Ignore): created, nothing said.
+    const loose = join(dir, 'loose.yaml');
+    writeFileSync(loose, 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: openapi-loose\nspec:\n  bogus: 1\n  containers:\n  - name: c\n    image: busybox\n');
+    const ignored = await kubectl(master, ['create', '--validate=false', '-f', loose]);
+    assert.equal(ignored.code, 0, ignored.stderr);
+    assert.match(ignored.stdout, /pod\/openapi-loose created/);
+    assert.doesNotMatch(ignored.stderr, /unknown field/);
   });
 
   test('minik8s explain prints what kubectl explain prints for the same field', async () => {

@@ -6,7 +6,7 @@ import { podKind, type Pod } from '../../core/api/pod.js';
 import { storeKey, storePrefix } from '../../core/api/registry.js';
 import { matchesFields, parseFieldSelector, type FieldRequirement } from '../../core/api/selector.js';
 import { matches, parseSelector, type Selector } from '../../core/api/selector.js';
-import { invalidError, validateObject, validateUpdate } from '../../core/api/validate.js';
+import { type FieldValidation, invalidError, validateObjectWith, validateUpdate } from '../../core/api/validate.js';
 import { apiVersionOf } from '../../core/api/kind.js';
 import { AlreadyExistsError, BadRequestError, ConflictError, ForbiddenError, GoneError, NotFoundError, TimeoutError, toApiError } from '../../core/errors.js';
 import type { ListWatcher } from '../../core/controller/informer.js';
@@ -57,15 +57,31 @@ export interface ManagerOptions {
   applied?: ReadonlySet<PathKey>;
 }
 
-export interface WriteOptions extends ManagerOptions {
+/** fieldValidation and where its warnings go (the response's Warning headers). */
+export interface FieldValidationOptions {
+  /** What becomes of unknown fields (default Strict: refused). */
+  fieldValidation?: FieldValidation;
+  /** Called with each warning of the write (an unknown field dropped under Warn). */
+  onWarning?: (message: string) => void;
+}
+
+export interface WriteOptions extends ManagerOptions, FieldValidationOptions {
   /** `status` for writes to the /status subresource. */
   subresource?: string;
   /** dryRun=All: validated and admitted in full, nothing written; the answer is the object as it would be. */
   dryRun?: boolean;
 }
 
-export interface CreateOptions extends ManagerOptions {
+export interface CreateOptions extends ManagerOptions, FieldValidationOptions {
   dryRun?: boolean;
+}
+
+/** Validates under the write's fieldValidation, reporting each dropped field under Warn as kube-apiserver words it. */
+function validateForWrite(def: KindDefinition, input: unknown, options: FieldValidationOptions): KubeObject {
+  const policy = options.fieldValidation ?? 'Strict';
+  const { object, unknownFields } = validateObjectWith(def, input, policy);
+  if (policy === 'Warn') for (const field of unknownFields) options.onWarning?.(`unknown field "${field}"`);
+  return object;
 }
 
 export interface PatchOptions extends WriteOptions {
@@ -494,7 +510,7 @@ export class ObjectService {
     const asked = identified.metadata as { name?: unknown; generateName?: unknown };
     const generateName = (asked.name === undefined || asked.name === '') && typeof asked.generateName === 'string' ? asked.generateName : '';
     const prepared = prepareCreate(def, identified, this.#now());
-    let obj = validateObject(def, prepared);
+    let obj = validateForWrite(def, prepared, options);
     // Admission happens on create only, after validation, as Kubernetes' admission plugins run.
     if (def === podKind && this.#defaultTolerationSeconds !== undefined) obj = withDefaultTolerations(obj as Pod, this.#defaultTolerationSeconds);
     obj = this.#track(def, undefined, obj, options, undefined);
@@ -755,7 +771,7 @@ export class ObjectService {
       let body = build(current);
       if (allocator) body = allocator.carryOver(entry.value, body);
       const next = spec ? prepareUpdate(def, entry.value, body) : prepareStatusUpdate(entry.value, body);
-      let obj = validateObject(def, next);
+      let obj = validateForWrite(def, next, options);
       if (spec) validateUpdate(def, entry.value, obj);
       obj = this.#track(def, entry.value, obj, options, body);
       if (sameObject(obj, entry.value)) return current;

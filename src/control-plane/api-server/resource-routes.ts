@@ -5,7 +5,8 @@ import { parseQueryBool } from '../../core/api/query-bool.js';
 import { toTable } from '../../core/api/table.js';
 import { BadRequestError, MethodNotAllowedError, toApiError } from '../../core/errors.js';
 import { parseJsonObject, readRequestText, requestContentType } from './body.js';
-import { parseResourceVersion, type DeleteOptions, type ObjectService, type ObjectWatchEvent } from './object-service.js';
+import { parseFieldValidation } from '../../core/api/validate.js';
+import { parseResourceVersion, type DeleteOptions, type FieldValidationOptions, type ObjectService, type ObjectWatchEvent } from './object-service.js';
 import { parsePatchBody, patchTypeOf } from './patch.js';
 import { applyObject, fieldManagerOf } from './server-side-apply.js';
 import { acceptedTable, parseIncludeObject } from './table-negotiation.js';
@@ -56,6 +57,19 @@ export function parseDryRun(values: readonly unknown[]): boolean {
 /** The field manager of a write: `fieldManager`, else the user agent's name (required for an apply). */
 function queryFieldManager(c: Context, apply = false): string {
   return fieldManagerOf({ query: c.req.query('fieldManager'), userAgent: c.req.header('user-agent'), apply });
+}
+
+/** fieldValidation from the query, its warnings sent as Warning headers (code 299, each once, as kube-apiserver sends them: kubectl prints them). */
+function queryFieldValidation(c: Context): FieldValidationOptions {
+  const sent = new Set<string>();
+  return {
+    fieldValidation: parseFieldValidation(c.req.query('fieldValidation')),
+    onWarning: (message) => {
+      if (sent.has(message)) return;
+      sent.add(message);
+      c.header('Warning', `299 - ${JSON.stringify(message)}`, { append: true });
+    },
+  };
 }
 
 function queryDryRun(c: Context): boolean {
@@ -175,7 +189,11 @@ export async function handleResource(c: Context, options: ResourceRoutesOptions)
     }
     if (method === 'POST') {
       if (def.namespaced && namespace === undefined) throw notAllowed();
-      const created = await service.create(def, namespace, await readObject(c), { dryRun: queryDryRun(c), fieldManager: queryFieldManager(c) });
+      const created = await service.create(def, namespace, await readObject(c), {
+        dryRun: queryDryRun(c),
+        fieldManager: queryFieldManager(c),
+        ...queryFieldValidation(c),
+      });
       return json(c, created, 201);
     }
     throw notAllowed();
@@ -192,7 +210,12 @@ export async function handleResource(c: Context, options: ResourceRoutesOptions)
     case 'PUT':
       return json(
         c,
-        await service.replace(def, namespace, name, await readObject(c), { subresource, dryRun: queryDryRun(c), fieldManager: queryFieldManager(c) }),
+        await service.replace(def, namespace, name, await readObject(c), {
+          subresource,
+          dryRun: queryDryRun(c),
+          fieldManager: queryFieldManager(c),
+          ...queryFieldValidation(c),
+        }),
       );
     case 'PATCH': {
       const patchType = patchTypeOf(c.req.header('content-type'));
@@ -209,7 +232,10 @@ export async function handleResource(c: Context, options: ResourceRoutesOptions)
         return json(c, applied.object, applied.created ? 201 : 200);
       }
       if (parseQueryBool(c.req.query('force'), 'force') !== undefined) throw new BadRequestError('force: Forbidden: may not be specified for non-apply patch');
-      return json(c, await service.patch(def, namespace, name, patch, { subresource, patchType, dryRun: queryDryRun(c), fieldManager }));
+      return json(
+        c,
+        await service.patch(def, namespace, name, patch, { subresource, patchType, dryRun: queryDryRun(c), fieldManager, ...queryFieldValidation(c) }),
+      );
     }
     case 'DELETE': {
       if (subresource) throw notAllowed();

@@ -2,7 +2,7 @@
 import * as v from 'valibot';
 import type { KindDefinition } from './kind.js';
 import type { KubeObject } from './meta.js';
-import { InvalidError, type StatusCause } from '../errors.js';
+import { BadRequestError, InvalidError, type StatusCause } from '../errors.js';
 
 export type CauseReason =
   | 'FieldValueRequired'
@@ -274,4 +274,40 @@ export function validateUpdate(def: KindDefinition, existing: KubeObject, next: 
   const problems = def.validateUpdate?.(existing, next) ?? [];
   if (problems.length === 0) return;
   throw invalidError(def, next.metadata.name ?? '', problems);
+}
+
+/** kube-apiserver's fieldValidation: what becomes of fields the kind does not have. */
+export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
+
+/** Reads the `fieldValidation` query parameter; absent is Strict (stricter than Kubernetes' Warn: a typo is refused, not dropped). */
+export function parseFieldValidation(value: string | undefined): FieldValidation {
+  if (value === undefined || value === '') return 'Strict';
+  if (value === 'Ignore' || value === 'Warn' || value === 'Strict') return value;
+  throw new BadRequestError(`fieldValidation: Unsupported value: ${JSON.stringify(value)}: supported values: "Ignore", "Strict", "Warn"`);
+}
+
+/** True for the issue of a key the schema does not have (a strict object's extra key). */
+function isUnknownKey(issue: v.BaseIssue<unknown>): boolean {
+  const last = issue.path?.[issue.path.length - 1];
+  return issue.kind === 'schema' && last?.origin === 'key' && issue.expected === 'never';
+}
+
+/**
+ * validateObject with a fieldValidation directive. Strict refuses unknown fields as
+ * validateObject does; Ignore and Warn drop them from (a copy of) the input and validate the rest,
+ * returning their paths so that Warn can send each as a warning, as kube-apiserver does.
+ */
+export function validateObjectWith(def: KindDefinition, input: unknown, fieldValidation: FieldValidation): { object: KubeObject; unknownFields: string[] } {
+  if (fieldValidation === 'Strict') return { object: validateObject(def, input), unknownFields: [] };
+  const result = v.safeParse(def.schema, input);
+  const unknown = result.success ? [] : result.issues.filter(isUnknownKey);
+  if (unknown.length === 0) return { object: validateObject(def, input), unknownFields: [] };
+  const stripped = structuredClone(input) as Record<string, unknown>;
+  for (const issue of unknown) {
+    const keys = issue.path!.map((p) => p.key as string | number);
+    let parent: unknown = stripped;
+    for (const key of keys.slice(0, -1)) parent = (parent as Record<string | number, unknown>)?.[key];
+    if (parent !== null && typeof parent === 'object') delete (parent as Record<string | number, unknown>)[keys.at(-1)!];
+  }
+  return { object: validateObject(def, stripped), unknownFields: unknown.map((i) => fieldPath(i.path)) };
 }
