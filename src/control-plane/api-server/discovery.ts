@@ -4,9 +4,20 @@ import { kinds } from '../../core/api/registry.js';
 
 const VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
 
+/**
+ * Resources that are questions rather than stored kinds (POST only, nothing kept): served by
+ * their own routes, listed here so that discovery (`kubectl api-versions`, `api-resources`)
+ * shows them as kube-apiserver does.
+ */
+const REVIEW_RESOURCES: readonly { group: string; version: string; name: string; kind: string }[] = [
+  { group: 'authentication.k8s.io', version: 'v1', name: 'tokenreviews', kind: 'TokenReview' },
+  { group: 'authorization.k8s.io', version: 'v1', name: 'selfsubjectaccessreviews', kind: 'SelfSubjectAccessReview' },
+  { group: 'authorization.k8s.io', version: 'v1', name: 'selfsubjectrulesreviews', kind: 'SelfSubjectRulesReview' },
+];
+
 function groupVersions(): { group: string; version: string }[] {
   const seen = new Map<string, { group: string; version: string }>();
-  for (const k of kinds) seen.set(apiVersionOf(k), { group: k.group, version: k.version });
+  for (const k of [...kinds, ...REVIEW_RESOURCES]) seen.set(apiVersionOf(k), { group: k.group, version: k.version });
   return [...seen.values()];
 }
 
@@ -34,8 +45,9 @@ export function apiGroupList(): unknown {
 /** The resource list of one group/version, or undefined if nothing is served there. */
 export function apiResourceList(group: string, version: string): unknown {
   const defs = kinds.filter((k) => k.group === group && k.version === version);
-  if (defs.length === 0) return undefined;
-  const resources: unknown[] = [];
+  const reviews = REVIEW_RESOURCES.filter((r) => r.group === group && r.version === version);
+  if (defs.length === 0 && reviews.length === 0) return undefined;
+  const resources: unknown[] = reviews.map((r) => ({ name: r.name, singularName: '', namespaced: false, kind: r.kind, verbs: ['create'] }));
   for (const def of defs) {
     resources.push(resourceEntry(def));
     if (def.statusSubresource) {

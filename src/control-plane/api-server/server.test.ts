@@ -365,6 +365,13 @@ describe('API server', () => {
     assert.ok(groups.body.groups.some((g) => g.name === 'apps'));
     const apps = await h.call('GET', '/apis/apps/v1');
     assert.ok(apps.body.resources.some((r) => r.name === 'deployments'));
+    // Reviews are questions, not stored kinds, and are listed as kube-apiserver lists them (kubectl api-versions shows their groups).
+    assert.ok(groups.body.groups.some((g) => g.name === 'authorization.k8s.io'));
+    const authz = await h.call('GET', '/apis/authorization.k8s.io/v1');
+    assert.deepEqual(
+      authz.body.resources.map((r) => `${r.name} ${r.verbs.join(',')}`),
+      ['selfsubjectaccessreviews create', 'selfsubjectrulesreviews create'],
+    );
   });
 
   it('refuses to delete system namespaces and creating in a terminating namespace', async () => {
