@@ -75,16 +75,19 @@ describe('functions through the activator over HTTPS (real master and worker)', 
     assert.deepEqual(JSON.parse(r.stdout), { hello: { n: 1 }, path: '/a' });
   });
 
-  it('a client with the cluster CA gets the answer; without it, verification fails; plain HTTP gets no answer', async () => {
+  it('a client with the cluster CA gets the answer; without it, verification fails; plain HTTP gets a 400 saying to use HTTPS', async () => {
     const res = await httpsGet(`${master.activatorUrl}/function/hello/b`, master.ca!);
     assert.equal(res.status, 200, res.body);
     assert.equal((JSON.parse(res.body) as { path: string }).path, '/b');
     await assert.rejects(httpsGet(`${master.activatorUrl}/function/hello`, ''), /self[- ]signed|unable to verify|certificate/i);
     const plain = `http://127.0.0.1:${master.activatorPort}/function/hello`;
-    await assert.rejects(fetch(plain, { method: 'POST', body: '{}' }));
-    // The CLI told to use plain HTTP fails too, rather than getting an answer.
+    // Plain HTTP gets no function answer: a 400 that says to use HTTPS, as kube-apiserver answers it.
+    const refused = await fetch(plain, { method: 'POST', body: '{}' });
+    assert.equal(refused.status, 400);
+    assert.equal(await refused.text(), 'Client sent an HTTP request to an HTTPS server.\n');
+    // The CLI told to use plain HTTP fails too, and says why.
     const r = await cli('invoke', 'hello', '--activator', `http://127.0.0.1:${master.activatorPort}`);
     assert.equal(r.status, 1);
-    assert.match(r.stderr, /cannot reach the activator at http:\/\/127\.0\.0\.1:\d+/);
+    assert.match(r.stderr, /HTTP 400\): Client sent an HTTP request to an HTTPS server/);
   });
 });

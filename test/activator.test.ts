@@ -563,8 +563,10 @@ describe('activator over HTTPS', () => {
     bare.close();
   });
 
-  it('a client without the CA fails verification; plain HTTP gets no function answer', async () => {
+  it('a client without the CA fails verification; plain HTTP gets a 400 saying to use HTTPS, not the function', async () => {
     await assert.rejects(httpsCall(`https://127.0.0.1:${port}/function/sec`, undefined), /self[- ]signed|unable to verify|certificate/i);
-    await assert.rejects(fetch(`http://127.0.0.1:${port}/function/sec`, { method: 'POST', body: '{}' }));
+    const plain = await fetch(`http://127.0.0.1:${port}/function/sec`, { method: 'POST', body: '{}' });
+    assert.equal(plain.status, 400);
+    assert.equal(await plain.text(), 'Client sent an HTTP request to an HTTPS server.\n');
   });
 });
