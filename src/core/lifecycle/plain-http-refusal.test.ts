@@ -54,6 +54,31 @@ describe('a TLS listener', () => {
     assert.equal(await res.text(), 'Client sent an HTTP request to an HTTPS server.\n');
   });
 
+  it('frees the place of a plain-HTTP client that never closes its side, as a flood of half requests would hold it', async () => {
+    // allowHalfOpen: the client never sends its FIN, as a flooder that does not read would not.
+    const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    let answer = '';
+    let ended = false;
+    socket.on('data', (chunk) => {
+      answer += chunk;
+    });
+    socket.on('end', () => {
+      ended = true;
+    });
+    socket.on('error', () => {});
+    try {
+      socket.write('GET /api HTTP/1.1\r\nHost: x\r\n');
+      await waitFor(() => ended, { timeoutMs: 5000, description: 'the server to end the connection' });
+      assert.match(answer, /^HTTP\/1\.0 400 Bad Request/);
+      await waitFor(async () => (await new Promise<number>((resolve) => server.getConnections((_e, n) => resolve(n)))) === 0, {
+        timeoutMs: 5000,
+        description: 'the server to hold no connection',
+      });
+    } finally {
+      socket.destroy();
+    }
+  });
+
   it('closes a connection that sends nothing soon after the header timeout', async () => {
     const started = Date.now();
     let closedAt: number | undefined;

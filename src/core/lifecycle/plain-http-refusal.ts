@@ -29,7 +29,9 @@ export function refusePlainHttp(server: TlsServer, firstByteTimeoutMs: number): 
       socket.pause();
       const first = chunk[0];
       if (first !== TLS_HANDSHAKE && first !== undefined && ((first >= 0x41 && first <= 0x5a) || (first >= 0x61 && first <= 0x7a))) {
-        socket.end(PLAIN_HTTP_RESPONSE);
+        // Closed outright once the answer is out: a client that never closes its side (a flood of
+        // half requests) must not keep its place under the connection cap.
+        socket.end(PLAIN_HTTP_RESPONSE, () => socket.destroy());
         return;
       }
       socket.unshift(chunk);
