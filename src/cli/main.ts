@@ -36,6 +36,7 @@ import { runCommand } from './commands/run.js';
 import { authCommand } from './commands/auth.js';
 import { apiVersionsCommand, clusterInfoCommand } from './commands/cluster-info.js';
 import { waitCommand } from './commands/wait.js';
+import { eventsCommand } from './commands/events.js';
 import type { CliContext } from './context.js';
 
 /** Where the CLI looks when neither flags, environment nor ~/.minik8s/config name a server. */
@@ -80,6 +81,7 @@ export const COMMAND_MODULES: readonly CliCommand[] = [
   clusterInfoCommand,
   apiVersionsCommand,
   waitCommand,
+  eventsCommand,
 ];
 
 /** The command words, sorted (the order "Did you mean this?" suggests them in). */
