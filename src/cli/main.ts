@@ -37,6 +37,7 @@ import { authCommand } from './commands/auth.js';
 import { apiVersionsCommand, clusterInfoCommand } from './commands/cluster-info.js';
 import { waitCommand } from './commands/wait.js';
 import { eventsCommand } from './commands/events.js';
+import { diffCommand } from './commands/diff.js';
 import type { CliContext } from './context.js';
 
 /** Where the CLI looks when neither flags, environment nor ~/.minik8s/config name a server. */
@@ -82,6 +83,7 @@ export const COMMAND_MODULES: readonly CliCommand[] = [
   apiVersionsCommand,
   waitCommand,
   eventsCommand,
+  diffCommand,
 ];
 
 /** The command words, sorted (the order "Did you mean this?" suggests them in). */
