@@ -38,6 +38,7 @@ import { apiVersionsCommand, clusterInfoCommand } from './commands/cluster-info.
 import { waitCommand } from './commands/wait.js';
 import { eventsCommand } from './commands/events.js';
 import { diffCommand } from './commands/diff.js';
+import { editCommand } from './commands/edit.js';
 import type { CliContext } from './context.js';
 
 /** Where the CLI looks when neither flags, environment nor ~/.minik8s/config name a server. */
@@ -84,6 +85,7 @@ export const COMMAND_MODULES: readonly CliCommand[] = [
   waitCommand,
   eventsCommand,
   diffCommand,
+  editCommand,
 ];
 
 /** The command words, sorted (the order "Did you mean this?" suggests them in). */
