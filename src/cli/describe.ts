@@ -13,6 +13,9 @@ import { describeFunction } from './function-describe.js';
 import { functionVersionKind, type FunctionVersion } from '../core/api/function-version.js';
 import type { FunctionObject } from '../core/api/function.js';
 import { describeService } from './describe-service.js';
+import { describeDeployment } from './describe-deployment.js';
+import { deploymentKind, type Deployment } from '../core/api/deployment.js';
+import { replicaSetKind, type ReplicaSet } from '../core/api/replicaset.js';
 import { describeGpuJob, describeSecret } from './gpujob-describe.js';
 import type { GpuJob } from '../core/api/gpujob.js';
 import type { Secret } from '../core/api/secret.js';
@@ -364,6 +367,18 @@ async function podsOnNode(client: ApiClient, nodeName: string): Promise<Pod[]> {
   }
 }
 
+/** A Deployment in kubectl's layout, with the ReplicaSets it controls and its events. */
+async function describeDeploymentOf(client: ApiClient, obj: KubeObject, now: Date): Promise<string> {
+  let replicaSets: ReplicaSet[] | undefined;
+  try {
+    replicaSets = (await client.list(replicaSetKind, { namespace: obj.metadata.namespace })).items as ReplicaSet[];
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+  }
+  const events = await fetchEvents(client, deploymentKind, obj);
+  return describeDeployment({ deployment: obj as Deployment, replicaSets, events, now });
+}
+
 export async function runDescribe(ctx: CliContext, args: DescribeArgs): Promise<number> {
   const { targets } = parseResourceArgs(args.resources);
   const client = ctx.client();
@@ -386,6 +401,10 @@ export async function runDescribe(ctx: CliContext, args: DescribeArgs): Promise<
       objects = (await client.list(def, { namespace, labelSelector: args.selector })).items;
     }
     for (const obj of objects) {
+      if (def.kind === 'Deployment') {
+        blocks.push(await describeDeploymentOf(client, obj, ctx.now()));
+        continue;
+      }
       const pods = def.kind === 'Node' ? await podsOnNode(client, obj.metadata.name ?? '') : undefined;
       const endpoints = def.kind === 'Service' ? await endpointsOf(client, obj) : undefined;
       const functionVersions = def.kind === 'Function' ? await versionsOf(client, obj) : undefined;

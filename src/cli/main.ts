@@ -36,6 +36,9 @@ import { runCommand } from './commands/run.js';
 import { authCommand } from './commands/auth.js';
 import { apiVersionsCommand, clusterInfoCommand } from './commands/cluster-info.js';
 import { waitCommand } from './commands/wait.js';
+import { eventsCommand } from './commands/events.js';
+import { diffCommand } from './commands/diff.js';
+import { editCommand } from './commands/edit.js';
 import type { CliContext } from './context.js';
 
 /** Where the CLI looks when neither flags, environment nor ~/.minik8s/config name a server. */
@@ -80,6 +83,9 @@ export const COMMAND_MODULES: readonly CliCommand[] = [
   clusterInfoCommand,
   apiVersionsCommand,
   waitCommand,
+  eventsCommand,
+  diffCommand,
+  editCommand,
 ];
 
 /** The command words, sorted (the order "Did you mean this?" suggests them in). */

@@ -37,7 +37,7 @@ function status(res: http.ServerResponse, code: number, reason: string, message:
 
 /**
  * Serves `/api|apis/.../{resource}[/{name}]` from a map. Enough of the API for the CLI's
- * commands: list (with a plain `key=value` labelSelector), get, create, merge patch, delete.
+ * commands: list (with a plain `key=value` labelSelector), get, create, merge patch (both with dryRun=All), delete.
  */
 export async function startTestApiServer(options: { token?: string; now?: () => Date } = {}): Promise<TestApiServer> {
   const objects = new Map<string, Record<string, unknown>>();
@@ -71,6 +71,7 @@ export async function startTestApiServer(options: { token?: string; now?: () => 
       const name = namespaced ? rest[3] : rest[1];
       const collection = `/${parts.slice(0, namespaced ? base + 3 : base + 1).join('/')}`;
       const key = `${collection}/${name}`;
+      const dryRun = url.searchParams.get('dryRun') === 'All';
       const notFound = () => status(res, 404, 'NotFound', `${resource} "${name}" not found`);
       const send = (code: number, value: unknown) => {
         res.writeHead(code, { 'content-type': 'application/json' });
@@ -106,7 +107,8 @@ export async function startTestApiServer(options: { token?: string; now?: () => 
           return;
         }
         const stored = { ...obj, metadata: { ...meta, resourceVersion: String(++revision), creationTimestamp: now().toISOString() } };
-        objects.set(objKey, stored);
+        // dryRun=All: answer with what would be stored, store nothing.
+        if (!dryRun) objects.set(objKey, stored);
         send(201, stored);
         return;
       }
@@ -123,7 +125,7 @@ export async function startTestApiServer(options: { token?: string; now?: () => 
         }
         const patched = mergePatch(existing, JSON.parse(body)) as Record<string, unknown>;
         (patched.metadata as Record<string, unknown>).resourceVersion = String(++revision);
-        objects.set(key, patched);
+        if (!dryRun) objects.set(key, patched);
         send(200, patched);
       } else if (req.method === 'DELETE') {
         objects.delete(key);

@@ -1,0 +1,30 @@
+// Runs the CLI in-process against a test API server and collects what it printed, for the verbs' unit tests.
+import { Readable } from 'node:stream';
+import { runCli } from './main.js';
+
+export interface CliRun {
+  code: number;
+  out: string;
+  err: string;
+}
+
+export async function runCliAgainst(
+  server: string,
+  args: readonly string[],
+  options: { now?: Date; env?: NodeJS.ProcessEnv; stdin?: string } = {},
+): Promise<CliRun> {
+  let out = '';
+  let err = '';
+  const code = await runCli([...args, '--server', server], {
+    stdout: (s) => {
+      out += s;
+    },
+    stderr: (s) => {
+      err += s;
+    },
+    stdin: Readable.from([Buffer.from(options.stdin ?? '')]),
+    env: options.env ?? {},
+    now: () => options.now ?? new Date(),
+  });
+  return { code, out, err };
+}
