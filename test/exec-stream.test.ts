@@ -4,6 +4,8 @@ import { execFile, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { PassThrough } from 'node:stream';
+import { Exec, KubeConfig, type V1Status } from '@kubernetes/client-node';
 import WebSocket from 'ws';
 import { podKind, type Pod } from '../src/core/api/pod.js';
 import { ApiClient } from '../src/core/client/api-client.js';
@@ -103,6 +105,29 @@ describe('exec, attach and port-forward streams', { skip: HAS_KUBECTL ? false : 
     } finally {
       child.kill();
     }
+  });
+
+  test('@kubernetes/client-node Exec runs a command: separate stdout and stderr, and the exit code in its Status', async () => {
+    const kc = new KubeConfig();
+    kc.loadFromFile(master.kubeconfig!);
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    let out = '';
+    let err = '';
+    stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    stderr.on('data', (c: Buffer) => {
+      err += c.toString();
+    });
+    const status = await new Promise<V1Status>((resolve, reject) => {
+      new Exec(kc).exec(NS, 'shell', 'c', ['sh', '-c', 'echo from-lib; echo to-err >&2; exit 2'], stdout, stderr, null, false, resolve).catch(reject);
+    });
+    assert.equal(out, 'from-lib\n');
+    assert.equal(err, 'to-err\n');
+    assert.equal(status.status, 'Failure');
+    assert.equal(status.reason, 'NonZeroExitCode');
+    assert.deepEqual(status.details?.causes, [{ reason: 'ExitCode', message: '2' }]);
   });
 
   test('a node credential cannot exec (403)', async () => {
