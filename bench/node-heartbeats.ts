@@ -9,17 +9,15 @@
 //
 // Sizes: --nodes N (BENCH_NODES, default 1000), --seconds N (BENCH_SECONDS, default 60),
 // --heartbeat N (BENCH_HEARTBEAT_S, default 10). Exits 1 only if the run itself failed.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Etcd3 } from 'etcd3';
 import { managedEtcdClientOptions } from '../src/control-plane/etcd/etcd-pki.js';
 import { parseRequestMetrics, WRITE_VERBS } from '../src/control-plane/api-server/request-metrics.js';
 import { FakeNodeHost, fakeNodeNames } from '../src/node/fake-nodes/fake-nodes.js';
 import { DEFAULT_FAKE_NODE_CAPACITY } from '../src/node/worker-config.js';
+import { startMaster, type MasterProcess } from '../test/helpers/master.js';
 
 function setting(name: string, env: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -36,7 +34,6 @@ const NODES = setting('nodes', 'BENCH_NODES', 1000);
 const SECONDS = setting('seconds', 'BENCH_SECONDS', 60);
 const HEARTBEAT_S = setting('heartbeat', 'BENCH_HEARTBEAT_S', 10);
 const CLUSTER_CIDR = process.env.BENCH_CLUSTER_CIDR ?? '10.128.0.0/9';
-const binary = fileURLToPath(new URL('../bin/minik8s.js', import.meta.url));
 const startedAt = performance.now();
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const round2 = (n: number) => Math.round(n * 100) / 100;
@@ -44,19 +41,6 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
 function log(message: string): void {
   process.stderr.write(`[node-heartbeats ${((performance.now() - startedAt) / 1000).toFixed(1)}s] ${message}\n`);
 }
-
-function freePort(avoid: number[] = []): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => (avoid.includes(port) || avoid.includes(port + 1) ? resolve(freePort(avoid)) : resolve(port)));
-    });
-  });
-}
-
-const exited = (c: ChildProcess) => c.exitCode !== null || c.signalCode !== null;
 
 /** Write requests by `group/resource[/subresource]`, from the master's counters. */
 async function writeCounts(server: string, token: string): Promise<Map<string, number>> {
@@ -164,51 +148,15 @@ async function phase(options: {
 }
 
 async function main(): Promise<void> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'minik8s-bench-hb-'));
-  const home = mkdtempSync(join(tmpdir(), 'minik8s-bench-hb-home-'));
   const workerDir = mkdtempSync(join(tmpdir(), 'minik8s-bench-hb-worker-'));
-  let master: ChildProcess | undefined;
+  let master: MasterProcess | undefined;
   let etcd: Etcd3 | undefined;
-  let output = '';
   try {
-    const port = await freePort();
-    const etcdPort = await freePort([port]);
-    const server = `http://127.0.0.1:${port}`;
-    master = spawn(
-      process.execPath,
-      [
-        binary,
-        '--role=master',
-        // Plain HTTP: what is measured is writes, not TLS.
-        '--insecure-http',
-        '--no-registry',
-        '--data-dir',
-        dataDir,
-        '--address',
-        '127.0.0.1',
-        '--port',
-        String(port),
-        '--etcd-port',
-        String(etcdPort),
-        '--cluster-cidr',
-        CLUSTER_CIDR,
-      ],
-      { env: { ...process.env, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    const keep = (d: Buffer) => {
-      output = (output + d.toString('utf8')).slice(-100_000);
-    };
-    master.stdout!.on('data', keep);
-    master.stderr!.on('data', keep);
-    const readyBy = Date.now() + 60_000;
-    while (!output.includes('master ready')) {
-      if (exited(master)) throw new Error(`master exited:\n${output}`);
-      if (Date.now() > readyBy) throw new Error(`master not ready in 60 s:\n${output}`);
-      await sleep(100);
-    }
-    const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
-    const joinToken = readFileSync(join(dataDir, 'join-token'), 'utf8').trim();
-    etcd = new Etcd3(managedEtcdClientOptions(dataDir, etcdPort));
+    // Plain HTTP: what is measured is writes, not TLS. A wide cluster CIDR: a /24 per node.
+    master = await startMaster({ tls: false, registry: false, clusterCIDR: CLUSTER_CIDR });
+    const server = master.url;
+    const { token, joinToken } = master;
+    etcd = new Etcd3(managedEtcdClientOptions(master.dataDir, master.etcdPort));
     log(`master ready on ${server}; ${NODES} fake nodes, ${HEARTBEAT_S} s heartbeats, ${SECONDS} s per phase`);
 
     const common = { server, token, joinToken, workerDir, etcd };
@@ -243,14 +191,8 @@ async function main(): Promise<void> {
     );
   } finally {
     etcd?.close();
-    if (master && !exited(master)) {
-      const done = new Promise((resolve) => master!.once('exit', resolve));
-      master.kill('SIGTERM');
-      const timer = setTimeout(() => master!.kill('SIGKILL'), 20_000);
-      await done;
-      clearTimeout(timer);
-    }
-    for (const dir of [dataDir, home, workerDir]) rmSync(dir, { recursive: true, force: true });
+    await master?.stop();
+    rmSync(workerDir, { recursive: true, force: true });
   }
 }
 
