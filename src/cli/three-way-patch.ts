@@ -1,5 +1,6 @@
 // The three-way JSON merge patch behind `apply`: last applied, new manifest and live object in, patch out.
 import { canonicalJson, deepEqual, isPlainObject } from '../core/api/canonical-json.js';
+import { SERVER_SET_METADATA } from '../core/api/meta.js';
 
 /** Where `apply` remembers what it last applied (kubectl uses kubectl.kubernetes.io/last-applied-configuration). */
 export const LAST_APPLIED_ANNOTATION = 'minik8s.io/last-applied-configuration';
@@ -79,18 +80,6 @@ export function threeWayMergePatch(input: ThreeWayPatchInput): Record<string, Js
   return diffObjects(strip(input.original), modified, strip(input.current)) as Record<string, Json>;
 }
 
-/** Metadata the server sets; a manifest exported with `get -o yaml` carries them, apply must not send them. */
-const SERVER_METADATA = [
-  'uid',
-  'resourceVersion',
-  'generation',
-  'creationTimestamp',
-  'deletionTimestamp',
-  'deletionGracePeriodSeconds',
-  'managedFields',
-  'selfLink',
-];
-
 /**
  * The object apply sends: the manifest without status or server-set metadata, with the
  * last-applied annotation holding exactly that (minus the annotation itself).
@@ -98,7 +87,7 @@ const SERVER_METADATA = [
 export function withLastApplied(manifest: JsonObject): JsonObject {
   const { status: _status, ...rest } = manifest;
   const metadata = { ...(isPlainObject(rest.metadata) ? rest.metadata : {}) };
-  for (const key of SERVER_METADATA) delete metadata[key];
+  for (const key of SERVER_SET_METADATA) delete metadata[key];
   const annotations = { ...(isPlainObject(metadata.annotations) ? metadata.annotations : {}) };
   delete annotations[LAST_APPLIED_ANNOTATION];
   if (Object.keys(annotations).length) metadata.annotations = annotations;

@@ -72,6 +72,18 @@ export const labelsSchema = mapSchema(
 );
 
 /** Kubernetes caps the total size of an object's annotations at 256 KiB. */
+/** ObjectMeta fields the server sets: a manifest exported with `get -o yaml` carries them, and no client owns or sends them. */
+export const SERVER_SET_METADATA: readonly string[] = [
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'managedFields',
+  'selfLink',
+];
+
 export const MAX_ANNOTATIONS_BYTES = 256 * 1024;
 
 export const annotationsSchema = v.pipe(

@@ -1,5 +1,6 @@
 // Field sets as server-side apply sees an object: every field, list item and map a writer can own, keyed by path, with Kubernetes' FieldsV1 encoding (f:, k:, v:, ".").
 import type { FieldPatchMeta, PatchMeta } from '../patch-meta.js';
+import { SERVER_SET_METADATA } from '../meta.js';
 
 /**
  * A path as the text of its elements joined by NUL: `f:spec`, `k:{"name":"c"}` (a list item by
@@ -37,19 +38,7 @@ const GRANULAR_MAPS = new Set([
 ]);
 
 /** Metadata the server sets or that names the object: nobody owns these (Kubernetes resets them before tracking). */
-const SERVER_METADATA = new Set([
-  'name',
-  'namespace',
-  'uid',
-  'resourceVersion',
-  'generation',
-  'creationTimestamp',
-  'deletionTimestamp',
-  'deletionGracePeriodSeconds',
-  'managedFields',
-  'selfLink',
-  'generateName',
-]);
+const SERVER_METADATA = new Set([...SERVER_SET_METADATA, 'name', 'namespace', 'generateName']);
 
 function isMap(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
