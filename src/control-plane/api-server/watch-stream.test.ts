@@ -148,22 +148,7 @@ describe('watchers of one event', () => {
           signal: signal.signal,
         });
         assert.equal(res.status, 200);
-        const lines: string[] = [];
-        const done = (async () => {
-          const decoder = new TextDecoder();
-          let text = '';
-          try {
-            for await (const chunk of res.body!) {
-              text += decoder.decode(chunk as Uint8Array, { stream: true });
-              const parts = text.split('\n');
-              text = parts.pop()!;
-              lines.push(...parts.filter((l) => !l.includes('"BOOKMARK"')));
-            }
-          } catch {
-            /* aborted at the end */
-          }
-        })();
-        streams.push({ lines, done });
+        streams.push(collect(res));
       }
       const sentBefore = watchStats.eventsSent;
       const encodedBefore = watchStats.eventsEncoded;
