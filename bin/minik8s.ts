@@ -3,9 +3,14 @@
 
 const argv = process.argv.slice(2);
 
-/** Daemon invocations, recognised without parsing so the CLI path loads nothing it does not need. */
+/**
+ * Daemon invocations, recognised without parsing so the CLI path loads nothing it does not need.
+ * `--config FILE` is the daemon's too (the file may name the role); the CLI has no such flag.
+ */
 function isDaemonInvocation(args: readonly string[]): boolean {
-  return args[0] === 'master' || args[0] === 'worker' || args.some((a) => a === '--role' || a.startsWith('--role='));
+  return (
+    args[0] === 'master' || args[0] === 'worker' || args.some((a) => a === '--role' || a.startsWith('--role=') || a === '--config' || a.startsWith('--config='))
+  );
 }
 
 async function runDaemonProcess(args: string[]): Promise<number> {

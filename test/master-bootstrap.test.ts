@@ -336,13 +336,13 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
     assert.equal(worker.code, 2);
     assert.match(worker.stderr, /^error: --role=worker needs --server URL/);
     // MINIK8S_TOKEN is the CLI's token (often the admin's), never a join token: a worker ignores it.
-    const withCliToken = spawnSync(process.execPath, [BINARY, '--role=worker', '--server', 'https://127.0.0.1:1'], {
+    const withCliToken = spawnSync(process.execPath, [BINARY, '--role=worker', '--server', 'https://127.0.0.1:1', '--data-dir', home], {
       env: { ...process.env, HOME: home, MINIK8S_TOKEN: 'the-admin-token', MINIK8S_JOIN_TOKEN: '' },
       encoding: 'utf8',
       timeout: 30_000,
     });
     assert.equal(withCliToken.status, 2, withCliToken.stderr);
-    assert.match(withCliToken.stderr, /needs a join token: --token-file FILE or the MINIK8S_JOIN_TOKEN environment variable/);
+    assert.match(withCliToken.stderr, /needs a join token for its first start: --token-file FILE or the MINIK8S_JOIN_TOKEN environment variable/);
     noStack(withCliToken.stderr);
   });
 });

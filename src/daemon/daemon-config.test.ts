@@ -235,6 +235,13 @@ describe('toDaemonConfig for workers', () => {
     }
   });
 
+  it('lets a worker that joined before start again without a join token, as the README promises', () => {
+    const c = toDaemonConfig({ ...worker, token: undefined, storedCredential: true });
+    assert.deepEqual(c.roles, ['worker']);
+    assert.equal(c.worker.joinToken, undefined);
+    assert.throws(() => toDaemonConfig({ ...worker, token: undefined, storedCredential: false }), /needs a join token for its first start/);
+  });
+
   it('lets master,worker go without --server and --token', () => {
     const c = toDaemonConfig({ ...base, role: 'master,worker' });
     assert.deepEqual(c.roles, ['master', 'worker']);
@@ -280,7 +287,11 @@ describe('toDaemonConfig for workers', () => {
     ['a fake heartbeat of no seconds', { fakeNodes: '2', fakeNodeHeartbeat: '0' }, /--fake-node-heartbeat must be a number of seconds from 1 to 3600, not "0"/],
     ['a fake heartbeat with a unit', { fakeNodes: '2', fakeNodeHeartbeat: '10s' }, /--fake-node-heartbeat must be a number of seconds/],
     ['a fake node prefix too long', { fakeNodes: '100', name: 'a'.repeat(252) }, /too long to prefix/],
-    ['a worker without a token', { token: undefined }, /needs a join token: --token-file FILE or the MINIK8S_JOIN_TOKEN environment variable/],
+    [
+      'a worker without a token',
+      { token: undefined },
+      /needs a join token for its first start: --token-file FILE or the MINIK8S_JOIN_TOKEN environment variable/,
+    ],
     ['a token file that is not there', { token: undefined, tokenFile: '/nonexistent/join-token' }, /--token-file: cannot read \/nonexistent\/join-token/],
     ['a server that is no URL', { server: 'master:6443' }, /is not a URL/],
     ['a master given a server', { role: 'master,worker' }, /for --role=worker alone/],

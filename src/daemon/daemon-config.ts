@@ -72,6 +72,8 @@ export interface RawDaemonFlags {
    * would otherwise join with the admin's credential.
    */
   tokenEnv?: string;
+  /** Whether DATA_DIR holds a node credential from an earlier join: then a worker needs no join token to start again. */
+  storedCredential?: boolean;
   name?: string;
   nodeIP?: string;
   labels?: string;
@@ -362,9 +364,9 @@ export function toDaemonConfig(rawFlags: RawDaemonFlags): DaemonConfig {
   const worker = roles.includes('worker');
   if (worker && !master) {
     if (!flags.server) throw new UsageError("--role=worker needs --server URL (the master's API, e.g. http://10.0.0.1:6443)");
-    if (!flags.token)
+    if (!flags.token && !flags.storedCredential)
       throw new UsageError(
-        '--role=worker needs a join token: --token-file FILE or the MINIK8S_JOIN_TOKEN environment variable (the master writes its join command to DATA_DIR/join-command; or run "minik8s token create" there)',
+        '--role=worker needs a join token for its first start: --token-file FILE or the MINIK8S_JOIN_TOKEN environment variable (the master writes its join command to DATA_DIR/join-command; or run "minik8s token create" there); later starts use the node credential kept in --data-dir',
       );
   }
   if (master && (flags.server || rawFlags.token || rawFlags.tokenFile)) {

@@ -1,8 +1,11 @@
 // `minik8s --role=...` (or `minik8s master`): parses the daemon flags, starts the roles, and turns startup errors into exit codes.
+import { existsSync } from 'node:fs';
 import yargs from 'yargs';
+import { configFileArg, readConfigFile } from './config-file.js';
 import { toDaemonConfig, UsageError, type DaemonConfig } from './daemon-config.js';
 import { startMaster } from '../control-plane/master.js';
 import { advertisedServerUrl } from '../control-plane/master/announce.js';
+import { credentialPath } from '../node/agent/node-credential.js';
 import { startWorker } from '../node/worker.js';
 import { StartupError } from '../core/lifecycle/startup-error.js';
 
@@ -10,7 +13,7 @@ export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
 export const EXIT_USAGE = 2;
 
-function parser(argv: string[]) {
+function parser(argv: string[], fileFlags: Record<string, unknown> = {}) {
   return yargs(argv)
     .scriptName('minik8s')
     .usage('Usage: minik8s --role=master|worker|master,worker [flags]   (or: minik8s master [flags])')
@@ -19,6 +22,12 @@ function parser(argv: string[]) {
     .version(false)
     .help(true)
     .wrap(null)
+    .config(fileFlags)
+    .option('config', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'read flags from this YAML file (keys as the flag names, e.g. "server: https://10.0.0.1:6443"); flags given here win',
+    })
     .option('role', { type: 'string', requiresArg: true, describe: 'roles to run: master, worker, or master,worker' })
     .option('data-dir', { type: 'string', requiresArg: true, default: '/var/lib/minik8s', describe: 'state directory (etcd data, admin token, logs)' })
     .option('address', { type: 'string', requiresArg: true, default: '0.0.0.0', describe: 'address the API server listens on' })
@@ -200,10 +209,11 @@ function parser(argv: string[]) {
 }
 
 /** Parses argv into a config, or returns the exit code when there is nothing to run (help, bad flags). */
-async function parse(argv: string[]): Promise<DaemonConfig | number> {
+export async function parseDaemonArgs(argv: string[]): Promise<DaemonConfig | number> {
   let raw: Awaited<ReturnType<ReturnType<typeof parser>['parseAsync']>>;
   try {
-    raw = await parser(argv).parseAsync();
+    const file = configFileArg(argv);
+    raw = await parser(argv, file === undefined ? {} : readConfigFile(file)).parseAsync();
   } catch (err) {
     process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\nrun "minik8s --role=master --help" for the flags\n`);
     return EXIT_USAGE;
@@ -253,6 +263,7 @@ async function parse(argv: string[]): Promise<DaemonConfig | number> {
       token: raw.token,
       tokenFile: raw['token-file'],
       tokenEnv: process.env.MINIK8S_JOIN_TOKEN,
+      storedCredential: existsSync(credentialPath(raw['data-dir'])),
       name: raw.name,
       nodeIP: raw['node-ip'],
       labels: raw.labels,
@@ -319,7 +330,7 @@ async function startMasterAndWorker(config: DaemonConfig, signal: AbortSignal): 
 
 /** Runs the daemon until `signal` aborts; resolves with the process exit code. */
 export async function runDaemon(argv: string[], signal: AbortSignal): Promise<number> {
-  const config = await parse(argv);
+  const config = await parseDaemonArgs(argv);
   if (typeof config === 'number') return config;
   try {
     if (config.roles.includes('master') && config.roles.includes('worker')) await startMasterAndWorker(config, signal);
