@@ -68,6 +68,8 @@ describe('functions through the activator over HTTPS (real master and worker)', 
     const fn = await api<FunctionObject>('/apis/minik8s.io/v1/namespaces/default/functions/hello');
     assert.equal(fn.status.url, `${master.activatorUrl}/function/hello`);
     assert.equal((await api<{ url: string }>('/apis/minik8s.io/v1/activator')).url, master.activatorUrl);
+    // The registry is found the same way (image import pushes there), on its own free port.
+    assert.equal((await api<{ port: number }>('/apis/minik8s.io/v1/registry')).port, master.registryPort);
   });
 
   it('`minik8s invoke` calls it over https, trusting the CA of admin.kubeconfig', async () => {

@@ -80,6 +80,7 @@ describe('chooseRegistry', () => {
     ['same in both is fine', { flag: '1.2.3.4:5000', fromName: '1.2.3.4:5000', server }, '1.2.3.4:5000'],
     ['then $MINIK8S_REGISTRY', { env: '9.9.9.9:5000', server }, '9.9.9.9:5000'],
     ['then the API server host, port 5000', { server }, '10.1.2.3:5000'],
+    ['then the API server host, with the port the master says its registry has', { server, masterRegistryPort: 5123 }, '10.1.2.3:5123'],
     ['a bare host:port server', { server: () => '127.0.0.1:6443' }, '127.0.0.1:5000'],
     ['an IPv6 server', { server: () => 'http://[::1]:6443' }, '[::1]:5000'],
   ];

@@ -3,6 +3,8 @@ import { createReadStream, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
 import { extract as tarExtract } from 'tar-stream';
+import { REGISTRY_INFO_PATH } from '../core/api/activator-paths.js';
+import { ApiError } from '../core/errors.js';
 import { CliError } from './cli-error.js';
 import { clusterCa, requestTrustingCa } from './cluster-https.js';
 import type { CliContext } from './context.js';
@@ -61,11 +63,26 @@ function hostOf(server: string): string | undefined {
   }
 }
 
+/** The port the master says its registry listens on; undefined from a master too old to say (the default is then tried). */
+async function masterRegistryPort(ctx: CliContext): Promise<number | undefined> {
+  let info: { port?: unknown };
+  try {
+    info = (await ctx.client().request('GET', REGISTRY_INFO_PATH)) as { port?: unknown };
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 404 && /no image registry/.test(err.message)) {
+      throw new CliError('the master runs no image registry (it was started with --no-registry); pass --registry HOST:PORT');
+    }
+    if (err instanceof ApiError && err.code === 404) return undefined;
+    throw err;
+  }
+  return typeof info.port === 'number' ? info.port : undefined;
+}
+
 /**
  * The registry to push to: --registry, else a host named in NAME, else $MINIK8S_REGISTRY,
- * else the API server's host with the registry's default port (the master runs both).
+ * else the API server's host with the port the master says its registry has (or the default).
  */
-export function chooseRegistry(options: { flag?: string; fromName?: string; env?: string; server: () => string }): string {
+export function chooseRegistry(options: { flag?: string; fromName?: string; env?: string; server: () => string; masterRegistryPort?: number }): string {
   if (options.flag && options.fromName && options.flag !== options.fromName) {
     throw new CliError(`the image name names registry ${options.fromName} but --registry says ${options.flag}; give one of them`);
   }
@@ -77,7 +94,7 @@ export function chooseRegistry(options: { flag?: string; fromName?: string; env?
   const server = options.server();
   const host = hostOf(server);
   if (!host) throw new CliError(`cannot tell the registry from the API server address "${server}"; pass --registry HOST:PORT`);
-  return `${host}:${DEFAULT_REGISTRY_PORT}`;
+  return `${host}:${options.masterRegistryPort ?? DEFAULT_REGISTRY_PORT}`;
 }
 
 // ---------------------------------------------------------------- tar reading
@@ -299,11 +316,13 @@ export async function runImageImport(ctx: CliContext, args: ImageImportArgs): Pr
   if (!args.file) throw new CliError('image import needs a FILE: minik8s image import FILE.tar NAME[:TAG]');
   if (!args.name) throw new CliError('image import needs a NAME[:TAG]: minik8s image import FILE.tar NAME[:TAG]');
   const name = parseImageName(args.name);
+  const env = process.env.MINIK8S_REGISTRY || undefined;
   const registry = chooseRegistry({
     flag: args.registry,
     fromName: name.registry,
-    env: process.env.MINIK8S_REGISTRY || undefined,
+    env,
     server: () => ctx.client().server.toString(),
+    masterRegistryPort: args.registry || name.registry || env ? undefined : await masterRegistryPort(ctx),
   });
   const target = `${registry}/${name.repository}:${name.tag}`;
 

@@ -53,6 +53,7 @@ import { NamespaceReconciler } from './reconcilers/namespace.js';
 import { NodeLifecycleReconciler } from './reconcilers/node-lifecycle.js';
 import { ReplicaSetController } from './reconcilers/replicaset.js';
 import { startManagedRegistry } from './registry/managed-registry.js';
+import { registerRegistryInfoRoute } from './registry/registry-info-route.js';
 import { registryNamesForEngine, trustRegistryForEngine } from './registry/registry-trust.js';
 import { Scheduler } from './scheduler/scheduler.js';
 import { ScheduleTriggers } from './triggers/schedule-triggers.js';
@@ -238,6 +239,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
         (app) => registerScaleRoutes(app, { service }),
         (app) => registerGpuJobRoutes(app, { service, outputs: gpuJobOutputs }),
         (app) => registerInvocationRoutes(app, { service, records: activator.records, activatorUrl: () => activatorUrl }),
+        (app) => registerRegistryInfoRoute(app, { registryPort: config.registryPort }),
         (app) => registerWorkflowExecutionRoutes(app, { service, executions }),
       ],
     });

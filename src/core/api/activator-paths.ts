@@ -1,9 +1,11 @@
-// The activator's URLs and the API paths about it: /function/NAME[/sub/path] and /workflow/NAME, in the default namespace or under /namespaces/NS.
+// The activator's URLs and the API paths about it (and about the registry, found the same way): /function/NAME[/sub/path] and /workflow/NAME, in the default namespace or under /namespaces/NS.
 import { DNS1123_LABEL, DNS1123_SUBDOMAIN } from './meta.js';
 
 /** The API paths of the activator's data: a function's invocation records, and where the activator listens (for `invoke`). */
 export const INVOCATIONS_PATH = '/apis/minik8s.io/v1/namespaces/:namespace/functions/:name/invocations';
 export const ACTIVATOR_INFO_PATH = '/apis/minik8s.io/v1/activator';
+/** Where the master's image registry listens (for `image import`, which pushes there): `{kind: RegistryInfo, port}`. */
+export const REGISTRY_INFO_PATH = '/apis/minik8s.io/v1/registry';
 
 export interface ActivatorTarget {
   type: 'function' | 'workflow';
