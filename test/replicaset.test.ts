@@ -120,6 +120,19 @@ describe('ReplicaSet controller (real master, fake nodes)', () => {
     assert.equal(readySince(pods.alive()[0]), oldest, 'the survivor is among the pods Ready longest');
     assert.equal(pods.created.size, 6, 'scaling down made nothing');
 
+    // `describe rs` shows the controller's Events, as Kubernetes' does: one per pod created and deleted.
+    const events = await waitFor(
+      () => {
+        const r = cli('describe', 'rs/web');
+        const created = r.stdout.match(/SuccessfulCreate/g)?.length ?? 0;
+        const deleted = r.stdout.match(/SuccessfulDelete/g)?.length ?? 0;
+        return created === 6 && deleted === 4 ? r.stdout : undefined;
+      },
+      { timeoutMs: 30_000, description: 'describe rs/web to show 6 SuccessfulCreate and 4 SuccessfulDelete events' },
+    );
+    assert.match(events, /Normal\s+SuccessfulCreate\s+.*Created pod: web-\w+/);
+    assert.match(events, /Normal\s+SuccessfulDelete\s+.*Deleted pod: web-\w+/);
+
     const bad = cli('scale', 'rs/web', '--replicas=-1');
     assert.notEqual(bad.status, 0);
     assert.match(bad.stderr, /--replicas=COUNT/);

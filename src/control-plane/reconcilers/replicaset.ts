@@ -5,6 +5,7 @@ import { isPodReady, type Pod, podKind, podReadyCondition } from '../../core/api
 import { replicaSetKind, type ReplicaSet, type ReplicaSetStatus } from '../../core/api/replicaset.js';
 import { matches, selectorFromLabelSelector, type Selector } from '../../core/api/selector.js';
 import type { Client } from '../../core/client/client.js';
+import { recordEvent } from './record-event.js';
 import { runController } from '../../core/controller/controller.js';
 import { NAMESPACE_INDEX, objectKey, OWNER_UID_INDEX, type Informer } from '../../core/controller/informer.js';
 import type { InformerFactory } from '../../core/controller/informer-factory.js';
@@ -317,9 +318,11 @@ export class ReplicaSetController {
         const body = podFromTemplate(rs);
         const result = await slowStart(create.count, async () => {
           try {
-            await this.#client.create(podKind, body, { namespace });
+            const pod = await this.#client.create(podKind, body, { namespace });
+            this.#event(rs, 'Normal', 'SuccessfulCreate', `Created pod: ${pod.metadata.name}`);
           } catch (err) {
             this.expectations.creationObserved(key);
+            this.#event(rs, 'Warning', 'FailedCreate', `Error creating: ${err instanceof Error ? err.message : String(err)}`);
             throw err;
           }
         });
@@ -333,7 +336,7 @@ export class ReplicaSetController {
           0,
           scaleDown.pods.map((p) => objectKey(p)),
         );
-        firstError = await this.#deleteAll(key, scaleDown.pods, true);
+        firstError = await this.#deleteAll(key, scaleDown.pods, true, rs);
         this.#log(`replicaset ${key}: deleted ${scaleDown.pods.length} pods`);
       }
     }
@@ -353,12 +356,32 @@ export class ReplicaSetController {
     if (waits.length > 0) return { requeueAfterMs: Math.min(...waits) };
   }
 
-  async #deleteAll(key: string, pods: readonly Pod[], expected: boolean): Promise<unknown> {
+  /**
+   * The ReplicaSet's Events, as Kubernetes' controller records them (`describe rs` shows them).
+   * Not awaited: like Kubernetes' event broadcaster, a slow or failed event never holds up a sync.
+   */
+  #event(rs: ReplicaSet, type: 'Normal' | 'Warning', reason: string, message: string): void {
+    void recordEvent(
+      {
+        client: this.#client,
+        object: { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: rs.metadata },
+        type,
+        reason,
+        message,
+        component: 'replicaset-controller',
+      },
+      this.#log,
+    );
+  }
+
+  /** Deletes pods; `scaledFrom`, for a scale-down, names the ReplicaSet whose Events record each delete. */
+  async #deleteAll(key: string, pods: readonly Pod[], expected: boolean, scaledFrom?: ReplicaSet): Promise<unknown> {
     let firstError: unknown;
     await Promise.all(
       pods.map(async (pod) => {
         try {
           await this.#client.delete(podKind, { namespace: pod.metadata.namespace, name: pod.metadata.name! }, { preconditions: { uid: pod.metadata.uid } });
+          if (scaledFrom) this.#event(scaledFrom, 'Normal', 'SuccessfulDelete', `Deleted pod: ${pod.metadata.name}`);
         } catch (err) {
           // A delete that failed will never be observed; one of a pod already gone is done.
           if (expected) this.expectations.deletionObserved(key, objectKey(pod));
