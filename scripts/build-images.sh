@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds minik8s's base images (pause, busybox, python, nginx, slurm-client) from local parts and pushes them into the master's registry store; cached.
-# Usage: sudo scripts/build-images.sh [--only pause,busybox,python,nginx] [--force]
+# Usage (as root): scripts/build-images.sh [--only pause,busybox,python,nginx] [--force]
 #
 # No public registry is reachable, so every image is made here: pause from our own C source,
 # busybox from Debian's busybox-static, python and nginx with debootstrap from the Debian mirror
@@ -26,7 +26,7 @@ die() { printf 'build-images: %s\n' "$*" >&2; exit 1; }
 
 usage() {
   cat <<EOF
-Usage: sudo $0 [--only NAME[,NAME...]] [--force]
+Usage (as root): $0 [--only NAME[,NAME...]] [--force]
 
 Builds the base images (${ALL_IMAGES[*]}) and pushes them into the registry that keeps its
 blobs in $STORE (set MINIK8S_DATA_DIR to change). When nothing answers on $REGISTRY, a
@@ -63,7 +63,7 @@ for name in "${ONLY[@]}"; do
   [ -n "$(tags_of "$name")" ] || die "unknown image \"$name\" (known: ${ALL_IMAGES[*]})"
 done
 
-[ "$(id -u)" -eq 0 ] || die "run as root: sudo $0 $*"
+[ "$(id -u)" -eq 0 ] || die "run as root: $0 $*"
 export DEBIAN_FRONTEND=noninteractive
 STARTED_AT=$SECONDS
 

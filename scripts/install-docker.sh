@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Gets a Debian 12 machine (as root) ready for minik8s's containers: installs Docker and the image tools, and makes sure a Docker engine runs; safe to run again.
-# Usage: sudo scripts/install-docker.sh
+# Usage (as root): scripts/install-docker.sh
 #   MINIK8S_INSECURE_REGISTRIES=10.0.0.1:5000[,...]  registries the engine may use over plain HTTP: only needed for a
 #                                                    master run with --insecure-http (127.0.0.1:5000 is always included).
 # A master's registry speaks HTTPS with a certificate of the cluster CA; the engine trusts it through
@@ -17,7 +17,7 @@ step() { printf '==> %s\n' "$*"; }
 note() { printf '    %s\n' "$*"; }
 die() { printf 'install-docker: %s\n' "$*" >&2; exit 1; }
 
-[ "$(id -u)" -eq 0 ] || die "run as root: sudo $0"
+[ "$(id -u)" -eq 0 ] || die "run as root: $0"
 export DEBIAN_FRONTEND=noninteractive
 
 IFS=, read -r -a registries <<<"127.0.0.1:5000${MINIK8S_INSECURE_REGISTRIES:+,$MINIK8S_INSECURE_REGISTRIES}"

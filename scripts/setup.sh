@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Takes a fresh Debian 12 machine (as root) to a running one-machine minik8s cluster (master and worker in one process); safe to run again.
-# Usage: sudo ./scripts/setup.sh [extra minik8s master flags, e.g. --port 7443]
+# Usage (as root): ./scripts/setup.sh [extra minik8s master flags, e.g. --port 7443]
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -13,7 +13,7 @@ PIDFILE=/run/minik8s/master.pid
 step() { printf '==> %s\n' "$*"; }
 die() { printf 'setup: %s\n' "$*" >&2; exit 1; }
 
-[ "$(id -u)" -eq 0 ] || die "run as root: sudo $0"
+[ "$(id -u)" -eq 0 ] || die "run as root: $0"
 export DEBIAN_FRONTEND=noninteractive
 
 step "checking Node.js (20 or newer)"

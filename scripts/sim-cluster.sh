@@ -6,7 +6,7 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 entry="$repo/dist/scripts/sim-cluster.js"
 
 if [[ "$(id -u)" -ne 0 ]]; then
-  echo "sim-cluster: needs root (network namespaces, a bridge, iptables, a dockerd per machine): sudo $0 $*" >&2
+  echo "sim-cluster: needs root (network namespaces, a bridge, iptables, a dockerd per machine): run it as root: $0 $*" >&2
   exit 1
 fi
 if ! command -v node >/dev/null; then
