@@ -140,6 +140,9 @@ async function startMaster() {
       String(port),
       '--etcd-port',
       String(etcdPort),
+      // Every listener on a free port, so the bench runs beside a cluster (whose activator has 8090).
+      '--activator-port',
+      String(await freePort()),
     ],
     {
       env: { ...process.env, HOME: home },

@@ -831,6 +831,9 @@ async function startCluster(clusterCIDR: string, errors: string[]) {
       String(etcd),
       '--registry-port',
       String(registryPort),
+      // Every listener on a free port, so the bench runs beside a cluster (whose activator has 8090).
+      '--activator-port',
+      String(await freePort()),
       '--cluster-cidr',
       clusterCIDR,
     ],

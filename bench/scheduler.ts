@@ -350,6 +350,9 @@ async function main(): Promise<void> {
       String(port),
       '--etcd-port',
       String(clientPort),
+      // Every listener on a free port, so the bench runs beside a cluster (whose activator has 8090).
+      '--activator-port',
+      String(await freePort()),
       '--cluster-cidr',
       CLUSTER_CIDR,
       ...(POLICY ? ['--scheduler-policy', POLICY] : []),

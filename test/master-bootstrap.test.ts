@@ -119,6 +119,8 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
       String(port),
       '--etcd-port',
       String(ePort),
+      '--activator-port',
+      String(await freePort()),
       '--registry-port',
       String(registryPort),
       '--cluster-cidr',
@@ -200,6 +202,8 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
       String(port),
       '--etcd-port',
       String(await etcdPort()),
+      '--activator-port',
+      String(await freePort()),
     ];
     const r = run(args, home);
     await ready(`http://127.0.0.1:${port}`, r);
@@ -227,6 +231,8 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
         String(port),
         '--etcd-port',
         String(await etcdPort()),
+        '--activator-port',
+        String(await freePort()),
       ],
       home,
     );
@@ -252,6 +258,8 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
         String(await freePort()),
         '--etcd-port',
         String(await etcdPort()),
+        '--activator-port',
+        String(await freePort()),
       ],
       tempDir('minik8s-boot-home-'),
     );
@@ -278,6 +286,8 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
           String(port),
           '--etcd-port',
           String(await etcdPort()),
+          '--activator-port',
+          String(await freePort()),
         ],
         tempDir('minik8s-boot-home-'),
       );
@@ -305,6 +315,8 @@ describe('master bootstrap', { skip: findExecutable('etcd') ? false : 'etcd is n
           String(await freePort()),
           '--etcd-port',
           String(ePort),
+          '--activator-port',
+          String(await freePort()),
         ],
         tempDir('minik8s-boot-home-'),
       );
