@@ -170,4 +170,26 @@ describe('stock kubectl', { skip: KUBECTL_VERSION.status !== 0 ? 'kubectl is not
     assert.match(r.stderr, /Content-Type: application\/vnd\.kubernetes\.protobuf/);
     assert.match(r.stderr, /Response Status: 201 Created/);
   });
+
+  describe('ConfigMaps', () => {
+    test('create configmap from literals and a file, get cm columns and data, immutable refused with the API wording', async () => {
+      const file = join(dir, 'app.conf');
+      writeFileSync(file, 'mode=fast\n');
+      const created = await kubectl(master, ['create', 'configmap', 'kc-cm', '--from-literal=greeting=hi', `--from-file=${file}`]);
+      assert.equal(created.code, 0, created.stderr);
+      assert.equal(created.stdout, 'configmap/kc-cm created\n');
+      const table = await kubectl(master, ['get', 'cm', 'kc-cm']);
+      assert.match(table.stdout, /^NAME\s+DATA\s+AGE\nkc-cm\s+2\s+\S+\n$/);
+      const data = await kubectl(master, ['get', 'configmap', 'kc-cm', '-o', 'jsonpath={.data.greeting} {.data.app\\.conf}']);
+      assert.equal(data.stdout, 'hi mode=fast\n');
+      const immutable = await kubectl(master, ['create', 'configmap', 'kc-fixed', '--from-literal=a=1']);
+      assert.equal(immutable.code, 0, immutable.stderr);
+      assert.equal((await kubectl(master, ['patch', 'cm', 'kc-fixed', '-p', '{"immutable":true}'])).code, 0);
+      const refused = await kubectl(master, ['patch', 'cm', 'kc-fixed', '-p', '{"data":{"a":"2"}}']);
+      assert.notEqual(refused.code, 0);
+      assert.match(refused.stderr, /The ConfigMap "kc-fixed" is invalid: data: Forbidden: field is immutable when `immutable` is set/);
+      const mine = await minik8s(master, ['get', 'configmap', 'kc-cm']);
+      assert.match(mine.stdout, /^NAME\s+DATA\s+AGE\nkc-cm\s+2\s+\S+\n$/, 'minik8s get prints the same columns');
+    });
+  });
 });

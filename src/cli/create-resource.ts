@@ -4,6 +4,7 @@ import { basename, join } from 'node:path';
 import { namespaceKind } from '../core/api/namespace.js';
 import { secretKind } from '../core/api/secret.js';
 import { CliError } from './cli-error.js';
+import { runCreateConfigMap } from './create-configmap.js';
 import type { CliContext } from './context.js';
 import { objectRef } from './printers.js';
 
@@ -77,9 +78,12 @@ export async function runCreateResource(ctx: CliContext, args: CreateResourceArg
       ctx.out(`${objectRef(secretKind, created)} created\n`);
       return 0;
     }
+    case 'configmap':
+    case 'cm':
+      return runCreateConfigMap(ctx, one(rest, 'configmap'), args);
     case 'token':
       throw new CliError('create token issues ServiceAccount tokens, and minik8s has no ServiceAccounts; use "minik8s token create" for join tokens');
     default:
-      throw new CliError(`unknown create subcommand "${what}": use -f FILE, or one of namespace, secret generic`);
+      throw new CliError(`unknown create subcommand "${what}": use -f FILE, or one of namespace, secret generic, configmap`);
   }
 }

@@ -164,6 +164,7 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
       nodeIP,
       provider,
       podCIDR: credential.podCIDR,
+      volumeRoot: join(config.dataDir, 'kubelet'),
       address: config.kubeletAddress,
       port: config.kubeletPort,
       ...(credential.kubeletCert && credential.kubeletKey && credential.ca

@@ -163,20 +163,23 @@ describe('volumes and mounts', () => {
       { name: 'cache', emptyDir: {} },
       { name: 'host', hostPath: { path: '/srv/data' } },
       { name: 'cm', configMap: { name: 'x' } },
+      { name: 'pvc', persistentVolumeClaim: { claimName: 'x' } },
     ] as Pod['spec']['volumes'],
   });
   const sources = volumeSources(p, '/var/lib/minik8s');
-  it('places emptyDirs under ROOT/pods/<uid>/volumes and takes hostPaths as they are', () => {
+  it('places emptyDirs and the kubelet-written config volumes under ROOT/pods/<uid>/volumes and takes hostPaths as they are', () => {
     assert.deepEqual(sources, [
       { name: 'cache', hostPath: '/var/lib/minik8s/pods/u-1/volumes/cache' },
       { name: 'host', hostPath: '/srv/data' },
+      { name: 'cm', hostPath: '/var/lib/minik8s/pods/u-1/volumes/cm', readOnly: true },
     ]);
   });
   const cases: [string, Container['volumeMounts'], string[] | RegExp][] = [
     ['plain', [{ name: 'cache', mountPath: '/cache' }], ['/var/lib/minik8s/pods/u-1/volumes/cache:/cache']],
     ['read-only', [{ name: 'host', mountPath: '/data', readOnly: true }], ['/srv/data:/data:ro']],
     ['subPath', [{ name: 'cache', mountPath: '/c', subPath: 'a/b' }], ['/var/lib/minik8s/pods/u-1/volumes/cache/a/b:/c']],
-    ['unsupported source', [{ name: 'cm', mountPath: '/cm' }], /volume "cm" is not an emptyDir or hostPath/],
+    ['a configMap volume, always read-only', [{ name: 'cm', mountPath: '/cm' }], ['/var/lib/minik8s/pods/u-1/volumes/cm:/cm:ro']],
+    ['unsupported source', [{ name: 'pvc', mountPath: '/pvc' }], /volume "pvc" is not an emptyDir, hostPath, configMap/],
   ];
   for (const [name, mounts, want] of cases) {
     it(name, () =>

@@ -329,6 +329,8 @@ export function resourceConfig(resources: Container['resources']): Pick<DockerCr
 export interface VolumeSource {
   name: string;
   hostPath: string;
+  /** Files the kubelet writes (configMap, secret, downwardAPI, projected): containers see them read-only, as in Kubernetes. */
+  readOnly?: boolean;
 }
 
 /** emptyDir volumes live under ROOT/pods/<uid>/volumes/<name>; hostPath volumes are their path. */
@@ -336,6 +338,8 @@ export function volumeSources(pod: Pod, rootDir: string): VolumeSource[] {
   return (pod.spec.volumes ?? []).flatMap((vol): VolumeSource[] => {
     if (vol.hostPath) return [{ name: vol.name, hostPath: vol.hostPath.path }];
     if (vol.emptyDir) return [{ name: vol.name, hostPath: podVolumeDir(rootDir, pod.metadata.uid!, vol.name) }];
+    if (vol.configMap || vol.secret || vol.downwardAPI || vol.projected)
+      return [{ name: vol.name, hostPath: podVolumeDir(rootDir, pod.metadata.uid!, vol.name), readOnly: true }];
     return [];
   });
 }
@@ -352,9 +356,12 @@ export function podVolumeDir(rootDir: string, uid: string, volume: string): stri
 export function containerBinds(container: Pick<Container, 'volumeMounts'>, sources: readonly VolumeSource[]): string[] {
   return (container.volumeMounts ?? []).map((m) => {
     const source = sources.find((s) => s.name === m.name);
-    if (!source) throw new Error(`volume "${m.name}" is not an emptyDir or hostPath volume of the pod, which is all this node supports`);
+    if (!source)
+      throw new Error(
+        `volume "${m.name}" is not an emptyDir, hostPath, configMap, secret, downwardAPI or projected volume of the pod, which is all this node supports`,
+      );
     const host = m.subPath ? posix.join(source.hostPath, m.subPath) : source.hostPath;
-    return `${host}:${m.mountPath}${m.readOnly ? ':ro' : ''}`;
+    return `${host}:${m.mountPath}${m.readOnly || source.readOnly ? ':ro' : ''}`;
   });
 }
 

@@ -181,7 +181,8 @@ export type StartFailureReason =
   | 'CreateContainerError'
   | 'RunContainerError'
   | 'CreateContainerConfigError'
-  | 'PostStartHookError';
+  | 'PostStartHookError'
+  | 'ContainerCreating';
 
 /** A start that failed for a reason the user must see (bad image, port taken, bad config). */
 export class ContainerStartError extends Error {

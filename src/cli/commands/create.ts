@@ -7,11 +7,16 @@ export const createCommand: LeafCommand = {
   describe: 'Create objects from manifests, or one namespace or secret from flags',
   builder: (y) =>
     y
-      .positional('words', { type: 'string', array: true, describe: 'namespace NAME | secret generic NAME (without -f)' })
+      .positional('words', { type: 'string', array: true, describe: 'namespace NAME | secret generic NAME | configmap NAME (without -f)' })
       .option('f', filenameFlag)
       .option('R', recursiveFlag)
-      .option('from-literal', { type: 'string', array: true, requiresArg: true, describe: 'secret: a KEY=VALUE entry (repeatable)' })
-      .option('from-file', { type: 'string', array: true, requiresArg: true, describe: 'secret: a file, KEY=FILE, or a directory of files (repeatable)' })
+      .option('from-literal', { type: 'string', array: true, requiresArg: true, describe: 'secret, configmap: a KEY=VALUE entry (repeatable)' })
+      .option('from-file', {
+        type: 'string',
+        array: true,
+        requiresArg: true,
+        describe: 'secret, configmap: a file, KEY=FILE, or a directory of files (repeatable)',
+      })
       .option('type', { type: 'string', requiresArg: true, describe: 'secret: its type (default Opaque)' }),
   run: async (ctx, a) => {
     const words = strings(a.words);

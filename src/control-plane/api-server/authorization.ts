@@ -56,6 +56,8 @@ export interface RequestAttributes {
    * node authorizer's rule); undefined when nobody looked (denied).
    */
   secretUsedByNodePod?: boolean;
+  /** The same for a node's read of one ConfigMap (env, envFrom, configMap and projected volumes). */
+  configMapUsedByNodePod?: boolean;
 }
 
 export type Decision = { allowed: true } | { allowed: false; reason?: string };
@@ -195,6 +197,21 @@ export function needsSecretLookup(user: UserInfo, attrs: RequestAttributes): boo
   );
 }
 
+/** True when judging this request needs the pods bound to the node (a node reading one ConfigMap). */
+export function needsConfigMapLookup(user: UserInfo, attrs: RequestAttributes): boolean {
+  const r = attrs.resource;
+  return (
+    attrs.verb === 'get' &&
+    r?.group === '' &&
+    r.resource === 'configmaps' &&
+    r.subresource === undefined &&
+    r.name !== undefined &&
+    r.namespace !== undefined &&
+    !user.groups.includes(MASTERS_GROUP) &&
+    nodeNameOf(user) !== undefined
+  );
+}
+
 /** True when judging this request needs the name from the body (a node creating a Node or its Lease). */
 export function needsBodyName(user: UserInfo, attrs: RequestAttributes): boolean {
   const r = attrs.resource;
@@ -224,6 +241,11 @@ function authorizeNode(nodeName: string | undefined, attrs: RequestAttributes): 
   if (r.group === '' && r.resource === 'secrets') {
     if (verb === 'get' && r.name !== undefined && attrs.secretUsedByNodePod) return ALLOW;
     return { allowed: false, reason: 'a node may only read Secrets that pods bound to it use' };
+  }
+  // ConfigMaps likewise: one at a time, only those a pod bound to the node uses.
+  if (r.group === '' && r.resource === 'configmaps') {
+    if (verb === 'get' && r.name !== undefined && attrs.configMapUsedByNodePod) return ALLOW;
+    return { allowed: false, reason: 'a node may only read ConfigMaps that pods bound to it use' };
   }
   // The submission inlines the SSH private key of the job's cluster: only the job's own token (and admins) read it.
   if (r.group === 'minik8s.io' && r.resource === 'gpujobs' && r.subresource === 'submission') {

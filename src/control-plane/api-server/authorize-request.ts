@@ -11,6 +11,7 @@ import {
   forbiddenMessage,
   MASTERS_GROUP,
   needsBodyName,
+  needsConfigMapLookup,
   needsGpuJobLookup,
   needsNodeRestriction,
   needsPodLookup,
@@ -47,6 +48,12 @@ async function secretUsedByNodePod(service: ObjectService, nodeName: string, nam
   return pods.some((pod) => podSecretNames(pod).has(name));
 }
 
+/** Whether a pod bound to `nodeName` in `namespace` names the ConfigMap. */
+async function configMapUsedByNodePod(service: ObjectService, nodeName: string, namespace: string, name: string): Promise<boolean> {
+  const pods = (await service.list(podKind, namespace, { fieldSelector: `spec.nodeName=${nodeName}` })).items as Pod[];
+  return pods.some((pod) => podConfigMapNames(pod).has(name));
+}
+
 /** The Secrets a pod refers to. */
 function podSecretNames(pod: Pod): Set<string> {
   const names = new Set<string>();
@@ -56,7 +63,26 @@ function podSecretNames(pod: Pod): Set<string> {
     for (const f of (c as { envFrom?: { secretRef?: { name?: string } }[] }).envFrom ?? []) if (f.secretRef?.name) names.add(f.secretRef.name);
   }
   for (const v of spec.volumes ?? []) if (v.secret?.secretName) names.add(v.secret.secretName);
+  for (const name of projectedNames(pod, 'secret')) names.add(name);
   return names;
+}
+
+/** The ConfigMaps a pod refers to: env configMapKeyRef, envFrom configMapRef, configMap volumes and projected sources. */
+function podConfigMapNames(pod: Pod): Set<string> {
+  const names = new Set<string>();
+  for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {
+    for (const e of c.env ?? []) if (e.valueFrom?.configMapKeyRef?.name) names.add(e.valueFrom.configMapKeyRef.name);
+    for (const f of c.envFrom ?? []) if (f.configMapRef?.name) names.add(f.configMapRef.name);
+  }
+  for (const v of pod.spec.volumes ?? []) if (v.configMap?.name) names.add(v.configMap.name);
+  for (const name of projectedNames(pod, 'configMap')) names.add(name);
+  return names;
+}
+
+/** The names a pod's projected volumes take from one kind of source. */
+function projectedNames(pod: Pod, source: 'configMap' | 'secret'): string[] {
+  const volumes = (pod.spec.volumes ?? []) as { projected?: { sources?: Record<string, { name?: string } | undefined>[] } }[];
+  return volumes.flatMap((v) => (v.projected?.sources ?? []).map((s) => s[source]?.name).filter((n): n is string => !!n));
 }
 
 /** The stored GpuJob's uid and phase, null when there is no such job (a job token is good for that one object only). */
@@ -208,6 +234,10 @@ export function authorizationMiddleware(options: AuthorizationMiddlewareOptions)
     if (needsSecretLookup(user, attrs)) {
       const r = attrs.resource!;
       attrs.secretUsedByNodePod = await secretUsedByNodePod(options.service, nodeNameOf(user)!, r.namespace!, r.name!);
+    }
+    if (needsConfigMapLookup(user, attrs)) {
+      const r = attrs.resource!;
+      attrs.configMapUsedByNodePod = await configMapUsedByNodePod(options.service, nodeNameOf(user)!, r.namespace!, r.name!);
     }
     if (needsGpuJobLookup(user, attrs)) {
       attrs.gpuJob = await gpuJobFacts(options.service, attrs.resource!.namespace!, attrs.resource!.name!);

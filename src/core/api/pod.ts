@@ -6,6 +6,7 @@ import { conditionSchema, kindSchema, labelName, labelsSchema, objectMetaSchema,
 import { parseQuantity, quantitySchema, resourceListSchema, type ResourceList } from './quantity.js';
 import { labelSelectorSchema, matches, selectorFromLabelSelector, type LabelSelector } from './selector.js';
 import { duplicates, withChecks, type FieldProblem } from './validate.js';
+import { downwardAPIVolumeSchema, projectedVolumeSchema } from './volume-projections.js';
 
 // ---- Shared building blocks (also used by Service, ReplicaSet, Deployment) ----------------------
 
@@ -230,7 +231,7 @@ export type Container = v.InferOutput<typeof containerSchema>;
 
 const keyToPathSchema = v.strictObject({ key: v.string(), path: v.string(), mode: v.optional(intSchema({ min: 0, max: 0o777 })) });
 
-const VOLUME_SOURCES = ['emptyDir', 'hostPath', 'configMap', 'secret', 'persistentVolumeClaim'] as const;
+const VOLUME_SOURCES = ['emptyDir', 'hostPath', 'configMap', 'secret', 'persistentVolumeClaim', 'downwardAPI', 'projected'] as const;
 
 const volumeSchema = withChecks(
   v.strictObject({
@@ -259,6 +260,8 @@ const volumeSchema = withChecks(
       }),
     ),
     persistentVolumeClaim: v.optional(v.strictObject({ claimName: v.string(), readOnly: v.optional(v.boolean()) })),
+    downwardAPI: v.optional(downwardAPIVolumeSchema),
+    projected: v.optional(projectedVolumeSchema),
   }),
   (vol): FieldProblem[] => {
     const set = VOLUME_SOURCES.filter((k) => vol[k] !== undefined);

@@ -13,6 +13,7 @@ import { horizontalPodAutoscalerKind } from './horizontalpodautoscaler.js';
 import { leaseKind } from './lease.js';
 import { nodeKind } from './node.js';
 import { podKind } from './pod.js';
+import { configMapKind } from './configmap.js';
 import { clusterRoleBindingKind, clusterRoleKind, roleBindingKind, roleKind } from './rbac.js';
 import { replicaSetKind } from './replicaset.js';
 import { secretKind } from './secret.js';
@@ -37,6 +38,7 @@ export const kinds: readonly KindDefinition[] = [
   functionVersionKind,
   workflowKind,
   secretKind,
+  configMapKind,
   slurmClusterKind,
   gpuJobKind,
   roleKind,

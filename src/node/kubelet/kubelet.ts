@@ -1,5 +1,6 @@
 // The kubelet: watches the pods bound to its node and keeps each in step through the pod provider; serves logs, exec and stats.
 import { secretKind, type Secret } from '../../core/api/secret.js';
+import { configMapKind, type ConfigMap } from '../../core/api/configmap.js';
 import { eventKind } from '../../core/api/event.js';
 import { podKind, type Pod, type PodStatus } from '../../core/api/pod.js';
 import type { ApiClient } from '../../core/client/api-client.js';
@@ -10,6 +11,7 @@ import type { InformerFactory } from '../../core/controller/informer-factory.js'
 import { NotFoundError } from '../../core/errors.js';
 import type { PodProvider } from '../../runtime/provider.js';
 import { sleep, systemClock, type Clock } from './clock.js';
+import { ConfigVolumes } from './config-volumes.js';
 import { EventRecorder } from './event-recorder.js';
 import { startKubeletServer } from './kubelet-server.js';
 import { LifecycleHooks } from './lifecycle-hooks.js';
@@ -32,6 +34,8 @@ export interface KubeletOptions {
   port: number;
   /** Serve the kubelet API over HTTPS with the node's certificate (from the join) and the cluster CA. */
   tls?: { cert: string; key: string; ca: string };
+  /** The runtime's root dir (ROOT/pods/<uid>/volumes/<name>): with it the kubelet writes configMap, secret, downwardAPI and projected volumes there. */
+  volumeRoot?: string;
   /** How often every pod is looked at again and orphans are swept (default 10 s). */
   resyncIntervalMs?: number;
   workers?: number;
@@ -64,6 +68,14 @@ export function podApiFor(client: Client): PodApi {
     async readSecret(namespace, name) {
       try {
         return ((await client.get(secretKind, { namespace, name })) as Secret).data ?? {};
+      } catch (err) {
+        if (err instanceof NotFoundError) return undefined;
+        throw err;
+      }
+    },
+    async readConfigMap(namespace, name) {
+      try {
+        return (await client.get(configMapKind, { namespace, name })) as ConfigMap;
       } catch (err) {
         if (err instanceof NotFoundError) return undefined;
         throw err;
@@ -145,9 +157,11 @@ export class Kubelet {
       log,
     });
     const hooks = new LifecycleHooks({ provider, clock, signal, log });
+    const api = podApiFor(client);
     const sync = new PodSync({
       provider,
-      api: podApiFor(client),
+      api,
+      ...(this.#o.volumeRoot ? { volumes: new ConfigVolumes({ rootDir: this.#o.volumeRoot, reader: api }) } : {}),
       events,
       probes,
       hooks,

@@ -2,6 +2,9 @@
 import type { Container, Pod, PodStatus } from '../../core/api/pod.js';
 import { getOrCreate } from '../../core/get-or-create.js';
 import { ContainerStartError, type PodProvider, type PodRef, type RuntimePod } from '../../runtime/provider.js';
+import type { ConfigVolumes } from './config-volumes.js';
+import { type ConfigReader, resolveContainerEnv } from './env-resolve.js';
+import { VolumeSetUpError } from './projected-volumes.js';
 import type { EventRecorder } from './event-recorder.js';
 import type { LifecycleHooks } from './lifecycle-hooks.js';
 import { backoffKey, planPod, SANDBOX, type ProbeVerdict, type StartFailure, type Waiting } from './pod-actions.js';
@@ -16,39 +19,13 @@ export interface PodApi {
   deletePod(pod: Pod): Promise<void>;
   /** A Secret's data (base64 values), undefined when there is none; the API lets a node read only Secrets its own pods name. */
   readSecret?(namespace: string, name: string): Promise<Record<string, string> | undefined>;
+  /** A ConfigMap's data and binaryData, undefined when there is none; as for Secrets, only those its own pods name. */
+  readConfigMap?: ConfigReader['readConfigMap'];
 }
 
-/**
- * The pod with one container's `valueFrom.secretKeyRef` env entries replaced by their values,
- * read when the container starts (as the kubelet does), so a Secret's value never sits in the
- * pod object that every node may read. A missing Secret or key fails the start, unless optional.
- */
-export async function withSecretEnv(pod: Pod, containerName: string, api: PodApi): Promise<Pod> {
-  const container = pod.spec.containers.find((c) => c.name === containerName);
-  if (!container?.env?.some((e) => e.valueFrom?.secretKeyRef)) return pod;
-  const namespace = pod.metadata.namespace ?? 'default';
-  const cache = new Map<string, Record<string, string> | undefined>();
-  const env: NonNullable<typeof container.env> = [];
-  for (const e of container.env) {
-    const ref = e.valueFrom?.secretKeyRef;
-    if (!ref) {
-      env.push(e);
-      continue;
-    }
-    const secretName = ref.name ?? '';
-    if (!cache.has(secretName)) cache.set(secretName, api.readSecret ? await api.readSecret(namespace, secretName) : undefined);
-    const data = cache.get(secretName);
-    const b64 = data?.[ref.key];
-    if (b64 === undefined) {
-      if (ref.optional) continue;
-      throw new ContainerStartError(
-        'CreateContainerConfigError',
-        data ? `couldn't find key ${ref.key} in Secret ${namespace}/${secretName}` : `secret "${secretName}" not found`,
-      );
-    }
-    env.push({ name: e.name, value: Buffer.from(b64, 'base64').toString('utf8') });
-  }
-  return { ...pod, spec: { ...pod.spec, containers: pod.spec.containers.map((c) => (c === container ? { ...c, env } : c)) } };
+/** The pod with one container's env from ConfigMaps and Secrets made plain (env-resolve.ts); the name older callers know. */
+export function withSecretEnv(pod: Pod, containerName: string, api: PodApi): Promise<Pod> {
+  return resolveContainerEnv(pod, containerName, api);
 }
 
 /** What the sync needs from the probers; the ProbeManager in production, a table in unit tests. */
@@ -70,6 +47,8 @@ export interface PodSyncOptions {
   backoff?: RestartBackoff;
   /** Runs containers' postStart and preStop hooks; without it none are run (fake nodes, as kwok's, run none). */
   hooks?: Pick<LifecycleHooks, 'postStart' | 'preStop'>;
+  /** Writes configMap, secret, downwardAPI and projected volumes (config-volumes.ts); without it none are written (fake nodes). */
+  volumes?: Pick<ConfigVolumes, 'setUp'>;
   log?: (message: string) => void;
 }
 
@@ -172,6 +151,12 @@ export class PodSync {
       probes.sync(pod, runtime);
     }
 
+    // Mounted files follow their objects while the pod runs (each resync comes here), as the kubelet's periodic remount does.
+    if (runtime?.containers.some((c) => c.state === 'running') && !plan.actions.some((a) => a.type === 'start')) {
+      await this.#o.volumes
+        ?.setUp(pod)
+        .catch((err: Error) => this.#o.log?.(`kubelet: volumes of pod ${pod.metadata.namespace}/${pod.metadata.name}: ${err.message}`));
+    }
     const waiting = new Map([...plan.waiting, ...overrides]);
     for (const [name, w] of plan.waiting) {
       if (w.reason === 'CrashLoopBackOff') {
@@ -195,7 +180,12 @@ export class PodSync {
     // Every restart (not the first start) moves the backoff on, as the kubelet's doBackOff does.
     if (previous) this.#backoff.next(key, now);
     try {
-      const result = await provider.updatePod(await withSecretEnv(pod, name, this.#o.api), { type: 'start', container: name, attempt });
+      await this.#setUpVolumes(pod);
+      const env = await resolveContainerEnv(pod, name, this.#o.api, {
+        hostIP: this.#o.nodeIP,
+        onSkippedKeys: (message) => events.record({ pod, type: 'Warning', reason: 'InvalidEnvironmentVariableNames', message }),
+      });
+      const result = await provider.updatePod(env, { type: 'start', container: name, attempt });
       this.#failuresOf(pod.metadata.uid!).delete(name);
       const at = fieldPath(name);
       if (result.pulled) {
@@ -223,6 +213,17 @@ export class PodSync {
           ? `Failed to pull image "${spec.image}": ${failure.message}`
           : `Error: ${failure.message}`;
       events.record({ pod, type: 'Warning', reason: 'Failed', message, fieldPath: fieldPath(name) });
+    }
+  }
+
+  /** Writes the pod's config volumes before a start; one that cannot be set up holds the container in ContainerCreating, with a FailedMount event. */
+  async #setUpVolumes(pod: Pod): Promise<void> {
+    try {
+      await this.#o.volumes?.setUp(pod);
+    } catch (err) {
+      if (!(err instanceof VolumeSetUpError)) throw err;
+      this.#o.events.record({ pod, type: 'Warning', reason: 'FailedMount', message: err.message });
+      throw new ContainerStartError('ContainerCreating', err.message, { cause: err });
     }
   }
 

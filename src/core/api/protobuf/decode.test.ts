@@ -191,6 +191,48 @@ describe('protobuf bodies encoded from the same table', () => {
     });
   });
 
+  test('a pod with downwardAPI and projected volumes (configMap, secret, downwardAPI sources)', () => {
+    const file = { path: 'name', fieldRef: { fieldPath: 'metadata.name' }, mode: 256 };
+    const body = encode('v1', 'Pod', 'Pod', {
+      metadata: { name: 'p' },
+      spec: {
+        containers: [{ name: 'c', image: 'busybox' }],
+        volumes: [
+          { name: 'd', volumeSource: { downwardAPI: { items: [file], defaultMode: 420 } } },
+          {
+            name: 'all',
+            volumeSource: {
+              projected: {
+                defaultMode: 288,
+                sources: [
+                  { configMap: { localObjectReference: { name: 'cm' }, items: [{ key: 'k', path: 'p' }] } },
+                  { secret: { localObjectReference: { name: 's' }, optional: true } },
+                  {
+                    downwardAPI: { items: [{ path: 'mem', resourceFieldRef: { containerName: 'c', resource: 'limits.memory', divisor: { string: '1Mi' } } }] },
+                  },
+                ],
+              },
+            },
+          },
+        ],
+      },
+    });
+    assert.deepEqual((decodeProtobufObject(body) as { spec: { volumes: unknown } }).spec.volumes, [
+      { name: 'd', downwardAPI: { items: [file], defaultMode: 420 } },
+      {
+        name: 'all',
+        projected: {
+          defaultMode: 288,
+          sources: [
+            { configMap: { name: 'cm', items: [{ key: 'k', path: 'p' }] } },
+            { secret: { name: 's', optional: true } },
+            { downwardAPI: { items: [{ path: 'mem', resourceFieldRef: { containerName: 'c', resource: 'limits.memory', divisor: '1Mi' } }] } },
+          ],
+        },
+      },
+    ]);
+  });
+
   test('replicas: 0 is kept (a pointer), maxSurge as a percentage, times as RFC 3339', () => {
     const body = encode('apps/v1', 'Deployment', 'Deployment', {
       metadata: { name: 'd', deletionTimestamp: { seconds: 1_700_000_000 } },
