@@ -402,6 +402,8 @@ const podSpecBaseSchema = v.strictObject({
   preemptionPolicy: v.optional(v.picklist(['PreemptLowerPriority', 'Never'])),
   enableServiceLinks: v.optional(v.boolean()),
   runtimeClassName: v.optional(v.string()),
+  /** Conditions (set by other controllers in status.conditions) that must be True too before the pod is Ready. */
+  readinessGates: v.optional(v.array(v.strictObject({ conditionType: v.pipe(v.string(), v.minLength(1, 'must not be empty')) }))),
 });
 
 function podSpecProblems(spec: v.InferOutput<typeof podSpecBaseSchema>): FieldProblem[] {

@@ -99,6 +99,44 @@ describe('computePodStatus', () => {
     assert.deepEqual([ready.status, ready.reason, ready.message], ['False', 'ContainersNotReady', 'containers with unready status: [app]']);
   });
 
+  it('holds Ready false until every readiness gate is a True condition, and keeps the conditions others set', () => {
+    const gated = (conditions: { type: string; status: string }[]): Pod => {
+      const p = pod();
+      p.spec.readinessGates = [{ conditionType: 'example.com/lb-ready' }];
+      p.status = { phase: 'Running', conditions: conditions as NonNullable<Pod['status']>['conditions'] };
+      return p;
+    };
+    const statusOf = (p: Pod) =>
+      computePodStatus({ pod: p, runtime: rt, nodeIP: '192.168.0.2', waiting: new Map(), probes: () => ({ ready: true, started: true }), now });
+    const readyOf = (p: Pod) => statusOf(p).conditions!.find((x) => x.type === 'Ready')!;
+    const cases: [string, { type: string; status: string }[], string, string | undefined][] = [
+      ['no such condition yet', [], 'False', 'corresponding condition of pod readiness gate "example.com/lb-ready" does not exist.'],
+      [
+        'the condition is False',
+        [{ type: 'example.com/lb-ready', status: 'False' }],
+        'False',
+        'the status of pod readiness gate "example.com/lb-ready" is not "True", but False',
+      ],
+      ['the condition is True', [{ type: 'example.com/lb-ready', status: 'True' }], 'True', undefined],
+    ];
+    for (const [name, conditions, status, message] of cases) {
+      const ready = readyOf(gated(conditions));
+      assert.equal(ready.status, status, name);
+      assert.equal(ready.message, message, name);
+      if (status === 'False') assert.equal(ready.reason, 'ReadinessGatesNotReady', name);
+    }
+    const kept = statusOf(gated([{ type: 'example.com/lb-ready', status: 'True' }]));
+    assert.deepEqual(
+      kept.conditions!.map((x) => `${x.type}=${x.status}`),
+      ['Initialized=True', 'Ready=True', 'ContainersReady=True', 'PodScheduled=True', 'example.com/lb-ready=True'],
+      "the gate's condition stays as its owner set it",
+    );
+    // Containers not ready: that is the reason, whatever the gates say.
+    const p = gated([{ type: 'example.com/lb-ready', status: 'True' }]);
+    const unready = computePodStatus({ pod: p, runtime: rt, nodeIP: '192.168.0.2', waiting: new Map(), probes: () => ({ ready: false, started: true }), now });
+    assert.equal(unready.conditions!.find((x) => x.type === 'Ready')!.reason, 'ContainersNotReady');
+  });
+
   it('keeps lastTransitionTime while a condition holds, and moves it when it flips', () => {
     const first = computePodStatus({ pod: pod(), runtime: rt, nodeIP: 'h', waiting: new Map(), probes: () => ({ ready: false, started: true }), now });
     const withStatus = { ...pod(), status: first } as Pod;

@@ -107,6 +107,23 @@ function condition(previous: readonly Condition[] | undefined, now: string, type
   return { type, status, lastProbeTime: null, lastTransitionTime, ...(!ok && reason ? { reason } : {}), ...(!ok && message ? { message } : {}) } as Condition;
 }
 
+/** The pod conditions the kubelet (and the scheduler, for PodScheduled) owns; any other type is set by someone else. */
+const KUBELET_CONDITIONS = new Set(['Initialized', 'Ready', 'ContainersReady', 'PodScheduled']);
+
+/**
+ * Kubernetes' readiness gates: each `spec.readinessGates[].conditionType` must be a True
+ * condition in the pod's status, set by whoever owns it; the messages are the kubelet's.
+ */
+export function unmetReadinessGates(pod: Pod): string[] {
+  const unmet: string[] = [];
+  for (const gate of pod.spec.readinessGates ?? []) {
+    const c = pod.status?.conditions?.find((x) => x.type === gate.conditionType);
+    if (!c) unmet.push(`corresponding condition of pod readiness gate "${gate.conditionType}" does not exist.`);
+    else if (c.status !== 'True') unmet.push(`the status of pod readiness gate "${gate.conditionType}" is not "True", but ${c.status}`);
+  }
+  return unmet;
+}
+
 export function computePodStatus(input: StatusInput): PodStatus {
   const { pod, runtime } = input;
   const now = input.now.toISOString();
@@ -117,11 +134,17 @@ export function computePodStatus(input: StatusInput): PodStatus {
   const containersReady = unready.length === 0 && !finished;
   const previous = pod.status?.conditions;
   const notReadyMessage = `containers with unready status: [${unready.join(' ')}]`;
+  const gates = containersReady ? unmetReadinessGates(pod) : [];
+  const ready = containersReady && gates.length === 0;
   const conditions = [
     condition(previous, now, 'Initialized', true),
-    condition(previous, now, 'Ready', containersReady, finished ? 'PodCompleted' : 'ContainersNotReady', finished ? undefined : notReadyMessage),
+    gates.length > 0
+      ? condition(previous, now, 'Ready', false, 'ReadinessGatesNotReady', gates.join(', '))
+      : condition(previous, now, 'Ready', ready, finished ? 'PodCompleted' : 'ContainersNotReady', finished ? undefined : notReadyMessage),
     condition(previous, now, 'ContainersReady', containersReady, finished ? 'PodCompleted' : 'ContainersNotReady', finished ? undefined : notReadyMessage),
     condition(previous, now, 'PodScheduled', true),
+    // Conditions others own (readiness gates' among them) are theirs to set: the kubelet keeps them as they are.
+    ...(previous ?? []).filter((c) => !KUBELET_CONDITIONS.has(c.type)),
   ];
   const podIP = runtime?.sandbox.state === 'ready' ? runtime.sandbox.ip : undefined;
   return {
