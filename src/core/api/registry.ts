@@ -2,6 +2,7 @@
 import { apiVersionOf, type KindDefinition } from './kind.js';
 import { namespaceKind } from './namespace.js';
 import { deploymentKind } from './deployment.js';
+import { cronJobKind } from './cronjob.js';
 import { dnsKind } from './dns.js';
 import { endpointsKind } from './endpoints.js';
 import { endpointSliceKind } from './endpointslice.js';
@@ -10,6 +11,7 @@ import { functionKind } from './function.js';
 import { functionVersionKind } from './function-version.js';
 import { gpuJobKind } from './gpujob.js';
 import { horizontalPodAutoscalerKind } from './horizontalpodautoscaler.js';
+import { jobKind } from './job.js';
 import { leaseKind } from './lease.js';
 import { nodeKind } from './node.js';
 import { podKind } from './pod.js';
@@ -46,6 +48,8 @@ export const kinds: readonly KindDefinition[] = [
   roleBindingKind,
   clusterRoleBindingKind,
   leaseKind,
+  jobKind,
+  cronJobKind,
 ];
 
 /** Finds a kind by what a user types: kind, plural, singular or short name (case-insensitive), optionally `name.group`. */

@@ -62,6 +62,11 @@ export interface FakeNodeHostOptions {
   requestConcurrency?: number;
   /** How a node gets its credential; by default it joins with the token (or reuses the one kept). Unit tests pass their own. */
   obtainCredential?: (name: string, signal: AbortSignal) => Promise<NodeCredential>;
+  /**
+   * Pods that run to completion (kwok's stages, for Job benches): once a pod's containers run,
+   * they exit with `exitCode` after `afterMs`. Undefined (the default, or for a pod): run forever.
+   */
+  completion?: (pod: Pod) => { afterMs: number; exitCode: number } | undefined;
   now?: () => Date;
   log?: (message: string) => void;
 }
@@ -184,6 +189,25 @@ export class FakeNodeHost {
       if (hosted(pod) || tracked.has(objectKey(pod))) queue.add(objectKey(pod));
     };
     informer.addHandlers({ onAdd: enqueue, onUpdate: (_old, pod) => enqueue(pod), onDelete: enqueue });
+    /** Pods whose containers were set to finish (option `completion`), by uid. */
+    const finishing = new Set<string>();
+    const finishLater = (node: FakeNode, pod: Pod, key: string) => {
+      const plan = this.#o.completion?.(pod);
+      const uid = pod.metadata.uid!;
+      if (!plan || finishing.has(uid) || pod.status?.phase !== 'Running') return;
+      finishing.add(uid);
+      const timer = setTimeout(() => {
+        for (const c of pod.spec.containers) {
+          try {
+            node.provider.exitContainer(uid, c.name, { exitCode: plan.exitCode });
+          } catch {
+            // Already gone or stopped: nothing to finish.
+          }
+        }
+        queue.add(key);
+      }, plan.afterMs);
+      timer.unref();
+    };
 
     const reconcile = async (key: string) => {
       const pod = informer.get(key);
@@ -198,6 +222,7 @@ export class FakeNodeHost {
       if (!pod || !node) return;
       tracked.set(key, { uid: pod.metadata.uid!, node: node.name });
       const result = await node.sync.sync(pod);
+      finishLater(node, pod, key);
       if (result.requeueAt !== undefined && !stop.signal.aborted) queue.addAfter(key, result.requeueAt - Date.now());
     };
 
