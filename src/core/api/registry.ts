@@ -1,6 +1,7 @@
 // The kind registry: every API kind, one line each, and lookups by name, path and apiVersion.
 import { apiVersionOf, type KindDefinition } from './kind.js';
 import { namespaceKind } from './namespace.js';
+import { daemonSetKind } from './daemonset.js';
 import { deploymentKind } from './deployment.js';
 import { dnsKind } from './dns.js';
 import { endpointsKind } from './endpoints.js';
@@ -13,6 +14,7 @@ import { horizontalPodAutoscalerKind } from './horizontalpodautoscaler.js';
 import { leaseKind } from './lease.js';
 import { nodeKind } from './node.js';
 import { podKind } from './pod.js';
+import { podDisruptionBudgetKind } from './poddisruptionbudget.js';
 import { clusterRoleBindingKind, clusterRoleKind, roleBindingKind, roleKind } from './rbac.js';
 import { replicaSetKind } from './replicaset.js';
 import { secretKind } from './secret.js';
@@ -44,6 +46,8 @@ export const kinds: readonly KindDefinition[] = [
   roleBindingKind,
   clusterRoleBindingKind,
   leaseKind,
+  daemonSetKind,
+  podDisruptionBudgetKind,
 ];
 
 /** Finds a kind by what a user types: kind, plural, singular or short name (case-insensitive), optionally `name.group`. */
