@@ -53,6 +53,7 @@ import { NamespaceReconciler } from './reconcilers/namespace.js';
 import { NodeLifecycleReconciler } from './reconcilers/node-lifecycle.js';
 import { ReplicaSetController } from './reconcilers/replicaset.js';
 import { DaemonSetController } from './reconcilers/daemonset.js';
+import { DisruptionController } from './reconcilers/disruption.js';
 import { startManagedRegistry } from './registry/managed-registry.js';
 import { registryNamesForEngine, trustRegistryForEngine } from './registry/registry-trust.js';
 import { Scheduler } from './scheduler/scheduler.js';
@@ -279,6 +280,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       new ReplicaSetController({ client: clientFor('replicaset-controller'), informers, log }).start(reconcilerSignal),
       new DeploymentController({ client: clientFor('deployment-controller'), informers, log }).start(reconcilerSignal),
       new DaemonSetController({ client: clientFor('daemon-set-controller'), informers, log }).start(reconcilerSignal),
+      new DisruptionController({ client: clientFor('disruption-controller'), informers, log }).start(reconcilerSignal),
       // Samples come from the kubelets of the pods' nodes, as the metrics API's do (with the master's kubelet client credential).
       new HorizontalPodAutoscalerController({
         client: clientFor('horizontal-pod-autoscaler'),
