@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Deployment } from '../core/api/deployment.js';
 import type { ReplicaSet } from '../core/api/replicaset.js';
-import { formatHistory, formatRevision, parseTimeout, rolloutStatusMessage, templateForUndo, undoTarget } from './rollout.js';
+import type { DaemonSet } from '../core/api/daemonset.js';
+import { daemonSetRolloutStatusMessage, formatHistory, formatRevision, parseTimeout, rolloutStatusMessage, templateForUndo, undoTarget } from './rollout.js';
 
 const deploy = (generation: number, status: Deployment['status']): Deployment =>
   ({
@@ -86,4 +87,30 @@ describe('history and undo', () => {
     assert.equal(parseTimeout('2m'), 120);
     assert.throws(() => parseTimeout('soon'), /--timeout/);
   });
+});
+
+describe('daemonSetRolloutStatusMessage', () => {
+  const ds = (generation: number, status: Record<string, number>) => ({ metadata: { name: 'agent', generation }, status }) as unknown as DaemonSet;
+  const cases: [string, DaemonSet, boolean, string][] = [
+    ['a spec not yet seen', ds(2, { observedGeneration: 1 }), false, 'Waiting for daemon set spec update to be observed...'],
+    [
+      'pods still to update',
+      ds(2, { observedGeneration: 2, desiredNumberScheduled: 3, updatedNumberScheduled: 1 }),
+      false,
+      'Waiting for daemon set "agent" rollout to finish: 1 out of 3 new pods have been updated...',
+    ],
+    [
+      'updated pods not yet available',
+      ds(2, { observedGeneration: 2, desiredNumberScheduled: 3, updatedNumberScheduled: 3, numberAvailable: 2 }),
+      false,
+      'Waiting for daemon set "agent" rollout to finish: 2 of 3 updated pods are available...',
+    ],
+    [
+      'done',
+      ds(2, { observedGeneration: 2, desiredNumberScheduled: 3, updatedNumberScheduled: 3, numberAvailable: 3 }),
+      true,
+      'daemon set "agent" successfully rolled out',
+    ],
+  ];
+  for (const [name, d, done, message] of cases) it(name, () => assert.deepEqual(daemonSetRolloutStatusMessage(d), { done, message }));
 });

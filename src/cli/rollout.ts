@@ -1,5 +1,6 @@
 // `minik8s rollout status|history|undo|pause|resume deploy/NAME`: follow and steer Deployment rollouts, as kubectl rollout.
 import { stringify } from 'yaml';
+import { daemonSetKind, type DaemonSet } from '../core/api/daemonset.js';
 import { deploymentKind, type Deployment } from '../core/api/deployment.js';
 import type { PodTemplateSpec } from '../core/api/pod.js';
 import { replicaSetKind, type ReplicaSet } from '../core/api/replicaset.js';
@@ -33,6 +34,27 @@ export function rolloutTarget(resources: readonly string[]): string {
   const { def, name } = targets[0]!;
   if (def.kind !== 'Deployment') throw new CliError(`no rollout for ${def.resource}: only deployments have rollouts`);
   return name;
+}
+
+/** `rollout status ds/NAME`: the DaemonSet named, or undefined when the target is something else. */
+export function daemonSetRolloutTarget(resources: readonly string[]): string | undefined {
+  const targets = parseResourceArgs(resources).targets.flatMap((t) => t.names.map((name) => ({ def: t.def, name })));
+  return targets.length === 1 && targets[0]!.def.kind === 'DaemonSet' ? targets[0]!.name : undefined;
+}
+
+/** What `rollout status` says about a DaemonSet now, as kubectl's DaemonSetStatusViewer. */
+export function daemonSetRolloutStatusMessage(ds: DaemonSet): { done: boolean; message: string } {
+  const name = ds.metadata.name;
+  const s = ds.status ?? {};
+  if ((ds.metadata.generation ?? 0) > (s.observedGeneration ?? 0)) return { done: false, message: 'Waiting for daemon set spec update to be observed...' };
+  const desired = s.desiredNumberScheduled ?? 0;
+  const updated = s.updatedNumberScheduled ?? 0;
+  if (updated < desired)
+    return { done: false, message: `Waiting for daemon set "${name}" rollout to finish: ${updated} out of ${desired} new pods have been updated...` };
+  const available = s.numberAvailable ?? 0;
+  if (available < desired)
+    return { done: false, message: `Waiting for daemon set "${name}" rollout to finish: ${available} of ${desired} updated pods are available...` };
+  return { done: true, message: `daemon set "${name}" successfully rolled out` };
 }
 
 /**
@@ -133,6 +155,8 @@ export async function runRollout(ctx: CliContext, args: RolloutArgs): Promise<nu
   if (!args.command) throw new CliError(`rollout needs a command: ${ROLLOUT_COMMANDS.join(', ')}`);
   if (!(ROLLOUT_COMMANDS as readonly string[]).includes(args.command))
     throw new CliError(`unknown rollout command "${args.command}": use one of ${ROLLOUT_COMMANDS.join(', ')}`);
+  const daemonSet = args.command === 'status' ? daemonSetRolloutTarget(args.resources) : undefined;
+  if (daemonSet !== undefined) return daemonSetRolloutStatus(ctx, args, daemonSet);
   const name = rolloutTarget(args.resources);
   const client = ctx.client();
   const path = kindObjectPath(deploymentKind, name, ctx.namespace);
@@ -189,5 +213,25 @@ export async function runRollout(ctx: CliContext, args: RolloutArgs): Promise<nu
       ctx.out(`deployment.apps/${name} ${pause ? 'paused' : 'resumed'}\n`);
       return 0;
     }
+  }
+}
+
+async function daemonSetRolloutStatus(ctx: CliContext, args: RolloutArgs, name: string): Promise<number> {
+  const client = ctx.client();
+  const path = kindObjectPath(daemonSetKind, name, ctx.namespace);
+  const timeout = parseTimeout(args.timeoutSeconds);
+  const deadline = timeout > 0 ? ctx.now().getTime() + timeout * 1000 : Infinity;
+  let last = '';
+  for (;;) {
+    const ds = (await client.request('GET', path)) as DaemonSet;
+    if (ds.spec.updateStrategy.type !== 'RollingUpdate') throw new CliError('rollout status is only available for RollingUpdate strategy type');
+    const state = daemonSetRolloutStatusMessage(ds);
+    if (state.message !== last) ctx.out(`${state.message}\n`);
+    last = state.message;
+    if (state.done) return 0;
+    if (args.watch === false) return 1;
+    if (ctx.signal?.aborted) return 1;
+    if (ctx.now().getTime() >= deadline) throw new CliError('timed out waiting for the condition');
+    await sleep(500, ctx.signal);
   }
 }

@@ -54,6 +54,8 @@ import { NodeLifecycleReconciler } from './reconcilers/node-lifecycle.js';
 import { ReplicaSetController } from './reconcilers/replicaset.js';
 import { JobController } from './reconcilers/job.js';
 import { CronJobController } from './reconcilers/cronjob.js';
+import { DaemonSetController } from './reconcilers/daemonset.js';
+import { DisruptionController } from './reconcilers/disruption.js';
 import { startManagedRegistry } from './registry/managed-registry.js';
 import { registerRegistryInfoRoute } from './registry/registry-info-route.js';
 import { registryNamesForEngine, trustRegistryForEngine } from './registry/registry-trust.js';
@@ -283,6 +285,8 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       new DeploymentController({ client: clientFor('deployment-controller'), informers, log }).start(reconcilerSignal),
       new JobController({ client: clientFor('job-controller'), informers, log }).start(reconcilerSignal),
       new CronJobController({ client: clientFor('cronjob-controller'), informers, log }).start(reconcilerSignal),
+      new DaemonSetController({ client: clientFor('daemon-set-controller'), informers, log }).start(reconcilerSignal),
+      new DisruptionController({ client: clientFor('disruption-controller'), informers, log }).start(reconcilerSignal),
       // Samples come from the kubelets of the pods' nodes, as the metrics API's do (with the master's kubelet client credential).
       new HorizontalPodAutoscalerController({
         client: clientFor('horizontal-pod-autoscaler'),

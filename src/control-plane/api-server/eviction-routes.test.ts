@@ -1,7 +1,8 @@
 // The eviction subresource through the API app on a memory store: graceful deletion, deleteOptions, 404, bad bodies, who may evict.
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Pod } from '../../core/api/pod.js';
+import { podDisruptionBudgetKind, type PodDisruptionBudget } from '../../core/api/poddisruptionbudget.js';
+import { podKind, type Pod } from '../../core/api/pod.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
 import { ADMIN_USER, TokenAuthenticator } from './auth.js';
 import { registerEvictionRoutes } from './eviction-routes.js';
@@ -116,5 +117,58 @@ describe('pods/eviction', () => {
       /^pods "mine" is forbidden: User "system:node:n1" cannot create resource "pods\/eviction" in API group "" in the namespace "default"/,
     );
     assert.equal((await get('mine')).body.metadata.deletionTimestamp, undefined);
+  });
+  it('a PodDisruptionBudget: one disruption taken, then 429 with the budget as the cause; two budgets answer 500', async () => {
+    const PDBS = '/apis/policy/v1/namespaces/default/poddisruptionbudgets';
+    for (const name of ['guarded-1', 'guarded-2']) {
+      await makePod(name, { nodeName: 'n1' });
+      await api.service.patch(podKind, 'default', name, { metadata: { labels: { app: 'guarded' } } });
+      await api.service.patch(
+        podKind,
+        'default',
+        name,
+        { status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } },
+        { subresource: 'status' },
+      );
+    }
+    const created = await call('POST', PDBS, {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'guard' },
+      spec: { minAvailable: 1, selector: { matchLabels: { app: 'guarded' } } },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    // What the disruption controller would write: 2 healthy, 1 needed.
+    await api.service.patch(
+      podDisruptionBudgetKind,
+      'default',
+      'guard',
+      { status: { observedGeneration: 1, currentHealthy: 2, desiredHealthy: 1, expectedPods: 2, disruptionsAllowed: 1 } },
+      { subresource: 'status' },
+    );
+
+    assert.equal((await call('POST', `${PODS}/guarded-1/eviction`, eviction('guarded-1'))).status, 201);
+    const budget = (await call('GET', `${PDBS}/guard`)).body as PodDisruptionBudget;
+    assert.equal(budget.status?.disruptionsAllowed, 0);
+    assert.ok(budget.status?.disruptedPods?.['guarded-1']);
+
+    const refused = await call('POST', `${PODS}/guarded-2/eviction`, eviction('guarded-2'));
+    assert.equal(refused.status, 429);
+    assert.equal(refused.body.message, "Cannot evict pod as it would violate the pod's disruption budget.");
+    assert.equal(refused.body.reason, 'TooManyRequests');
+    assert.deepEqual(refused.body.details.causes, [
+      { reason: 'DisruptionBudget', message: 'The disruption budget guard needs 1 healthy pods and has 2 currently' },
+    ]);
+    assert.equal((await get('guarded-2')).body.metadata.deletionTimestamp, undefined, 'a refused eviction deletes nothing');
+
+    await call('POST', PDBS, {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'guard-2' },
+      spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'guarded' } } },
+    });
+    const two = await call('POST', `${PODS}/guarded-2/eviction`, eviction('guarded-2'));
+    assert.equal(two.status, 500);
+    assert.equal(two.body.message, 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.');
   });
 });

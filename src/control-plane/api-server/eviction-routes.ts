@@ -1,7 +1,9 @@
-// POST /api/v1/namespaces/NS/pods/NAME/eviction: a policy/v1 Eviction, which deletes the pod gracefully (there are no PodDisruptionBudgets to check).
+// POST /api/v1/namespaces/NS/pods/NAME/eviction: a policy/v1 Eviction, which deletes the pod gracefully if its PodDisruptionBudget allows.
 import type { Context, Hono } from 'hono';
-import { podKind } from '../../core/api/pod.js';
-import { BadRequestError, MethodNotAllowedError } from '../../core/errors.js';
+import { podDisruptionBudgetKind, type PodDisruptionBudget } from '../../core/api/poddisruptionbudget.js';
+import { podKind, type Pod } from '../../core/api/pod.js';
+import { BadRequestError, ConflictError, InternalError, MethodNotAllowedError } from '../../core/errors.js';
+import { evictionVerdict, podsOfBudget } from '../reconcilers/disruption-plan.js';
 import type { UserInfo } from './auth.js';
 import { parseJsonObject, readRequestText, requestContentType } from './body.js';
 import type { DeleteOptions, ObjectService } from './object-service.js';
@@ -15,6 +17,41 @@ export const EVICTION_SUCCESS = { kind: 'Status', apiVersion: 'v1', metadata: {}
 
 export interface EvictionRoutesOptions {
   service: ObjectService;
+  now?: () => Date;
+}
+
+/** How often taking a disruption is retried when the budget changed under it (kube-apiserver retries on conflict too). */
+const BUDGET_ATTEMPTS = 5;
+
+/**
+ * Checks the pod against the PodDisruptionBudget covering it and, when one disruption may be
+ * taken, takes it: a status write guarded by the budget's resourceVersion, so two evictions
+ * can never both spend the last one. Throws the 429 a refusal answers with.
+ */
+async function takeDisruption(options: EvictionRoutesOptions, pod: Pod): Promise<void> {
+  const namespace = pod.metadata.namespace!;
+  for (let attempt = 1; ; attempt++) {
+    const budgets = (await options.service.list(podDisruptionBudgetKind, namespace)).items as PodDisruptionBudget[];
+    const covering = budgets.filter((b) => podsOfBudget(b, [pod]).length > 0);
+    if (covering.length === 0) return;
+    if (covering.length > 1) throw new InternalError('This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.');
+    const budget = covering[0]!;
+    const verdict = evictionVerdict(budget, pod, options.now?.() ?? new Date());
+    if (!verdict.allow) throw verdict.error;
+    if (!verdict.status) return;
+    try {
+      await options.service.replace(
+        podDisruptionBudgetKind,
+        namespace,
+        budget.metadata.name!,
+        { ...budget, status: verdict.status },
+        { subresource: 'status' },
+      );
+      return;
+    } catch (err) {
+      if (!(err instanceof ConflictError) || attempt >= BUDGET_ATTEMPTS) throw err;
+    }
+  }
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -62,8 +99,11 @@ async function evict(c: Context, options: EvictionRoutesOptions): Promise<Respon
   if (meta.namespace !== undefined && meta.namespace !== '' && meta.namespace !== namespace) {
     throw new BadRequestError('the namespace of the provided object does not match the namespace sent on the request');
   }
+  const deleteOptions = evictionDeleteOptions(body.deleteOptions);
+  const pod = (await options.service.get(podKind, namespace, name)) as Pod;
+  await takeDisruption(options, pod);
   // A pod already terminating is evicted already: delete() leaves it as it is (or shortens its grace period).
-  await options.service.delete(podKind, namespace, name, evictionDeleteOptions(body.deleteOptions));
+  await options.service.delete(podKind, namespace, name, deleteOptions);
   return c.body(JSON.stringify(EVICTION_SUCCESS), 201, { 'content-type': 'application/json' });
 }
 

@@ -1,6 +1,7 @@
 // The kind registry: every API kind, one line each, and lookups by name, path and apiVersion.
 import { apiVersionOf, type KindDefinition } from './kind.js';
 import { namespaceKind } from './namespace.js';
+import { daemonSetKind } from './daemonset.js';
 import { deploymentKind } from './deployment.js';
 import { cronJobKind } from './cronjob.js';
 import { dnsKind } from './dns.js';
@@ -16,6 +17,7 @@ import { leaseKind } from './lease.js';
 import { nodeKind } from './node.js';
 import { podKind } from './pod.js';
 import { configMapKind } from './configmap.js';
+import { podDisruptionBudgetKind } from './poddisruptionbudget.js';
 import { clusterRoleBindingKind, clusterRoleKind, roleBindingKind, roleKind } from './rbac.js';
 import { replicaSetKind } from './replicaset.js';
 import { secretKind } from './secret.js';
@@ -50,6 +52,8 @@ export const kinds: readonly KindDefinition[] = [
   leaseKind,
   jobKind,
   cronJobKind,
+  daemonSetKind,
+  podDisruptionBudgetKind,
 ];
 
 /** Finds a kind by what a user types: kind, plural, singular or short name (case-insensitive), optionally `name.group`. */

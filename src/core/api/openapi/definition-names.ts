@@ -105,6 +105,11 @@ export const NESTED_NAMES: Readonly<Record<string, Readonly<Record<string, strin
   [`${APPS}.DeploymentStatus`]: { 'conditions[]': `${APPS}.DeploymentCondition` },
   [`${APPS}.ReplicaSetSpec`]: { template: `${CORE}.PodTemplateSpec`, selector: LABEL_SELECTOR },
   [`${APPS}.ReplicaSetStatus`]: { 'conditions[]': `${APPS}.ReplicaSetCondition` },
+  [`${APPS}.DaemonSetSpec`]: { updateStrategy: `${APPS}.DaemonSetUpdateStrategy`, template: `${CORE}.PodTemplateSpec`, selector: LABEL_SELECTOR },
+  [`${APPS}.DaemonSetUpdateStrategy`]: { rollingUpdate: `${APPS}.RollingUpdateDaemonSet` },
+  [`${APPS}.DaemonSetStatus`]: { 'conditions[]': `${APPS}.DaemonSetCondition` },
+  'io.k8s.api.policy.v1.PodDisruptionBudgetSpec': { selector: LABEL_SELECTOR },
+  'io.k8s.api.policy.v1.PodDisruptionBudgetStatus': { 'conditions[]': `${META}.Condition` },
   [`${HPA}.HorizontalPodAutoscalerSpec`]: {
     scaleTargetRef: `${HPA}.CrossVersionObjectReference`,
     'metrics[]': `${HPA}.MetricSpec`,
