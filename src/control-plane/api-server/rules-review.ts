@@ -55,6 +55,8 @@ const SPECIAL: readonly Candidate[] = [
   { group: 'authentication.k8s.io', resource: 'tokenreviews', namespaced: false, verbs: ['create'] },
   { group: 'authorization.k8s.io', resource: 'selfsubjectaccessreviews', namespaced: false, verbs: ['create'] },
   { group: 'authorization.k8s.io', resource: 'selfsubjectrulesreviews', namespaced: false, verbs: ['create'] },
+  { group: 'authorization.k8s.io', resource: 'subjectaccessreviews', namespaced: false, verbs: ['create'] },
+  { group: 'authorization.k8s.io', resource: 'localsubjectaccessreviews', namespaced: true, verbs: ['create'] },
 ];
 
 /** Every resource and subresource the API serves, with their verbs. */
