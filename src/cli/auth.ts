@@ -1,5 +1,6 @@
 // `minik8s auth can-i VERB RESOURCE[/NAME]`: asks the server with a SelfSubjectAccessReview and prints yes or no, as kubectl auth can-i does.
 import { kindByName } from '../core/api/registry.js';
+import { CliError } from './cli-error.js';
 import type { CliContext } from './context.js';
 
 export interface CanIArgs {
@@ -10,6 +11,10 @@ export interface CanIArgs {
   subresource?: string;
   allNamespaces?: boolean;
   quiet?: boolean;
+  /** Ask as this user (Impersonate-User), which needs the impersonate verb. */
+  as?: string;
+  /** And these groups (Impersonate-Group). */
+  asGroups?: readonly string[];
 }
 
 interface ReviewStatus {
@@ -45,10 +50,18 @@ export function reviewSpec(args: CanIArgs, namespace: string, warn: (text: strin
   return { resourceAttributes: attributes };
 }
 
+/** Impersonation headers for --as and --as-group; groups alone are refused as kubectl refuses them. */
+export function impersonationHeaders(as: string | undefined, groups: readonly string[] = []): Record<string, string> {
+  if (!as && groups.length > 0) throw new CliError('requesting groups without impersonating a user: give --as USER with --as-group');
+  if (!as) return {};
+  return { 'impersonate-user': as, ...(groups.length > 0 ? { 'impersonate-group': groups.join(', ') } : {}) };
+}
+
 export async function runCanI(ctx: CliContext, args: CanIArgs): Promise<number> {
   const spec = reviewSpec(args, ctx.namespace, ctx.err);
   const review = (await ctx.client().request('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
     body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec },
+    headers: impersonationHeaders(args.as, args.asGroups),
   })) as { status?: ReviewStatus };
   const status = review?.status ?? {};
   if (!args.quiet) {

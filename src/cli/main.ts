@@ -28,6 +28,7 @@ import { tokenCommand } from './commands/token.js';
 import { topCommand } from './commands/top.js';
 import { versionCommand } from './commands/version.js';
 import { kubeconfigCommand } from './commands/kubeconfig.js';
+import { certificateCommand } from './commands/certificate.js';
 import { workflowCommand } from './commands/workflow.js';
 import { annotateCommand, labelCommand } from './commands/label.js';
 import { patchCommand } from './commands/patch.js';
@@ -72,6 +73,7 @@ export const COMMAND_MODULES: readonly CliCommand[] = [
   gpujobCommand,
   versionCommand,
   kubeconfigCommand,
+  certificateCommand,
   apiResourcesCommand,
   explainCommand,
   labelCommand,

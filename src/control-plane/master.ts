@@ -21,6 +21,9 @@ import { storePodBinder } from './api-server/pod-binding.js';
 import { ServiceAllocator } from './api-server/service-allocator.js';
 import { registerTokenReviewRoutes } from './api-server/token-review-routes.js';
 import { registerAccessReviewRoutes } from './api-server/access-review-routes.js';
+import { ensureBootstrapPolicy } from './rbac/bootstrap-policy.js';
+import { ClusterRoleAggregation } from './rbac/cluster-role-aggregation.js';
+import { feedRbacIndex } from './rbac/rbac-informers.js';
 import type { MasterConfig } from './master-config.js';
 import { startManagedEtcd } from './etcd/managed-etcd.js';
 import { readEtcdTLS } from './master/open-store.js';
@@ -173,6 +176,9 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     const clientFor = (name: string) => new LocalClient(service.forClient(name));
     // One informer per resource and scope for every component of the master (the API server's namespace cache included).
     const informers = new InformerFactory({ client: clientFor('shared-informers'), log });
+    // RBAC's roles and bindings, kept current by the shared informers: the authorizer's last link.
+    const rbac = feedRbacIndex(informers);
+    await ensureBootstrapPolicy({ service, log });
     // Before the API serves, so that no create is half-way: records for services stored without them.
     for (const note of await serviceAllocator.repair()) log(`service allocations: ${note}`);
     const nodes = await startNodeAccess({
@@ -214,6 +220,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       service,
       informers,
       authenticator,
+      rbac: rbac.index,
       address: config.address,
       port: config.port,
       // A master on loopback has all its nodes on this machine: 127.0.0.1 is their true address, shared by all of them.
@@ -237,7 +244,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
             ...(tls ? { signKubeletCsr: (nodeName: string, csr: string) => signKubeletCsr(tls.ca, nodeName, csr) } : {}),
           }),
         (app) => registerTokenReviewRoutes(app, { authenticator }),
-        (app) => registerAccessReviewRoutes(app),
+        (app) => registerAccessReviewRoutes(app, { rbac: rbac.index }),
         (app) => registerBindingRoutes(app, { service }),
         (app) => registerEvictionRoutes(app, { service }),
         (app) => registerScaleRoutes(app, { service }),
@@ -299,6 +306,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
         log,
       }).start(reconcilerSignal),
       new GarbageCollector({ client: clientFor('garbage-collector'), informers, log }).start(reconcilerSignal),
+      new ClusterRoleAggregation({ client: clientFor('clusterrole-aggregation-controller'), informers, log }).start(reconcilerSignal),
       // Functions: versions built into images by the image factory (on the master's Docker), run as ReplicaSets behind the activator.
       new FunctionController({
         client: clientFor('function-controller'),

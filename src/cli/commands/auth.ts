@@ -12,7 +12,9 @@ const canI: LeafCommand = {
       .positional('name', { type: 'string', describe: 'the object name' })
       .option('A', { alias: 'all-namespaces', type: 'boolean', describe: 'ask about every namespace' })
       .option('subresource', { type: 'string', requiresArg: true, describe: 'a subresource, e.g. log or scale' })
-      .option('q', { alias: 'quiet', type: 'boolean', describe: 'print nothing; the exit code answers' }),
+      .option('q', { alias: 'quiet', type: 'boolean', describe: 'print nothing; the exit code answers' })
+      .option('as', { type: 'string', requiresArg: true, describe: 'ask as this user (needs the impersonate verb)' })
+      .option('as-group', { type: 'string', array: true, requiresArg: true, describe: 'and as this group (repeatable)' }),
   run: async (ctx, a) =>
     (await import('../auth.js')).runCanI(ctx, {
       verb: String(a.verb),
@@ -21,6 +23,8 @@ const canI: LeafCommand = {
       subresource: str(a.subresource),
       allNamespaces: Boolean(a.A),
       quiet: Boolean(a.q),
+      as: str(a.as),
+      asGroups: ((a['as-group'] as unknown[] | undefined) ?? []).map(String),
     }),
 };
 

@@ -1,14 +1,18 @@
-// POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews (may I do this?) and selfsubjectrulesreviews (what may I do here?): the caller's own questions, answered by the same authorize() that judges its requests (kubectl auth can-i, can-i --list).
+// POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews (may I do this?), selfsubjectrulesreviews (what may I do here?) and subjectaccessreviews (may this user do this?, for those allowed to ask): answered by the same authorize() chain that judges requests (kubectl auth can-i, can-i --list).
 import type { Context, Hono } from 'hono';
 import { BadRequestError } from '../../core/errors.js';
 import type { UserInfo } from './auth.js';
 import { authorize, type RequestAttributes } from './authorization.js';
 import { parseJsonObject, readRequestText, requestContentType } from './body.js';
 import { rulesReview } from './rules-review.js';
+import type { RbacIndex } from '../rbac/rbac-authorizer.js';
+import { rbacChain, rbacUser } from '../rbac/rbac-chain.js';
 
 export const ACCESS_REVIEW_API_VERSION = 'authorization.k8s.io/v1';
 export const SELF_ACCESS_REVIEW_PATH = `/apis/${ACCESS_REVIEW_API_VERSION}/selfsubjectaccessreviews`;
 export const SELF_RULES_REVIEW_PATH = `/apis/${ACCESS_REVIEW_API_VERSION}/selfsubjectrulesreviews`;
+export const SUBJECT_ACCESS_REVIEW_PATH = `/apis/${ACCESS_REVIEW_API_VERSION}/subjectaccessreviews`;
+export const LOCAL_SUBJECT_ACCESS_REVIEW_PATH = `/apis/${ACCESS_REVIEW_API_VERSION}/namespaces/:namespace/localsubjectaccessreviews`;
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -68,11 +72,45 @@ async function reviewBody(c: Context, kind: string): Promise<Record<string, unkn
   return body;
 }
 
-/** Registered after authentication and authorization (every user but join-token holders gets this far). */
-export function registerAccessReviewRoutes<E extends { Variables: { user: UserInfo } }>(app: Hono<E>): void {
+/** The user a SubjectAccessReview asks about: spec.user and spec.groups (at least one of them). */
+function reviewedUser(spec: unknown): UserInfo {
+  const s = isObject(spec) ? spec : {};
+  const name = optionalString(s, 'user', 'spec') ?? '';
+  const groups = s.groups ?? [];
+  if (!Array.isArray(groups) || groups.some((g) => typeof g !== 'string')) throw new BadRequestError('spec.groups must be a list of strings');
+  if (!name && groups.length === 0) throw new BadRequestError('spec.user: Invalid value: "": at least one of user or group must be specified');
+  return { name, groups: groups as string[] };
+}
+
+export interface AccessReviewRoutesOptions {
+  /** The cluster's RBAC (the master's index): reviews are answered by the Node rules and RBAC, as requests are. */
+  rbac?: RbacIndex;
+}
+
+/** Registered after authentication and authorization (every user but join-token holders gets this far; SubjectAccessReviews only those allowed to create them). */
+export function registerAccessReviewRoutes<E extends { Variables: { user: UserInfo } }>(app: Hono<E>, options: AccessReviewRoutesOptions = {}): void {
+  const rbac = options.rbac ? rbacChain(options.rbac) : undefined;
+  const subjectReview = (kind: string) => async (c: Context) => {
+    const body = await reviewBody(c, kind);
+    const attrs = reviewAttributes(body.spec);
+    const namespace = c.req.param('namespace');
+    if (namespace !== undefined && attrs.resource?.namespace !== namespace) {
+      throw new BadRequestError(
+        `spec.resourceAttributes.namespace: Invalid value: ${JSON.stringify(attrs.resource?.namespace ?? '')}: must match metadata.namespace`,
+      );
+    }
+    const decision = authorize(reviewedUser(body.spec), attrs, rbac);
+    const status = decision.allowed ? { allowed: true } : { allowed: false, ...(decision.reason ? { reason: decision.reason } : {}) };
+    const metadata = { creationTimestamp: null, ...(namespace !== undefined ? { namespace } : {}) };
+    return c.body(JSON.stringify({ apiVersion: ACCESS_REVIEW_API_VERSION, kind, metadata, spec: body.spec, status }), 201, {
+      'content-type': 'application/json',
+    });
+  };
+  app.post(SUBJECT_ACCESS_REVIEW_PATH, subjectReview('SubjectAccessReview'));
+  app.post(LOCAL_SUBJECT_ACCESS_REVIEW_PATH, subjectReview('LocalSubjectAccessReview'));
   app.post(SELF_ACCESS_REVIEW_PATH, async (c) => {
     const body = await reviewBody(c, 'SelfSubjectAccessReview');
-    const decision = authorize(c.get('user'), reviewAttributes(body.spec));
+    const decision = authorize(c.get('user'), reviewAttributes(body.spec), rbac);
     const status = decision.allowed ? { allowed: true } : { allowed: false, ...(decision.reason ? { reason: decision.reason } : {}) };
     const answer = { apiVersion: ACCESS_REVIEW_API_VERSION, kind: 'SelfSubjectAccessReview', metadata: { creationTimestamp: null }, spec: body.spec, status };
     return c.body(JSON.stringify(answer), 201, { 'content-type': 'application/json' });
@@ -88,7 +126,7 @@ export function registerAccessReviewRoutes<E extends { Variables: { user: UserIn
       kind: 'SelfSubjectRulesReview',
       metadata: { creationTimestamp: null },
       spec: { namespace },
-      status: rulesReview(c.get('user'), namespace),
+      status: rulesReview(c.get('user'), namespace, options.rbac ? (u, ns) => options.rbac!.rulesFor(rbacUser(u), ns || undefined) : undefined),
     };
     return c.body(JSON.stringify(answer), 201, { 'content-type': 'application/json' });
   });

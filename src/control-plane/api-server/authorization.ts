@@ -3,6 +3,11 @@ import { NODE_LEASE_NAMESPACE } from '../../core/api/lease.js';
 import { isTrueWord } from '../../core/api/query-bool.js';
 import type { UserInfo } from './auth.js';
 
+/** The RBAC half of the chain (src/control-plane/rbac/rbac-chain.ts adapts an RbacIndex to it); absent: Node rules and masters only. */
+export interface RbacAuthorizer {
+  authorize(user: UserInfo, attrs: RequestAttributes): Decision;
+}
+
 /** Cluster admins: everything. */
 export const MASTERS_GROUP = 'system:masters';
 /** Kubelets, with a node credential: read everything, write their own Node, their pods' status, events. */
@@ -308,10 +313,12 @@ function authorizeBootstrapper(attrs: RequestAttributes): Decision {
 }
 
 /**
- * The whole policy. A user is allowed when any of its groups allows the request; the reason of
- * the first refusal that has one explains a denial.
+ * The whole policy, as kube-apiserver's `Node,RBAC` chain: system:masters always, then the
+ * built-in rules of nodes, join tokens and GPU job tokens, then RBAC (when given). A user is
+ * allowed when any of them allows the request; the reason of the first refusal that has one
+ * explains a denial.
  */
-export function authorize(user: UserInfo, attrs: RequestAttributes): Decision {
+export function authorize(user: UserInfo, attrs: RequestAttributes, rbac?: RbacAuthorizer): Decision {
   if (user.groups.includes(MASTERS_GROUP)) return ALLOW;
   // Asking what one may do (one request, or the whole list) is every user's right (Kubernetes' system:basic-user), a join token's aside.
   if (isSelfAccessReview(attrs) && user.groups.some((g) => g !== BOOTSTRAPPERS_GROUP)) return ALLOW;
@@ -324,6 +331,7 @@ export function authorize(user: UserInfo, attrs: RequestAttributes): Decision {
   if (user.groups.includes(NODES_GROUP) && consider(authorizeNode(nodeNameOf(user), attrs))) return ALLOW;
   if (user.groups.includes(BOOTSTRAPPERS_GROUP) && consider(authorizeBootstrapper(attrs))) return ALLOW;
   if (user.groups.includes(GPUJOBS_GROUP) && consider(authorizeGpuJob(gpuJobOfUser(user), attrs))) return ALLOW;
+  if (rbac && consider(rbac.authorize(user, attrs))) return ALLOW;
   return reason === undefined ? { allowed: false } : { allowed: false, reason };
 }
 

@@ -24,11 +24,16 @@ import { BODY_TEXT_VARIABLE, readRequestText, requestContentType } from './body.
 import { applyPatch, patchTypeOf } from './patch.js';
 import { type NodeAddressPolicy, nodeRestriction } from './node-restriction.js';
 import type { ObjectService } from './object-service.js';
+import { admitRbacWrite, needsEscalationCheck } from '../rbac/escalation-admission.js';
+import type { RbacIndex } from '../rbac/rbac-authorizer.js';
+import { rbacChain } from '../rbac/rbac-chain.js';
 
 export interface AuthorizationMiddlewareOptions {
   service: ObjectService;
   /** Which node addresses node restriction accepts (default: no loopback, none shared). */
   nodeAddresses?: NodeAddressPolicy;
+  /** RBAC's roles and bindings: consulted after the Node rules, and for the escalation check of RBAC writes. */
+  rbac?: RbacIndex;
 }
 
 /** The node the stored pod is bound to, '' when unscheduled, null when there is no such pod. */
@@ -222,6 +227,7 @@ function bodyName(text: string): string | undefined {
 
 /** Runs after authentication, which sets the `user` variable on every path but the public ones. */
 export function authorizationMiddleware(options: AuthorizationMiddlewareOptions): MiddlewareHandler {
+  const rbac = options.rbac ? rbacChain(options.rbac) : undefined;
   return async (c: Context, next) => {
     const user = c.get('user') as UserInfo | undefined;
     // No user: a public path (health, version), which authentication let through unauthenticated.
@@ -248,11 +254,12 @@ export function authorizationMiddleware(options: AuthorizationMiddlewareOptions)
       const name = bodyName(text);
       if (name !== undefined) attrs.resource = { ...attrs.resource!, name };
     }
-    const decision = authorize(user, attrs);
+    const decision = authorize(user, attrs, rbac);
     if (!decision.allowed) {
       const r = attrs.resource;
       throw new ForbiddenError(forbiddenMessage(user, attrs, decision.reason), r ? { kind: r.resource, group: r.group, name: r.name } : {});
     }
+    if (options.rbac && needsEscalationCheck(user, attrs)) await admitRbacWrite(c, { index: options.rbac, service: options.service }, user, attrs);
     const nodeName = nodeNameOf(user);
     if (nodeName !== undefined && needsNodeRestriction(user, attrs)) {
       c.set(BODY_TEXT_VARIABLE, await admitNodeWrite(options, nodeName, attrs, await readRequestText(c), requestContentType(c)));

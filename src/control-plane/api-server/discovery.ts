@@ -9,10 +9,12 @@ const VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
  * their own routes, listed here so that discovery (`kubectl api-versions`, `api-resources`)
  * shows them as kube-apiserver does.
  */
-const REVIEW_RESOURCES: readonly { group: string; version: string; name: string; kind: string }[] = [
+const REVIEW_RESOURCES: readonly { group: string; version: string; name: string; kind: string; namespaced?: boolean }[] = [
   { group: 'authentication.k8s.io', version: 'v1', name: 'tokenreviews', kind: 'TokenReview' },
   { group: 'authorization.k8s.io', version: 'v1', name: 'selfsubjectaccessreviews', kind: 'SelfSubjectAccessReview' },
   { group: 'authorization.k8s.io', version: 'v1', name: 'selfsubjectrulesreviews', kind: 'SelfSubjectRulesReview' },
+  { group: 'authorization.k8s.io', version: 'v1', name: 'subjectaccessreviews', kind: 'SubjectAccessReview' },
+  { group: 'authorization.k8s.io', version: 'v1', name: 'localsubjectaccessreviews', kind: 'LocalSubjectAccessReview', namespaced: true },
 ];
 
 function groupVersions(): { group: string; version: string }[] {
@@ -47,7 +49,7 @@ export function apiResourceList(group: string, version: string): unknown {
   const defs = kinds.filter((k) => k.group === group && k.version === version);
   const reviews = REVIEW_RESOURCES.filter((r) => r.group === group && r.version === version);
   if (defs.length === 0 && reviews.length === 0) return undefined;
-  const resources: unknown[] = reviews.map((r) => ({ name: r.name, singularName: '', namespaced: false, kind: r.kind, verbs: ['create'] }));
+  const resources: unknown[] = reviews.map((r) => ({ name: r.name, singularName: '', namespaced: r.namespaced ?? false, kind: r.kind, verbs: ['create'] }));
   for (const def of defs) {
     resources.push(resourceEntry(def));
     if (def.statusSubresource) {

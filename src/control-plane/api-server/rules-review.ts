@@ -1,5 +1,6 @@
 // What a user may do in a namespace, as SelfSubjectRulesReview lists it: every resource and verb the cluster serves, put to authorize() itself, so the list cannot drift from the policy.
 import { kinds } from '../../core/api/registry.js';
+import type { PolicyRule } from '../../core/api/rbac.js';
 import type { UserInfo } from './auth.js';
 import {
   authorize,
@@ -54,6 +55,8 @@ const SPECIAL: readonly Candidate[] = [
   { group: 'authentication.k8s.io', resource: 'tokenreviews', namespaced: false, verbs: ['create'] },
   { group: 'authorization.k8s.io', resource: 'selfsubjectaccessreviews', namespaced: false, verbs: ['create'] },
   { group: 'authorization.k8s.io', resource: 'selfsubjectrulesreviews', namespaced: false, verbs: ['create'] },
+  { group: 'authorization.k8s.io', resource: 'subjectaccessreviews', namespaced: false, verbs: ['create'] },
+  { group: 'authorization.k8s.io', resource: 'localsubjectaccessreviews', namespaced: true, verbs: ['create'] },
 ];
 
 /** Every resource and subresource the API serves, with their verbs. */
@@ -91,7 +94,7 @@ function attributes(c: Candidate, verb: string, namespace: string, name: string 
  * Rules that depend on stored objects (a pod bound to the node, a Secret its pods use) cannot be
  * listed; the review then says it is incomplete, as Kubernetes' node authorizer does.
  */
-export function rulesReview(user: UserInfo, namespace: string): RulesReviewStatus {
+export function rulesReview(user: UserInfo, namespace: string, rbacRules?: (user: UserInfo, namespace: string) => PolicyRule[]): RulesReviewStatus {
   if (user.groups.includes(MASTERS_GROUP)) {
     return {
       resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }],
@@ -119,6 +122,20 @@ export function rulesReview(user: UserInfo, namespace: string): RulesReviewStatu
   // Discovery: judged for one path, since the policy treats every non-resource path alike.
   if (authorize(user, { verb: 'get', path: '/api' }).allowed) nonResourceRules.unshift({ verbs: ['get'], nonResourceURLs: ['*'] });
   const conditional = nodeNameOf(user) !== undefined || gpuJobOfUser(user) !== undefined;
+  // RBAC's rules as its roles state them (names and wildcards kept), after the built-in ones.
+  const granted = rbacRules?.(user, namespace) ?? [];
+  for (const rule of granted) {
+    if (rule.nonResourceURLs?.length) nonResourceRules.push({ verbs: [...rule.verbs], nonResourceURLs: [...rule.nonResourceURLs] });
+    if (rule.resources?.length) {
+      const key = `rbac\0${JSON.stringify(rule)}`;
+      rules.set(key, {
+        verbs: [...rule.verbs],
+        apiGroups: [...(rule.apiGroups ?? [])],
+        resources: [...rule.resources],
+        ...(rule.resourceNames?.length ? { resourceNames: [...rule.resourceNames] } : {}),
+      });
+    }
+  }
   return {
     resourceRules: [...rules.values()],
     nonResourceRules,

@@ -370,7 +370,7 @@ describe('API server', () => {
     const authz = await h.call('GET', '/apis/authorization.k8s.io/v1');
     assert.deepEqual(
       authz.body.resources.map((r) => `${r.name} ${r.verbs.join(',')}`),
-      ['selfsubjectaccessreviews create', 'selfsubjectrulesreviews create'],
+      ['selfsubjectaccessreviews create', 'selfsubjectrulesreviews create', 'subjectaccessreviews create', 'localsubjectaccessreviews create'],
     );
   });
 

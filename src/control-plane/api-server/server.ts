@@ -14,6 +14,9 @@ import { versionInfo } from '../../core/version.js';
 import { auditMiddleware, type AuditSink } from './audit-log.js';
 import { type Authenticator, type UserInfo, userFromCertificate } from './auth.js';
 import { authorizationMiddleware } from './authorize-request.js';
+import { impersonationMiddleware } from './impersonation.js';
+import type { RbacIndex } from '../rbac/rbac-authorizer.js';
+import { rbacChain } from '../rbac/rbac-chain.js';
 import type { NodeAddressPolicy } from './node-restriction.js';
 import { apiGroupList, apiResourceList, coreVersions } from './discovery.js';
 import { DEFAULT_MAX_MUTATING_REQUESTS_IN_FLIGHT, DEFAULT_MAX_REQUESTS_IN_FLIGHT, maxInFlightMiddleware } from './max-in-flight.js';
@@ -52,6 +55,8 @@ export interface ApiAppOptions {
   nodeAddresses?: NodeAddressPolicy;
   /** The cluster CA (PEM), served to anyone at GET /cacerts: workers check it against their pinned join token. */
   caPem?: string;
+  /** RBAC's roles and bindings (the master's, fed by its informers): the chain's last link and the escalation check. Absent: Node rules and masters only. */
+  rbac?: RbacIndex;
 }
 
 export interface ApiApp {
@@ -112,6 +117,8 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
     c.set('user', user);
     return next();
   });
+  const rbac = options.rbac ? rbacChain(options.rbac) : undefined;
+  app.use('*', impersonationMiddleware({ rbac }));
   // Counted into the service's counters, where its client views count the in-process controllers' calls.
   app.use('*', requestCountingMiddleware(service.requests));
   // After counting, so that the 429s are counted as kube-apiserver counts them.
@@ -122,7 +129,7 @@ export function createApiApp(options: ApiAppOptions): ApiApp {
       maxMutatingRequestsInFlight: options.maxMutatingRequestsInFlight ?? DEFAULT_MAX_MUTATING_REQUESTS_IN_FLIGHT,
     }),
   );
-  app.use('*', authorizationMiddleware({ service, nodeAddresses: options.nodeAddresses }));
+  app.use('*', authorizationMiddleware({ service, nodeAddresses: options.nodeAddresses, rbac: options.rbac }));
   app.get(METRICS_PATH, (c) => metricsResponse(c, service.requests));
 
   for (const routes of options.routes ?? []) routes(app, { service });

@@ -6,6 +6,8 @@ import { MASTERS_GROUP } from '../api-server/authorization.js';
 const API_VERSION = `${RBAC_GROUP}/v1`;
 /** Marks what the master made and keeps (Kubernetes' label for its bootstrap policy). */
 export const BOOTSTRAP_LABEL = 'kubernetes.io/bootstrapping';
+/** Roles and bindings so annotated get missing rules and subjects back at each master start (Kubernetes' reconciliation of its bootstrap policy). */
+export const AUTOUPDATE_ANNOTATION = 'rbac.authorization.kubernetes.io/autoupdate';
 export const AGGREGATE_TO = (role: 'admin' | 'edit' | 'view') => `rbac.authorization.k8s.io/aggregate-to-${role}`;
 
 const READ = ['get', 'list', 'watch'];
@@ -54,7 +56,7 @@ function clusterRole(name: string, labels: Record<string, string>, rules: readon
   return {
     apiVersion: API_VERSION,
     kind: 'ClusterRole',
-    metadata: { name, labels: { [BOOTSTRAP_LABEL]: 'rbac-defaults', ...labels } },
+    metadata: { name, labels: { [BOOTSTRAP_LABEL]: 'rbac-defaults', ...labels }, annotations: { [AUTOUPDATE_ANNOTATION]: 'true' } },
     rules: [...rules],
     ...(aggregateFrom ? { aggregationRule: { clusterRoleSelectors: [{ matchLabels: { [aggregateFrom]: 'true' } }] } } : {}),
   } as ClusterRole;
@@ -73,19 +75,78 @@ export function defaultClusterRoles(): ClusterRole[] {
     clusterRole('system:aggregate-to-admin', { [AGGREGATE_TO('admin')]: 'true' }, ADMINISTRABLE),
     clusterRole('system:aggregate-to-edit', { [AGGREGATE_TO('admin')]: 'true', [AGGREGATE_TO('edit')]: 'true' }, EDITABLE),
     clusterRole('system:aggregate-to-view', { [AGGREGATE_TO('admin')]: 'true', [AGGREGATE_TO('edit')]: 'true', [AGGREGATE_TO('view')]: 'true' }, VIEWABLE),
+    ...systemClusterRoles(),
   ];
 }
 
-/** cluster-admin for the masters group, as Kubernetes binds it. */
+/** Paths anyone may read, signed in or not. */
+const PUBLIC_INFO = ['/healthz', '/livez', '/readyz', '/version', '/version/'];
+
+/**
+ * Every user's rights (asking what it may do, discovery, health) and the roles of the cluster's
+ * components, named as Kubernetes names them. Our scheduler, controllers and activator run inside
+ * the master on its in-process client, so no request of theirs reaches the authorizer today; the
+ * roles say what each needs, so a component moved out of the process gets no more than that.
+ */
+function systemClusterRoles(): ClusterRole[] {
+  return [
+    clusterRole('system:basic-user', {}, [
+      { apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'], verbs: ['create'] },
+    ]),
+    clusterRole('system:discovery', {}, [
+      { nonResourceURLs: ['/api', '/api/*', '/apis', '/apis/*', '/openapi', '/openapi/*', ...PUBLIC_INFO], verbs: ['get'] },
+    ]),
+    clusterRole('system:public-info-viewer', {}, [{ nonResourceURLs: PUBLIC_INFO, verbs: ['get'] }]),
+    clusterRole('system:kube-scheduler', {}, [
+      { apiGroups: [''], resources: ['pods', 'nodes', 'namespaces', 'services', 'persistentvolumeclaims'], verbs: READ },
+      { apiGroups: [''], resources: ['pods/binding', 'bindings'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['pods/status'], verbs: ['patch', 'update'] },
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch', 'update'] },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create', 'get', 'update'] },
+    ]),
+    clusterRole('system:kube-controller-manager', {}, [
+      { apiGroups: ['*'], resources: ['*'], verbs: READ },
+      { apiGroups: ['', 'apps', 'autoscaling', 'discovery.k8s.io', 'minik8s.io'], resources: ['*'], verbs: WRITE },
+      { apiGroups: [RBAC_GROUP], resources: ['clusterroles'], verbs: ['update', 'escalate'] },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create', 'get', 'update'] },
+    ]),
+    clusterRole('system:node-proxier', {}, [
+      { apiGroups: [''], resources: ['services', 'endpoints', 'nodes'], verbs: READ },
+      { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: READ },
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch', 'update'] },
+    ]),
+    clusterRole('minik8s:activator', {}, [
+      { apiGroups: ['minik8s.io'], resources: ['functions', 'functionversions', 'workflows'], verbs: READ },
+      { apiGroups: ['apps'], resources: ['replicasets', 'replicasets/scale'], verbs: [...READ, 'patch', 'update'] },
+      { apiGroups: [''], resources: ['pods', 'endpoints', 'services'], verbs: READ },
+    ]),
+  ];
+}
+
+function clusterRoleBinding(name: string, role: string, subjects: { kind: 'User' | 'Group'; name: string }[]): ClusterRoleBinding {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'ClusterRoleBinding',
+    metadata: { name, labels: { [BOOTSTRAP_LABEL]: 'rbac-defaults' }, annotations: { [AUTOUPDATE_ANNOTATION]: 'true' } },
+    subjects: subjects.map((s) => ({ ...s, apiGroup: RBAC_GROUP })),
+    roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name: role },
+  } as ClusterRoleBinding;
+}
+
+/** cluster-admin for the masters group, every user's basics, and each component's role for its user, as Kubernetes binds them. */
 export function defaultClusterRoleBindings(): ClusterRoleBinding[] {
   return [
-    {
-      apiVersion: API_VERSION,
-      kind: 'ClusterRoleBinding',
-      metadata: { name: 'cluster-admin', labels: { [BOOTSTRAP_LABEL]: 'rbac-defaults' } },
-      subjects: [{ kind: 'Group', apiGroup: RBAC_GROUP, name: MASTERS_GROUP }],
-      roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name: 'cluster-admin' },
-    } as ClusterRoleBinding,
+    clusterRoleBinding('cluster-admin', 'cluster-admin', [{ kind: 'Group', name: MASTERS_GROUP }]),
+    clusterRoleBinding('system:basic-user', 'system:basic-user', [{ kind: 'Group', name: 'system:authenticated' }]),
+    clusterRoleBinding('system:discovery', 'system:discovery', [{ kind: 'Group', name: 'system:authenticated' }]),
+    clusterRoleBinding('system:public-info-viewer', 'system:public-info-viewer', [
+      { kind: 'Group', name: 'system:authenticated' },
+      { kind: 'Group', name: 'system:unauthenticated' },
+    ]),
+    clusterRoleBinding('system:kube-scheduler', 'system:kube-scheduler', [{ kind: 'User', name: 'system:kube-scheduler' }]),
+    clusterRoleBinding('system:kube-controller-manager', 'system:kube-controller-manager', [{ kind: 'User', name: 'system:kube-controller-manager' }]),
+    clusterRoleBinding('system:node-proxier', 'system:node-proxier', [{ kind: 'User', name: 'system:kube-proxy' }]),
+    clusterRoleBinding('minik8s:activator', 'minik8s:activator', [{ kind: 'User', name: 'system:minik8s-activator' }]),
   ];
 }
 

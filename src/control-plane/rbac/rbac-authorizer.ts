@@ -101,6 +101,11 @@ export class RbacIndex {
     return this.#roles.get(`${binding.metadata.namespace}/${ref.name}`) ?? [];
   }
 
+  /** The rules of the role a roleRef names (a Role in `namespace`), undefined when it does not exist. */
+  roleRules(ref: { kind: string; name: string }, namespace: string | undefined): PolicyRule[] | undefined {
+    return ref.kind === 'ClusterRole' ? this.#clusterRoles.get(ref.name) : this.#roles.get(`${namespace}/${ref.name}`);
+  }
+
   /** The bindings that apply to a user for a request in `namespace` (ClusterRoleBindings always; RoleBindings of that namespace). */
   *#bindingsFor(user: RbacUser, namespace: string | undefined): Generator<Binding> {
     for (const key of userKeys(user)) {

@@ -48,6 +48,8 @@ export interface RequestOptions {
   body?: unknown;
   contentType?: string;
   signal?: AbortSignal;
+  /** Extra request headers (Impersonate-User and Impersonate-Group for `auth can-i --as`). */
+  headers?: Record<string, string>;
 }
 
 export interface VersionInfo {
@@ -266,7 +268,7 @@ export class ApiClient implements Client {
       throw new ClientError(`invalid resource name ${JSON.stringify(name)}: [may not be '${name}']`);
     }
     const url = new URL(path + queryString(options.query), this.server);
-    const headers: Record<string, string> = { accept: 'application/json' };
+    const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
     if (this.token) headers.authorization = `Bearer ${this.token}`;
     let payload: string | undefined;
     if (options.body !== undefined) {
