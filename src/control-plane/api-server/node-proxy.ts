@@ -13,9 +13,9 @@ import { apiGroupList, apiResourceList } from './discovery.js';
 import { METRICS_API_VERSION, metricsGroup, metricsList, metricsResourceList, nodeMetrics, podMetrics, type SummaryLike } from '../../core/api/metrics.js';
 import type { ObjectService } from './object-service.js';
 import { type ClientOptions, WebSocket } from 'ws';
-import { EXEC_PROTOCOLS, PORT_FORWARD_PROTOCOLS } from '../../core/api/channel-protocol.js';
+import { EXEC_PROTOCOLS, PORT_FORWARD_PROTOCOLS, V4_CHANNEL_PROTOCOL } from '../../core/api/channel-protocol.js';
 import { acceptWebSocket, upgradeOf } from '../../core/lifecycle/http-upgrades.js';
-import { kubeletStreamQuery, portForwardPorts, relayWebSockets, streamUpgrade } from './stream-proxy.js';
+import { kubeletStreamQuery, portForwardPorts, relayWebSockets, spdyPortForwardUpgrade, streamUpgrade } from './stream-proxy.js';
 
 export interface NodeProxyOptions {
   service: ObjectService;
@@ -275,6 +275,20 @@ export function registerNodeProxyRoutes<E extends { Variables: { user: UserInfo 
   app.post('/api/v1/namespaces/:namespace/pods/:name/attach', streamRoute('attach', '/attach'));
   const portForward = async (c: Context) => {
     requireGroup(c, 'portforward');
+    // kubectl's SPDY session (tunnelled in a WebSocket, or on a SPDY upgrade): its ports come in stream headers.
+    const spdy = spdyPortForwardUpgrade(c);
+    if (spdy) {
+      const { target, namespace, name } = await resolvePod(c);
+      const dial = (port: number) =>
+        dialKubeletWebSocket(
+          target,
+          `/portForward/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}?ports=${port}`,
+          V4_CHANNEL_PROTOCOL,
+          dialOptions,
+        );
+      spdy.start({ dial, podName: `${namespace}/${name}` });
+      return c.body(null, 200);
+    }
     const upgrade = streamUpgrade(c, PORT_FORWARD_PROTOCOLS);
     const ports = portForwardPorts(c);
     const { target, namespace, name } = await resolvePod(c);

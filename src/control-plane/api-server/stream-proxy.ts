@@ -4,7 +4,15 @@ import { WebSocket } from 'ws';
 import { chooseProtocol } from '../../core/api/channel-protocol.js';
 import { parseQueryBool } from '../../core/api/query-bool.js';
 import { BadRequestError } from '../../core/errors.js';
-import { upgradeOf, wantsWebSocket, type UpgradeEnv, type UpgradeHandle } from '../../core/lifecycle/http-upgrades.js';
+import { acceptWebSocket, upgradeOf, wantsWebSocket, type UpgradeEnv, type UpgradeHandle } from '../../core/lifecycle/http-upgrades.js';
+import {
+  PORT_FORWARD_STREAM_PROTOCOL,
+  SPDY_TUNNEL_PROTOCOL,
+  serveSpdyPortForward,
+  socketTransport,
+  type SpdyPortForwardOptions,
+  webSocketTransport,
+} from './spdy-port-forward.js';
 import type { IncomingMessage } from 'node:http';
 
 export interface StreamUpgrade {
@@ -80,4 +88,40 @@ export function relayWebSockets(a: WebSocket, b: WebSocket): void {
   };
   pipe(a, b);
   pipe(b, a);
+}
+
+/**
+ * kubectl port-forward's SPDY session, when the request asks for one: a WebSocket offering
+ * SPDY/3.1+portforward.k8s.io (kubectl 1.31 and later), or a plain SPDY/3.1 upgrade naming
+ * portforward.k8s.io (older kubectl, and newer ones falling back). Undefined otherwise.
+ */
+export function spdyPortForwardUpgrade(c: Context): { start(options: SpdyPortForwardOptions): void } | undefined {
+  const env = c.env as Partial<UpgradeEnv> | undefined;
+  const handle = upgradeOf(env);
+  const incoming = env?.incoming;
+  if (!handle || !incoming) return undefined;
+  if (wantsWebSocket(incoming)) {
+    if (!chooseProtocol(incoming.headers['sec-websocket-protocol'], [SPDY_TUNNEL_PROTOCOL])) return undefined;
+    return {
+      start: (options) => acceptWebSocket(incoming, handle, SPDY_TUNNEL_PROTOCOL, (ws) => serveSpdyPortForward(webSocketTransport(ws), options)),
+    };
+  }
+  if (!/^spdy\/3\.1$/i.test(incoming.headers.upgrade ?? '')) return undefined;
+  const versions = String(incoming.headers['x-stream-protocol-version'] ?? '')
+    .split(',')
+    .map((v) => v.trim());
+  if (!versions.includes(PORT_FORWARD_STREAM_PROTOCOL)) {
+    throw new BadRequestError(
+      `unable to upgrade: unable to negotiate protocol: client supports ${JSON.stringify(versions)}, server supports ["${PORT_FORWARD_STREAM_PROTOCOL}"]`,
+    );
+  }
+  return {
+    start: (options) => {
+      handle.taken = true;
+      handle.socket.write(
+        `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: ${PORT_FORWARD_STREAM_PROTOCOL}\r\n\r\n`,
+      );
+      serveSpdyPortForward(socketTransport(handle.socket, handle.head), options);
+    },
+  };
 }

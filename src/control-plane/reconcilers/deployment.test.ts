@@ -12,6 +12,7 @@ import {
   rollingStep,
   splitReplicaSets,
   statusChanged,
+  templateMatches,
   type DeploymentAction,
 } from './deployment.js';
 
@@ -107,6 +108,13 @@ describe('podTemplateHash', () => {
     assert.deepEqual(body.metadata.ownerReferences, [
       { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: D_UID, controller: true, blockOwnerDeletion: true },
     ]);
+  });
+
+  it("takes a template with Go's creationTimestamp: null (kubectl rollout undo) for the ReplicaSet's own", () => {
+    const d = deploy({ image: 'v1' });
+    (d.spec.template.metadata as Record<string, unknown>).creationTimestamp = null;
+    assert.equal(templateMatches(rs('v1', 3, 3), d), true);
+    assert.equal(templateMatches(rs('v2', 3, 3), d), false);
   });
 
   it('finds the new ReplicaSet by template, the hash label aside', () => {
@@ -227,6 +235,17 @@ describe('planDeployment', () => {
     assert.equal(cond('Available').status, 'True');
     assert.equal(cond('Progressing').reason, 'NewReplicaSetAvailable');
     assert.match(cond('Progressing').message!, /^ReplicaSet "web-[a-z0-9]+" has successfully progressed\.$/);
+  });
+
+  it("annotates the Deployment with its new ReplicaSet's revision (kubectl rollout undo patches those annotations), once", () => {
+    const inputs = { replicaSets: [rs('v1', 0, 0), rs('v2', 3, 3, { revision: 2 })], oldPodsRunning: false, now: NOW };
+    assert.equal(planDeployment(deploy(), inputs).revisionAnnotation, '2');
+    const annotated = deploy();
+    annotated.metadata.annotations = { 'deployment.kubernetes.io/revision': '2' };
+    assert.equal(planDeployment(annotated, inputs).revisionAnnotation, undefined);
+    // An undo brings v1's template back: its ReplicaSet becomes the newest revision, and so does the Deployment.
+    const undone = planDeployment(deploy({ image: 'v1' }), { ...inputs, replicaSets: [rs('v1', 0, 0), rs('v2', 3, 3, { revision: 2 })] });
+    assert.equal(undone.revisionAnnotation, '3');
   });
 
   it('Progressing: NewReplicaSetCreated, ReplicaSetUpdated, then ProgressDeadlineExceeded without progress', () => {

@@ -52,7 +52,19 @@ function withoutHashLabel(template: PodTemplateSpec): PodTemplateSpec {
 
 /** True when the ReplicaSet runs the Deployment's template (the hash label aside). */
 export function templateMatches(rs: ReplicaSet, deploy: Deployment): boolean {
-  return canonicalJson(withoutHashLabel(rs.spec.template)) === canonicalJson(deploy.spec.template);
+  return canonicalJson(withoutNullTimestamp(withoutHashLabel(rs.spec.template))) === canonicalJson(withoutNullTimestamp(deploy.spec.template));
+}
+
+/**
+ * The template without `metadata.creationTimestamp: null`, which Go clients write into every
+ * template they send (kubectl rollout undo copies a ReplicaSet's template back so): it means no
+ * timestamp, and must not make the restored template look new.
+ */
+function withoutNullTimestamp(template: PodTemplateSpec): PodTemplateSpec {
+  const meta = template.metadata as (PodTemplateSpec['metadata'] & { creationTimestamp?: unknown }) | undefined;
+  if (!meta || meta.creationTimestamp !== null) return template;
+  const { creationTimestamp: _ts, ...rest } = meta;
+  return { ...template, metadata: rest };
 }
 
 export function ownerReferenceToDeployment(d: Deployment): OwnerReference {
@@ -109,6 +121,12 @@ export interface DeploymentPlan {
   status: DeploymentStatus;
   /** When to look again without an event: a progress deadline or minReadySeconds to pass. */
   recheckAfterMs?: number;
+  /**
+   * The deployment.kubernetes.io/revision the Deployment itself should carry (its new
+   * ReplicaSet's), when the stored one differs: kubectl rollout undo's JSON patch replaces
+   * /metadata/annotations and fails where the Deployment has none.
+   */
+  revisionAnnotation?: string;
 }
 
 export interface DeploymentInputs {
@@ -256,6 +274,7 @@ export function planDeployment(d: Deployment, inputs: DeploymentInputs): Deploym
     scaled = true;
   };
 
+  let revisionAnnotation: string | undefined;
   if (!deleting) {
     // The new ReplicaSet carries the newest revision (also when an undo brought an old template back) and the current minReadySeconds.
     const wantedRevision = maxOldRevision + 1;
@@ -265,6 +284,10 @@ export function planDeployment(d: Deployment, inputs: DeploymentInputs): Deploym
     if (newRs && !paused) {
       if (revisionOf(newRs) < wantedRevision) newFixups.annotations = { [REVISION_ANNOTATION]: String(wantedRevision) };
       if ((newRs.spec.minReadySeconds ?? 0) !== d.spec.minReadySeconds) newFixups.minReadySeconds = d.spec.minReadySeconds;
+    }
+    if (newRs) {
+      const revision = String(newFixups.annotations ? wantedRevision : revisionOf(newRs));
+      if (revision !== '0' && d.metadata.annotations?.[REVISION_ANNOTATION] !== revision) revisionAnnotation = revision;
     }
     const olds = old.map((rs) => ({ name: rs.metadata.name!, replicas: specReplicas(rs), available: available(rs) }));
     const oldTargets = new Map<string, number>();
@@ -381,7 +404,12 @@ export function planDeployment(d: Deployment, inputs: DeploymentInputs): Deploym
     ...(d.metadata.generation !== undefined ? { observedGeneration: d.metadata.generation } : {}),
     conditions,
   };
-  return { actions, status, ...(recheckAfterMs !== undefined ? { recheckAfterMs } : {}) };
+  return {
+    actions,
+    status,
+    ...(recheckAfterMs !== undefined ? { recheckAfterMs } : {}),
+    ...(revisionAnnotation !== undefined ? { revisionAnnotation } : {}),
+  };
 }
 
 /** Progress made: the condition's lastUpdateTime moves to now even though nothing else about it changed. */
@@ -572,6 +600,17 @@ export class DeploymentController {
         );
       } catch (err) {
         if (!(err instanceof NotFoundError || err instanceof ConflictError)) throw err;
+      }
+    }
+    if (plan.revisionAnnotation !== undefined) {
+      try {
+        await this.#client.patch(
+          deploymentKind,
+          { namespace, name: d.metadata.name! },
+          { metadata: { annotations: { [REVISION_ANNOTATION]: plan.revisionAnnotation } } },
+        );
+      } catch (err) {
+        if (!(err instanceof NotFoundError)) throw err;
       }
     }
     // A write that lost to a newer state (the cache is behind): back off until the informer catches up.
