@@ -55,6 +55,7 @@ import { ReplicaSetController } from './reconcilers/replicaset.js';
 import { startManagedRegistry } from './registry/managed-registry.js';
 import { registryNamesForEngine, trustRegistryForEngine } from './registry/registry-trust.js';
 import { Scheduler } from './scheduler/scheduler.js';
+import { ServiceAccounts } from './serviceaccounts/service-accounts.js';
 import { ScheduleTriggers } from './triggers/schedule-triggers.js';
 import { ExecutionCleanup } from './workflows/execution-cleanup.js';
 import { registerWorkflowExecutionRoutes } from './workflows/execution-routes.js';
@@ -158,16 +159,20 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     admins.add(kubeletClient.token, kubeletClient.user);
 
     // Service cluster IPs and node ports are recorded in the same transaction as each Service.
+    // Bound service account tokens (signed by DATA_DIR/pki/sa.key), pod admission and the default ServiceAccounts.
+    const serviceAccounts = new ServiceAccounts({ dataDir, log, mountTokens: false });
     const serviceAllocator = new ServiceAllocator({ store, ranges: { serviceCIDR: config.serviceCIDR, nodePorts: config.nodePortRange } });
     const service = new ObjectService({
       store,
       defaultTolerationSeconds: config.defaultTolerationSeconds,
       allocators: new Map([[serviceKind, serviceAllocator]]),
+      admitPod: serviceAccounts.admitPod,
     });
     // Each component calls the API through a client of its own name, so that /metrics counts its requests under it.
     const clientFor = (name: string) => new LocalClient(service.forClient(name));
     // One informer per resource and scope for every component of the master (the API server's namespace cache included).
     const informers = new InformerFactory({ client: clientFor('shared-informers'), log });
+    serviceAccounts.attach(service, informers);
     // Before the API serves, so that no create is half-way: records for services stored without them.
     for (const note of await serviceAllocator.repair()) log(`service allocations: ${note}`);
     const nodes = await startNodeAccess({
@@ -184,7 +189,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     // GPU job submitter pods report with a token bound to their job (checked by HMAC, in memory).
     const gpuJobTokens = new GpuJobTokens({ secret: admin.token });
     const gpuJobOutputs = new GpuJobOutputs({ dir: join(dataDir, 'gpujob-outputs') });
-    const authenticator = anyOf(admins, nodes.credentials, gpuJobTokens, nodes.joinTokens);
+    const authenticator = anyOf(admins, nodes.credentials, gpuJobTokens, serviceAccounts.authenticator(), nodes.joinTokens);
     // Function and workflow URLs; its invocation records are served by the API, so it exists before the API does.
     const activator = new Activator({
       client: clientFor('activator'),
@@ -239,6 +244,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
         (app) => registerGpuJobRoutes(app, { service, outputs: gpuJobOutputs }),
         (app) => registerInvocationRoutes(app, { service, records: activator.records, activatorUrl: () => activatorUrl }),
         (app) => registerWorkflowExecutionRoutes(app, { service, executions }),
+        ...serviceAccounts.routes(),
       ],
     });
     shutdown.push('api', () => api.closed);
@@ -289,6 +295,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
         log,
       }).start(reconcilerSignal),
       new GarbageCollector({ client: clientFor('garbage-collector'), informers, log }).start(reconcilerSignal),
+      serviceAccounts.controller(clientFor('service-account-controller'), informers).start(reconcilerSignal),
       // Functions: versions built into images by the image factory (on the master's Docker), run as ReplicaSets behind the activator.
       new FunctionController({
         client: clientFor('function-controller'),

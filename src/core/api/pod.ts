@@ -1,4 +1,5 @@
 // Pod (v1): the PodSpec subset users write, Kubernetes defaults, pod status, and kubectl-like columns.
+import { projectedVolumeSchema } from './projected-volume.js';
 import * as v from 'valibot';
 import type { KindDefinition } from './kind.js';
 import { podPatchMeta } from './patch-meta.js';
@@ -230,7 +231,7 @@ export type Container = v.InferOutput<typeof containerSchema>;
 
 const keyToPathSchema = v.strictObject({ key: v.string(), path: v.string(), mode: v.optional(intSchema({ min: 0, max: 0o777 })) });
 
-const VOLUME_SOURCES = ['emptyDir', 'hostPath', 'configMap', 'secret', 'persistentVolumeClaim'] as const;
+const VOLUME_SOURCES = ['emptyDir', 'hostPath', 'configMap', 'secret', 'persistentVolumeClaim', 'projected'] as const;
 
 const volumeSchema = withChecks(
   v.strictObject({
@@ -259,6 +260,7 @@ const volumeSchema = withChecks(
       }),
     ),
     persistentVolumeClaim: v.optional(v.strictObject({ claimName: v.string(), readOnly: v.optional(v.boolean()) })),
+    projected: v.optional(projectedVolumeSchema),
   }),
   (vol): FieldProblem[] => {
     const set = VOLUME_SOURCES.filter((k) => vol[k] !== undefined);

@@ -17,6 +17,7 @@ import { clusterRoleBindingKind, clusterRoleKind, roleBindingKind, roleKind } fr
 import { replicaSetKind } from './replicaset.js';
 import { secretKind } from './secret.js';
 import { serviceKind } from './service.js';
+import { serviceAccountKind } from './serviceaccount.js';
 import { slurmClusterKind } from './slurmcluster.js';
 import { workflowKind } from './workflow.js';
 
@@ -44,6 +45,7 @@ export const kinds: readonly KindDefinition[] = [
   roleBindingKind,
   clusterRoleBindingKind,
   leaseKind,
+  serviceAccountKind,
 ];
 
 /** Finds a kind by what a user types: kind, plural, singular or short name (case-insensitive), optionally `name.group`. */
