@@ -77,9 +77,7 @@ export async function runCreateResource(ctx: CliContext, args: CreateResourceArg
       ctx.out(`${objectRef(secretKind, created)} created\n`);
       return 0;
     }
-    case 'token':
-      throw new CliError('create token issues ServiceAccount tokens, and minik8s has no ServiceAccounts; use "minik8s token create" for join tokens');
     default:
-      throw new CliError(`unknown create subcommand "${what}": use -f FILE, or one of namespace, secret generic`);
+      throw new CliError(`unknown create subcommand "${what}": use -f FILE, or one of namespace, secret generic, token`);
   }
 }
