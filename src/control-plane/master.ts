@@ -55,6 +55,7 @@ import { ReplicaSetController } from './reconcilers/replicaset.js';
 import { startManagedRegistry } from './registry/managed-registry.js';
 import { registryNamesForEngine, trustRegistryForEngine } from './registry/registry-trust.js';
 import { Scheduler } from './scheduler/scheduler.js';
+import { ensureApiService } from './serviceaccounts/api-service.js';
 import { ServiceAccounts } from './serviceaccounts/service-accounts.js';
 import { ScheduleTriggers } from './triggers/schedule-triggers.js';
 import { ExecutionCleanup } from './workflows/execution-cleanup.js';
@@ -255,6 +256,8 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
 
     // Pods (GPU job submitters) reach the API server where workers do.
     const podServerUrl = await advertisedServerUrl(config.address, api.port, tls ? 'https' : 'http');
+    // default/kubernetes -> this API server, for in-cluster clients (KUBERNETES_SERVICE_HOST, the kubelets' env).
+    await ensureApiService({ service, serviceCIDR: config.serviceCIDR, address: new URL(podServerUrl).hostname.replace(/^\[|\]$/g, ''), port: api.port, log });
     const reconcilerSignal = shutdown.signalFor('reconcilers');
     // Every reconciler's informers and loops listen on it: many listeners here are by design, not a leak.
     setMaxListeners(100, reconcilerSignal);

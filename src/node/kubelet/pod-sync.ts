@@ -70,6 +70,8 @@ export interface PodSyncOptions {
   backoff?: RestartBackoff;
   /** Runs containers' postStart and preStop hooks; without it none are run (fake nodes, as kwok's, run none). */
   hooks?: Pick<LifecycleHooks, 'postStart' | 'preStop'>;
+  /** Volumes the kubelet writes itself (the service account token's, service-account-volume.ts): the pod as the runtime should run it. */
+  preparePod?: (pod: Pod) => Promise<Pod>;
   log?: (message: string) => void;
 }
 
@@ -123,6 +125,14 @@ export class PodSync {
     }
     const { provider, events, probes } = this.#o;
     const uid = pod.metadata.uid!;
+    if (this.#o.preparePod) {
+      try {
+        pod = await this.#o.preparePod(pod);
+      } catch (err) {
+        events.record({ pod, type: 'Warning', reason: 'FailedMount', message: `MountVolume.SetUp failed: ${(err as Error).message}` });
+        return { requeueAt: this.#now() + 5000 };
+      }
+    }
     let runtime = await provider.getPod(uid);
     probes.sync(pod, runtime);
     const now = this.#now();
