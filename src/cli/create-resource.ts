@@ -81,9 +81,7 @@ export async function runCreateResource(ctx: CliContext, args: CreateResourceArg
     case 'configmap':
     case 'cm':
       return runCreateConfigMap(ctx, one(rest, 'configmap'), args);
-    case 'token':
-      throw new CliError('create token issues ServiceAccount tokens, and minik8s has no ServiceAccounts; use "minik8s token create" for join tokens');
     default:
-      throw new CliError(`unknown create subcommand "${what}": use -f FILE, or one of namespace, secret generic, configmap`);
+      throw new CliError(`unknown create subcommand "${what}": use -f FILE, or one of namespace, secret generic, configmap, token`);
   }
 }

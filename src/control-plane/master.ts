@@ -63,6 +63,8 @@ import { startManagedRegistry } from './registry/managed-registry.js';
 import { registerRegistryInfoRoute } from './registry/registry-info-route.js';
 import { registryNamesForEngine, trustRegistryForEngine } from './registry/registry-trust.js';
 import { Scheduler } from './scheduler/scheduler.js';
+import { ensureApiService } from './serviceaccounts/api-service.js';
+import { ServiceAccounts } from './serviceaccounts/service-accounts.js';
 import { ScheduleTriggers } from './triggers/schedule-triggers.js';
 import { ExecutionCleanup } from './workflows/execution-cleanup.js';
 import { registerWorkflowExecutionRoutes } from './workflows/execution-routes.js';
@@ -166,11 +168,14 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     admins.add(kubeletClient.token, kubeletClient.user);
 
     // Service cluster IPs and node ports are recorded in the same transaction as each Service.
+    // Bound service account tokens (signed by DATA_DIR/pki/sa.key), pod admission and the default ServiceAccounts.
+    const serviceAccounts = new ServiceAccounts({ dataDir, log, mountTokens: false });
     const serviceAllocator = new ServiceAllocator({ store, ranges: { serviceCIDR: config.serviceCIDR, nodePorts: config.nodePortRange } });
     const service = new ObjectService({
       store,
       defaultTolerationSeconds: config.defaultTolerationSeconds,
       allocators: new Map([[serviceKind, serviceAllocator]]),
+      admitPod: serviceAccounts.admitPod,
     });
     // Each component calls the API through a client of its own name, so that /metrics counts its requests under it.
     const clientFor = (name: string) => new LocalClient(service.forClient(name));
@@ -179,6 +184,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     // RBAC's roles and bindings, kept current by the shared informers: the authorizer's last link.
     const rbac = feedRbacIndex(informers);
     await ensureBootstrapPolicy({ service, log });
+    serviceAccounts.attach(service, informers);
     // Before the API serves, so that no create is half-way: records for services stored without them.
     for (const note of await serviceAllocator.repair()) log(`service allocations: ${note}`);
     const nodes = await startNodeAccess({
@@ -195,7 +201,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     // GPU job submitter pods report with a token bound to their job (checked by HMAC, in memory).
     const gpuJobTokens = new GpuJobTokens({ secret: admin.token });
     const gpuJobOutputs = new GpuJobOutputs({ dir: join(dataDir, 'gpujob-outputs') });
-    const authenticator = anyOf(admins, nodes.credentials, gpuJobTokens, nodes.joinTokens);
+    const authenticator = anyOf(admins, nodes.credentials, gpuJobTokens, serviceAccounts.authenticator(), nodes.joinTokens);
     // Function and workflow URLs; its invocation records are served by the API, so it exists before the API does.
     const activator = new Activator({
       client: clientFor('activator'),
@@ -252,6 +258,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
         (app) => registerInvocationRoutes(app, { service, records: activator.records, activatorUrl: () => activatorUrl }),
         (app) => registerRegistryInfoRoute(app, { registryPort: config.registryPort }),
         (app) => registerWorkflowExecutionRoutes(app, { service, executions }),
+        ...serviceAccounts.routes(),
       ],
     });
     shutdown.push('api', () => api.closed);
@@ -262,6 +269,8 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
 
     // Pods (GPU job submitters) reach the API server where workers do.
     const podServerUrl = await advertisedServerUrl(config.address, api.port, tls ? 'https' : 'http');
+    // default/kubernetes -> this API server, for in-cluster clients (KUBERNETES_SERVICE_HOST, the kubelets' env).
+    await ensureApiService({ service, serviceCIDR: config.serviceCIDR, address: new URL(podServerUrl).hostname.replace(/^\[|\]$/g, ''), port: api.port, log });
     const reconcilerSignal = shutdown.signalFor('reconcilers');
     // Every reconciler's informers and loops listen on it: many listeners here are by design, not a leak.
     setMaxListeners(100, reconcilerSignal);
@@ -307,6 +316,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       }).start(reconcilerSignal),
       new GarbageCollector({ client: clientFor('garbage-collector'), informers, log }).start(reconcilerSignal),
       new ClusterRoleAggregation({ client: clientFor('clusterrole-aggregation-controller'), informers, log }).start(reconcilerSignal),
+      serviceAccounts.controller(clientFor('service-account-controller'), informers).start(reconcilerSignal),
       // Functions: versions built into images by the image factory (on the master's Docker), run as ReplicaSets behind the activator.
       new FunctionController({
         client: clientFor('function-controller'),

@@ -1,4 +1,6 @@
 // The worker role: join (or reuse the node credential), the Docker provider, the Node's registration and heartbeat, and the kubelet, proxy, DNS and overlay over one set of shared informers.
+import { nodeServiceAccountVolumes } from './kubelet/service-account-volume.js';
+import { podVolumeDir } from '../runtime/docker-container-config.js';
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { ApiClient } from '../core/client/api-client.js';
@@ -157,6 +159,11 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
       throw new StartupError(`cannot set up the service proxy: ${err.message}`, { cause: err });
     });
 
+    const serviceAccountVolumes = nodeServiceAccountVolumes({
+      client,
+      caPem: credential.ca,
+      volumeDir: (uid, volume) => podVolumeDir(join(config.dataDir, 'kubelet'), uid, volume),
+    });
     const kubelet = new Kubelet({
       client,
       informers,
@@ -172,6 +179,8 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
         : {}),
       log,
       nodeStats: procNodeStats({ cores: info.cpuCores }),
+      // The kube-api-access volume: written where the runtime binds an emptyDir of the same name.
+      preparePod: (pod) => serviceAccountVolumes.prepare(pod),
     });
     await Promise.all([
       kubelet.start(signal).catch((err: NodeJS.ErrnoException) => {

@@ -282,6 +282,8 @@ function authorizeNode(nodeName: string | undefined, attrs: RequestAttributes): 
     return { allowed: false, reason: `the pod is not bound to node "${nodeName}"` };
   }
   if (r.group === '' && r.resource === 'events' && WRITE_VERBS.has(verb)) return ALLOW;
+  // Tokens for its pods' projected volumes; the TokenRequest route checks the pod is bound to this node (serviceaccounts/token-request-routes.ts).
+  if (r.group === '' && r.resource === 'serviceaccounts' && r.subresource === 'token' && verb === 'create') return ALLOW;
   if (r.group === 'authentication.k8s.io' && r.resource === 'tokenreviews' && verb === 'create') return ALLOW;
   return { allowed: false };
 }
@@ -339,8 +341,9 @@ function isSelfAccessReview(attrs: RequestAttributes): boolean {
   const r = attrs.resource;
   return (
     attrs.verb === 'create' &&
-    r?.group === 'authorization.k8s.io' &&
-    (r.resource === 'selfsubjectaccessreviews' || r.resource === 'selfsubjectrulesreviews') &&
+    ((r?.group === 'authorization.k8s.io' && (r.resource === 'selfsubjectaccessreviews' || r.resource === 'selfsubjectrulesreviews')) ||
+      // Who am I (kubectl auth whoami): Kubernetes' system:basic-user grants it to everyone too.
+      (r?.group === 'authentication.k8s.io' && r.resource === 'selfsubjectreviews')) &&
     r.name === undefined
   );
 }

@@ -11,6 +11,7 @@ const VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
  */
 const REVIEW_RESOURCES: readonly { group: string; version: string; name: string; kind: string; namespaced?: boolean }[] = [
   { group: 'authentication.k8s.io', version: 'v1', name: 'tokenreviews', kind: 'TokenReview' },
+  { group: 'authentication.k8s.io', version: 'v1', name: 'selfsubjectreviews', kind: 'SelfSubjectReview' },
   { group: 'authorization.k8s.io', version: 'v1', name: 'selfsubjectaccessreviews', kind: 'SelfSubjectAccessReview' },
   { group: 'authorization.k8s.io', version: 'v1', name: 'selfsubjectrulesreviews', kind: 'SelfSubjectRulesReview' },
   { group: 'authorization.k8s.io', version: 'v1', name: 'subjectaccessreviews', kind: 'SubjectAccessReview' },

@@ -152,6 +152,8 @@ export interface ObjectServiceOptions {
    * every pod gets unless it has its own (Kubernetes' DefaultTolerationSeconds); undefined adds none.
    */
   defaultTolerationSeconds?: number;
+  /** Admission of new pods by other plugins (the service account's, serviceaccounts/admission.ts); may refuse with an ApiError. */
+  admitPod?: (pod: Pod) => Promise<Pod>;
   /** Kinds whose objects hold store records of their own (a Service's cluster IP and node ports), written with them atomically. */
   allocators?: ReadonlyMap<KindDefinition, AllocationHook>;
   /** Where the requests of this service's client views (forClient) are counted; a new counter when absent. */
@@ -330,6 +332,7 @@ export class ObjectService {
   readonly #store: Store;
   readonly #now: () => Date;
   readonly #defaultTolerationSeconds: number | undefined;
+  readonly #admitPod: ((pod: Pod) => Promise<Pod>) | undefined;
   readonly #allocators: ReadonlyMap<KindDefinition, AllocationHook>;
   readonly #options: ObjectServiceOptions;
   /** Shared with every client view, so a cache set later on the service serves them too. */
@@ -343,6 +346,7 @@ export class ObjectService {
     this.#store = options.store;
     this.#now = options.now ?? (() => new Date());
     this.#defaultTolerationSeconds = options.defaultTolerationSeconds;
+    this.#admitPod = options.admitPod;
     this.#allocators = options.allocators ?? new Map();
     this.#requests = options.requests ?? new RequestCounter();
   }
@@ -513,6 +517,7 @@ export class ObjectService {
     let obj = validateForWrite(def, prepared, options);
     // Admission happens on create only, after validation, as Kubernetes' admission plugins run.
     if (def === podKind && this.#defaultTolerationSeconds !== undefined) obj = withDefaultTolerations(obj as Pod, this.#defaultTolerationSeconds);
+    if (def === podKind && this.#admitPod) obj = await this.#admitPod(obj as Pod);
     obj = this.#track(def, undefined, obj, options, undefined);
     await this.#admit(def, obj);
     let name = obj.metadata.name!;

@@ -22,6 +22,7 @@ import { clusterRoleBindingKind, clusterRoleKind, roleBindingKind, roleKind } fr
 import { replicaSetKind } from './replicaset.js';
 import { secretKind } from './secret.js';
 import { serviceKind } from './service.js';
+import { serviceAccountKind } from './serviceaccount.js';
 import { slurmClusterKind } from './slurmcluster.js';
 import { workflowKind } from './workflow.js';
 
@@ -54,6 +55,7 @@ export const kinds: readonly KindDefinition[] = [
   cronJobKind,
   daemonSetKind,
   podDisruptionBudgetKind,
+  serviceAccountKind,
 ];
 
 /** Finds a kind by what a user types: kind, plural, singular or short name (case-insensitive), optionally `name.group`. */

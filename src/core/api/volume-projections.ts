@@ -48,9 +48,13 @@ const projectionSchema = withChecks(
     configMap: v.optional(projectedObjectSchema),
     secret: v.optional(projectedObjectSchema),
     downwardAPI: v.optional(v.strictObject({ items: v.optional(v.array(downwardAPIFileSchema)) })),
-    /** Written by the service-account token support (not by the ConfigMap/Secret projection). */
+    /** Written by the kubelet's service-account token support (service-account-volume.ts), not by the ConfigMap/Secret projection. */
     serviceAccountToken: v.optional(
-      v.strictObject({ audience: v.optional(v.string()), expirationSeconds: v.optional(v.number()), path: volumeFilePathSchema }),
+      v.strictObject({
+        audience: v.optional(v.string()),
+        expirationSeconds: v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(600, 'may not specify a duration less than 10 minutes'))),
+        path: volumeFilePathSchema,
+      }),
     ),
   }),
   (p): FieldProblem[] => {

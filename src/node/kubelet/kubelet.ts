@@ -44,6 +44,8 @@ export interface KubeletOptions {
   log?: (message: string) => void;
   /** Whole-machine usage for the stats Summary; without it the node's figures are the sum of its pods'. */
   nodeStats?: () => Promise<{ cpuCores: number; memoryBytes: number }>;
+  /** PodSyncOptions.preparePod: the service account token volumes (service-account-volume.ts). */
+  preparePod?: (pod: Pod) => Promise<Pod>;
 }
 
 /** Status writes are merge patches; a key the kubelet no longer reports is removed with null. */
@@ -165,6 +167,7 @@ export class Kubelet {
       events,
       probes,
       hooks,
+      preparePod: this.#o.preparePod,
       nodeIP: this.#o.nodeIP,
       podCIDR: this.#o.podCIDR,
       now: () => clock.now(),

@@ -49,6 +49,8 @@ export interface PodSyncOptions {
   hooks?: Pick<LifecycleHooks, 'postStart' | 'preStop'>;
   /** Writes configMap, secret, downwardAPI and projected volumes (config-volumes.ts); without it none are written (fake nodes). */
   volumes?: Pick<ConfigVolumes, 'setUp'>;
+  /** Volumes the kubelet writes itself (the service account token's, service-account-volume.ts): the pod as the runtime should run it. */
+  preparePod?: (pod: Pod) => Promise<Pod>;
   log?: (message: string) => void;
 }
 
@@ -102,6 +104,14 @@ export class PodSync {
     }
     const { provider, events, probes } = this.#o;
     const uid = pod.metadata.uid!;
+    if (this.#o.preparePod) {
+      try {
+        pod = await this.#o.preparePod(pod);
+      } catch (err) {
+        events.record({ pod, type: 'Warning', reason: 'FailedMount', message: `MountVolume.SetUp failed: ${(err as Error).message}` });
+        return { requeueAt: this.#now() + 5000 };
+      }
+    }
     let runtime = await provider.getPod(uid);
     probes.sync(pod, runtime);
     const now = this.#now();

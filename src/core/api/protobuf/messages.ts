@@ -270,6 +270,14 @@ export const MESSAGES: Readonly<Record<string, readonly string[]>> = {
   // policy/v1
   Eviction: ['1 metadata ObjectMeta', '2 deleteOptions *DeleteOptions'],
 
+  // v1 ServiceAccount (kubectl create serviceaccount) and authentication/v1 TokenRequest (kubectl create token)
+  ServiceAccount: ['1 metadata ObjectMeta', '2 secrets []ObjectReference', '3 imagePullSecrets []LocalObjectReference', '4 automountServiceAccountToken *bool'],
+  TokenRequest: ['1 metadata ObjectMeta', '2 spec TokenRequestSpec'],
+  TokenRequestSpec: ['1 audiences []string', '3 boundObjectRef *BoundObjectReference', '4 expirationSeconds *int64'],
+  BoundObjectReference: ['1 kind string', '2 apiVersion string', '3 name string', '4 uid string'],
+  // kubectl auth whoami
+  SelfSubjectReview: ['1 metadata ObjectMeta'],
+
   // authorization/v1: kubectl auth can-i
   SelfSubjectAccessReview: ['1 metadata ObjectMeta', '2 spec SelfSubjectAccessReviewSpec'],
   SelfSubjectAccessReviewSpec: ['1 resourceAttributes *ResourceAttributes', '2 nonResourceAttributes *NonResourceAttributes'],
@@ -303,6 +311,9 @@ export const PROTOBUF_KINDS: Readonly<Record<string, string>> = {
   'batch/v1 Job': 'Job',
   'batch/v1 CronJob': 'CronJob',
   'policy/v1 Eviction': 'Eviction',
+  'v1 ServiceAccount': 'ServiceAccount',
+  'authentication.k8s.io/v1 TokenRequest': 'TokenRequest',
+  'authentication.k8s.io/v1 SelfSubjectReview': 'SelfSubjectReview',
   'authorization.k8s.io/v1 SelfSubjectAccessReview': 'SelfSubjectAccessReview',
   'authorization.k8s.io/v1 SelfSubjectRulesReview': 'SelfSubjectRulesReview',
 };
