@@ -192,4 +192,58 @@ describe('stock kubectl', { skip: KUBECTL_VERSION.status !== 0 ? 'kubectl is not
       assert.match(mine.stdout, /^NAME\s+DATA\s+AGE\nkc-cm\s+2\s+\S+\n$/, 'minik8s get prints the same columns');
     });
   });
+
+  describe('Jobs, CronJobs, DaemonSets and PodDisruptionBudgets', () => {
+    test('create job and create cronjob (protobuf bodies) store what Kubernetes would, and get prints kubectl columns for all four kinds', async () => {
+      const job = await kubectl(master, ['create', 'job', 'kc-job', '--image=busybox:1.35', '--', 'echo', 'hi']);
+      assert.equal(job.code, 0, job.stderr);
+      assert.equal(job.stdout, 'job.batch/kc-job created\n');
+      const stored = JSON.parse((await kubectl(master, ['get', 'job', 'kc-job', '-o', 'json'])).stdout);
+      assert.equal(stored.spec.backoffLimit, 6);
+      assert.equal(stored.spec.completions, 1);
+      assert.equal(stored.spec.template.spec.restartPolicy, 'Never');
+      assert.equal(stored.spec.selector.matchLabels['batch.kubernetes.io/controller-uid'], stored.metadata.uid, 'the generated selector');
+      assert.deepEqual(stored.spec.template.spec.containers[0].command, ['echo', 'hi']);
+
+      const cron = await kubectl(master, ['create', 'cronjob', 'kc-cron', '--image=busybox:1.35', '--schedule=*/5 * * * *', '--', 'date']);
+      assert.equal(cron.code, 0, cron.stderr);
+      assert.equal(cron.stdout, 'cronjob.batch/kc-cron created\n');
+
+      const manifest = join(dir, 'ds-pdb.yaml');
+      writeFileSync(
+        manifest,
+        [
+          'apiVersion: apps/v1',
+          'kind: DaemonSet',
+          'metadata: {name: kc-agent}',
+          'spec:',
+          '  selector: {matchLabels: {app: kc-agent}}',
+          '  template:',
+          '    metadata: {labels: {app: kc-agent}}',
+          '    spec: {containers: [{name: agent, image: busybox:1.35}]}',
+          '---',
+          'apiVersion: policy/v1',
+          'kind: PodDisruptionBudget',
+          'metadata: {name: kc-pdb}',
+          'spec: {minAvailable: 1, selector: {matchLabels: {app: kc-agent}}}',
+          '',
+        ].join('\n'),
+      );
+      const applied = await kubectl(master, ['apply', '-f', manifest]);
+      assert.equal(applied.code, 0, applied.stderr);
+      assert.equal(applied.stdout, 'daemonset.apps/kc-agent created\npoddisruptionbudget.policy/kc-pdb created\n');
+
+      const header = async (args: string[]) =>
+        (await kubectl(master, args)).stdout
+          .split('\n')[0]!
+          .trim()
+          .split(/\s{2,}/);
+      assert.deepEqual(await header(['get', 'jobs']), ['NAME', 'STATUS', 'COMPLETIONS', 'DURATION', 'AGE']);
+      assert.deepEqual(await header(['get', 'cronjobs']), ['NAME', 'SCHEDULE', 'TIMEZONE', 'SUSPEND', 'ACTIVE', 'LAST SCHEDULE', 'AGE']);
+      assert.deepEqual(await header(['get', 'ds']), ['NAME', 'DESIRED', 'CURRENT', 'READY', 'UP-TO-DATE', 'AVAILABLE', 'NODE SELECTOR', 'AGE']);
+      assert.deepEqual(await header(['get', 'pdb']), ['NAME', 'MIN AVAILABLE', 'MAX UNAVAILABLE', 'ALLOWED DISRUPTIONS', 'AGE']);
+      const rows = (await kubectl(master, ['get', 'cronjobs', 'kc-cron'])).stdout;
+      assert.match(rows, /\nkc-cron\s+\*\/5 \* \* \* \*\s+<none>\s+False\s+0\s+<none>\s+\S+\n$/);
+    });
+  });
 });
