@@ -14,6 +14,9 @@ import { BINARY, freePort, startMaster, type MasterProcess } from './helpers/mas
 import { startWorker, type WorkerProcess } from './helpers/worker.js';
 
 const HAS_KUBECTL = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0;
+/** Debian's python3 with its python3-kubernetes (not a python earlier on PATH). */
+const SYSTEM_PYTHON = '/usr/bin/python3';
+const PYTHON_CLIENT = spawnSync(SYSTEM_PYTHON, ['-c', 'import kubernetes; print(kubernetes.__version__)'], { encoding: 'utf8' });
 const NS = `streams-${process.pid}`;
 
 type Run = { code: number; stdout: string; stderr: string };
@@ -128,6 +131,27 @@ describe('exec, attach and port-forward streams', { skip: HAS_KUBECTL ? false : 
     assert.equal(status.status, 'Failure');
     assert.equal(status.reason, 'NonZeroExitCode');
     assert.deepEqual(status.details?.causes, [{ reason: 'ExitCode', message: '2' }]);
+  });
+
+  test("python3-kubernetes' stream() runs a command: stdout and stderr apart, and the exit code from the error channel", {
+    skip: PYTHON_CLIENT.status !== 0 ? `${SYSTEM_PYTHON} has no kubernetes module (Debian's python3-kubernetes; .ci/run installs it)` : false,
+  }, async () => {
+    // The client library's own exec path (WebSocket, v4.channel.k8s.io), as its users call it.
+    const script = `
+import json, sys
+from kubernetes import client, config
+from kubernetes.stream import stream
+config.load_kube_config(config_file=sys.argv[1])
+v1 = client.CoreV1Api()
+resp = stream(v1.connect_get_namespaced_pod_exec, "shell", sys.argv[2], container="c",
+              command=["sh", "-c", "echo from-python; echo to-err >&2; exit 3"],
+              stderr=True, stdin=False, stdout=True, tty=False, _preload_content=False)
+resp.run_forever(timeout=30)
+print(json.dumps({"stdout": resp.read_stdout(), "stderr": resp.read_stderr(), "code": resp.returncode}))
+`;
+    const r = await run(SYSTEM_PYTHON, ['-c', script, master.kubeconfig!, NS], { ...process.env, HOME: master.home });
+    assert.equal(r.code, 0, `python failed: ${r.stderr}`);
+    assert.deepEqual(JSON.parse(r.stdout.trim().split('\n').at(-1)!), { stdout: 'from-python\n', stderr: 'to-err\n', code: 3 });
   });
 
   test('a node credential cannot exec (403)', async () => {
