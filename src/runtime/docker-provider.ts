@@ -341,16 +341,34 @@ export class DockerProvider implements PodProvider {
     if (options.stdin !== undefined) stream.end(options.stdin);
     let timer: NodeJS.Timeout | undefined;
     const timeoutMs = options.timeoutMs;
+    // When the command stops its own container (or the container dies under it), Docker may never
+    // close the hijacked stream: the exec's own state says it is over, so look at it now and then.
+    let watching = true;
+    const stopped = (async () => {
+      while (watching) {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        const state = await exec.inspect().catch(() => undefined);
+        if (watching && (!state || !state.Running)) {
+          // The output that was on its way still comes in a moment.
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          return;
+        }
+      }
+    })();
     try {
-      await (timeoutMs === undefined
-        ? ended
-        : Promise.race([
-            ended,
-            new Promise<never>((_, reject) => {
-              timer = setTimeout(() => reject(new Error(`command ${JSON.stringify(command.join(' '))} timed out after ${timeoutMs} ms`)), timeoutMs);
-            }),
-          ]));
+      await Promise.race([
+        ended,
+        stopped,
+        ...(timeoutMs === undefined
+          ? []
+          : [
+              new Promise<never>((_, reject) => {
+                timer = setTimeout(() => reject(new Error(`command ${JSON.stringify(command.join(' '))} timed out after ${timeoutMs} ms`)), timeoutMs);
+              }),
+            ]),
+      ]);
     } finally {
+      watching = false;
       clearTimeout(timer);
       stream.destroy();
     }
