@@ -13,7 +13,13 @@ import { LAST_APPLIED_ANNOTATION } from './three-way-patch.js';
 const HIDDEN_ANNOTATIONS = [LAST_APPLIED_ANNOTATION, 'kubectl.kubernetes.io/last-applied-configuration'];
 
 /** Lines of `title:\tk=v`, one pair a line, the rest under the first value (kubectl's printLabelsMultiline). */
-function multiline(indent: string, title: string, map: Record<string, string> | undefined, separator: '=' | ': ', skip: readonly string[] = []): string[] {
+export function multiline(
+  indent: string,
+  title: string,
+  map: Record<string, string> | undefined,
+  separator: '=' | ': ',
+  skip: readonly string[] = [],
+): string[] {
   const keys = Object.keys(map ?? {})
     .filter((k) => !skip.includes(k))
     .sort();

@@ -14,6 +14,8 @@ import { functionVersionKind, type FunctionVersion } from '../core/api/function-
 import type { FunctionObject } from '../core/api/function.js';
 import { describeService } from './describe-service.js';
 import { describeDeployment } from './describe-deployment.js';
+import { describeJob } from './describe-job.js';
+import type { Job } from '../core/api/job.js';
 import { deploymentKind, type Deployment } from '../core/api/deployment.js';
 import { replicaSetKind, type ReplicaSet } from '../core/api/replicaset.js';
 import { describeGpuJob, describeSecret } from './gpujob-describe.js';
@@ -403,6 +405,10 @@ export async function runDescribe(ctx: CliContext, args: DescribeArgs): Promise<
     for (const obj of objects) {
       if (def.kind === 'Deployment') {
         blocks.push(await describeDeploymentOf(client, obj, ctx.now()));
+        continue;
+      }
+      if (def.kind === 'Job') {
+        blocks.push(describeJob({ job: obj as Job, events: await fetchEvents(client, def, obj), now: ctx.now() }));
         continue;
       }
       const pods = def.kind === 'Node' ? await podsOnNode(client, obj.metadata.name ?? '') : undefined;
