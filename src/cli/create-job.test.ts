@@ -123,7 +123,8 @@ describe('minik8s create job|cronjob', () => {
     ['both --image and --from', ['create', 'job', 'x', '--image=i', '--from=cronjob/nightly'], /either --image or --from must be specified/],
     ['--from with a command', ['create', 'job', 'x', '--from=cronjob/nightly', '--', 'date'], /cannot specify --from and command/],
     ['a missing CronJob', ['create', 'job', 'x', '--from=cronjob/none'], /"none" not found/],
-    ['no NAME', ['create', 'job', '--image=i'], /exactly one NAME is required/],
+    ['no NAME', ['create', 'job', '--image=i'], /exactly one NAME is required, got 0/],
+    ['two NAMEs', ['create', 'job', 'a', 'b', '--image=i'], /exactly one NAME is required, got 2/],
     ['a cronjob without --schedule', ['create', 'cronjob', 'x', '--image=i'], /--schedule must be specified/],
   ];
   for (const [what, args, message] of refused) {

@@ -45,11 +45,15 @@ export const createCommand: LeafCommand = {
       });
     }
     if (words[0] === 'job' || words[0] === 'cronjob' || words[0] === 'cj') {
-      // The words after `--` are the container's command; yargs leaves some of them in `_`.
-      const [kind, name, ...command] = [...words, ...strings(a._).slice(1)];
+      // Words before `--` are positionals; those after it, the container's command, land in `_` after `create`.
+      const [kind, ...names] = words;
+      const command = strings(a._).slice(1);
       const jobs = await import('../create-job.js');
-      if (!name || name.startsWith('-'))
-        throw new (await import('../cli-error.js')).CliError(`exactly one NAME is required, got 0\nSee 'minik8s create ${kind} -h' for help and examples`);
+      if (names.length !== 1)
+        throw new (await import('../cli-error.js')).CliError(
+          `exactly one NAME is required, got ${names.length}\nSee 'minik8s create ${kind} -h' for help and examples`,
+        );
+      const name = names[0]!;
       if (kind === 'job') return jobs.runCreateJob(ctx, { name, image: str(a.image), from: str(a.from), command });
       return jobs.runCreateCronJob(ctx, { name, image: str(a.image), schedule: str(a.schedule), restart: str(a.restart), command });
     }
