@@ -1,12 +1,13 @@
-// The second batch of kubectl verbs against a real TLS master: describe deployment, events, diff and edit, each compared with stock kubectl where it is installed.
+// The second batch of kubectl verbs against a real TLS master: describe deployment and job, events, diff, edit and create job|cronjob, compared with stock kubectl where it is installed.
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { deploymentKind } from '../src/core/api/deployment.js';
 import { eventKind } from '../src/core/api/event.js';
+import { jobKind, type Job } from '../src/core/api/job.js';
 import { namespaceKind } from '../src/core/api/namespace.js';
 import { ApiClient } from '../src/core/client/api-client.js';
 import { waitFor } from '../src/core/wait-for.js';
@@ -204,8 +205,43 @@ describe('CLI verbs, second batch, against a TLS master', () => {
     const negative = file('negative.sh', `#!/bin/sh\nsed -i 's/^  replicas: 2$/  replicas: -1/' "$1"\n`, 0o755);
     const refused = await minik8s(['edit', 'deployment/web', '-n', NS], { KUBE_EDITOR: negative });
     assert.equal(refused.code, 1);
-    const m = /Deployment "web" is invalid: spec\.replicas: .*\nA copy of your changes has been stored to "(\S+)"\n$/s.exec(refused.stderr);
+    // As kubectl: the editor reopens with the server's reasons; saved unchanged, the edit gives up and keeps the file.
+    const m =
+      /^error: deployments\.apps "web" is invalid\nerror: Edit cancelled, no valid changes were saved\.\nA copy of your changes has been stored to "(\S+)"\n$/.exec(
+        refused.stderr,
+      );
     assert.ok(m, refused.stderr);
+    assert.match(readFileSync(m[1]!, 'utf8'), /\n# deployments\.apps "web" was not valid:\n# \* spec\.replicas: /);
     rmSync(m[1]!);
+  });
+
+  test('create cronjob, create job --image and --from=cronjob, describe job: stored as kubectl stores them, described as kubectl describes', async () => {
+    const cron = await minik8s(['create', 'cronjob', 'yearly', '--image=busybox', '--schedule=0 0 1 1 *', '-n', NS, '--', 'date']);
+    assert.equal(cron.stdout, 'cronjob.batch/yearly created\n', cron.stderr);
+    const fromCron = await minik8s(['create', 'job', 'yearly-now', '--from=cronjob/yearly', '-n', NS]);
+    assert.equal(fromCron.stdout, 'job.batch/yearly-now created\n', fromCron.stderr);
+    const owned = (await admin.get(jobKind, { namespace: NS, name: 'yearly-now' })) as Job;
+    assert.equal(owned.metadata.ownerReferences?.[0]?.name, 'yearly');
+    assert.equal(owned.metadata.annotations?.['cronjob.kubernetes.io/instantiate'], 'manual');
+    const job = await minik8s(['create', 'job', 'pi', '--image=busybox', '-n', NS, '--', 'sh', '-c', 'echo hi']);
+    assert.equal(job.stdout, 'job.batch/pi created\n', job.stderr);
+    // No worker: the pod stays Pending, so the counts settle at 1 active.
+    const run = await waitFor(
+      async () => {
+        const r = await minik8s(['describe', 'job', 'pi', '-n', NS]);
+        return /\nPods Statuses: +1 Active (\(0 Ready\) )?\/ 0 Succeeded \/ 0 Failed\n/.test(r.stdout) ? r : undefined;
+      },
+      { timeoutMs: 30_000, description: 'the Job with its pod in describe' },
+    );
+    const lines = run.stdout.split('\n');
+    for (const expected of ['Completions:      1', 'Completion Mode:  NonIndexed', 'Pod Template:', '   pi:', '    Image:      busybox', '      echo hi'])
+      assert.ok(lines.includes(expected), `missing line ${JSON.stringify(expected)} in:\n${run.stdout}`);
+    assert.match(run.stdout, /\nSelector: +batch\.kubernetes\.io\/controller-uid=[-\w]+\n/);
+    if (HAS_KUBECTL) {
+      const theirs = await kubectl(['describe', 'job', 'pi', '-n', NS]);
+      const ours = await minik8s(['describe', 'job', 'pi', '-n', NS]);
+      const upToEvents = (s: string) => s.split(/\nEvents:/)[0];
+      assert.equal(upToEvents(ours.stdout), upToEvents(theirs.stdout));
+    }
   });
 });

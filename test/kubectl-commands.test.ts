@@ -186,9 +186,10 @@ describe('kubectl commands', { skip: VERSION.status !== 0 ? 'kubectl is not on P
     assert.match(described, /^Replicas:\s+2 desired \| 2 updated \| 2 total \| 2 available \| 0 unavailable$/m);
     assert.match(described, /^NewReplicaSet:\s+app-\w+ \(2\/2 replicas created\)$/m);
     const pods = await ok(['get', 'pods', '-l', 'app=app', '-o', 'wide']);
-    assert.match(pods, /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\b/m);
+    assert.match(pods, /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES$/m);
     assert.equal(
-      pods.split('\n').filter((l) => new RegExp(`^app-\\S+\\s+1/1\\s+Running\\s+0\\s+\\S+\\s+[\\d.]+\\s+${worker.nodeName}(\\s|$)`).test(l)).length,
+      pods.split('\n').filter((l) => new RegExp(`^app-\\S+\\s+1/1\\s+Running\\s+0\\s+\\S+\\s+[\\d.]+\\s+${worker.nodeName}\\s+<none>\\s+<none>$`).test(l))
+        .length,
       2,
     );
     // The image is only checked as stored: no other busybox tag is on this machine to roll out to.

@@ -15,7 +15,10 @@ export async function runCliAgainst(
 ): Promise<CliRun> {
   let out = '';
   let err = '';
-  const code = await runCli([...args, '--server', server], {
+  // Before any `--`, so that the words after it stay the command's own.
+  const dashes = args.indexOf('--');
+  const withServer = dashes < 0 ? [...args, '--server', server] : [...args.slice(0, dashes), '--server', server, ...args.slice(dashes)];
+  const code = await runCli(withServer, {
     stdout: (s) => {
       out += s;
     },

@@ -82,6 +82,6 @@ export async function runCreateResource(ctx: CliContext, args: CreateResourceArg
     case 'cm':
       return runCreateConfigMap(ctx, one(rest, 'configmap'), args);
     default:
-      throw new CliError(`unknown create subcommand "${what}": use -f FILE, or one of namespace, secret generic, configmap, token`);
+      throw new CliError(`unknown create subcommand "${what}": use -f FILE, or one of namespace, secret generic, configmap, job, cronjob, token`);
   }
 }

@@ -146,6 +146,28 @@ describe('describe deployment', () => {
     assert.match(text, /\nEvents: {9}<none>\n$/);
   });
 
+  it("prints each container's probes as kubectl does, after its resources and before its environment", () => {
+    const container = {
+      name: 'api',
+      image: 'api:1',
+      resources: { limits: { cpu: '500m' } },
+      livenessProbe: { tcpSocket: { port: 8080 }, initialDelaySeconds: 5, timeoutSeconds: 1, periodSeconds: 10, successThreshold: 1, failureThreshold: 3 },
+      readinessProbe: { httpGet: { path: '/', port: 8080, scheme: 'HTTP' }, timeoutSeconds: 1, periodSeconds: 10, successThreshold: 1, failureThreshold: 3 },
+      startupProbe: { exec: { command: ['cat', '/tmp/ready'] }, timeoutSeconds: 2, periodSeconds: 5, successThreshold: 1, failureThreshold: 30 },
+    };
+    const probed = { ...deployment, spec: { ...deployment.spec, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [container] } } } };
+    const text = describeDeployment({ deployment: probed as unknown as Deployment, events: [], now });
+    const want = [
+      '    Limits:',
+      '      cpu:         500m',
+      '    Liveness:      tcp-socket :8080 delay=5s timeout=1s period=10s #success=1 #failure=3',
+      '    Readiness:     http-get http://:8080/ delay=0s timeout=1s period=10s #success=1 #failure=3',
+      '    Startup:       exec [cat /tmp/ready] delay=0s timeout=2s period=5s #success=1 #failure=30',
+      '    Environment:   <none>',
+    ].join('\n');
+    assert.ok(text.includes(want), text);
+  });
+
   it('splits owned ReplicaSets into the new one and old ones that still have pods', () => {
     const stale = rs('web-old', '2026-11-26T06:00:00Z', hashed({ ...template, metadata: { labels: { app: 'x' } } } as never, 'o'), 1);
     const foreign = rs('other', '2026-11-26T06:00:00Z', hashed(template, 'f'), 1, 'someone-else');

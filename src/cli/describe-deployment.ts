@@ -2,7 +2,7 @@
 import { canonicalJson } from '../core/api/canonical-json.js';
 import { POD_TEMPLATE_HASH_LABEL, type Deployment } from '../core/api/deployment.js';
 import type { Event } from '../core/api/event.js';
-import type { Container, PodSpec, Volume } from '../core/api/pod.js';
+import type { Container, PodSpec, Probe, Volume } from '../core/api/pod.js';
 import type { ReplicaSet } from '../core/api/replicaset.js';
 import { ageSince } from '../core/api/table.js';
 import { describeTime } from './describe-writer.js';
@@ -13,7 +13,13 @@ import { LAST_APPLIED_ANNOTATION } from './three-way-patch.js';
 const HIDDEN_ANNOTATIONS = [LAST_APPLIED_ANNOTATION, 'kubectl.kubernetes.io/last-applied-configuration'];
 
 /** Lines of `title:\tk=v`, one pair a line, the rest under the first value (kubectl's printLabelsMultiline). */
-function multiline(indent: string, title: string, map: Record<string, string> | undefined, separator: '=' | ': ', skip: readonly string[] = []): string[] {
+export function multiline(
+  indent: string,
+  title: string,
+  map: Record<string, string> | undefined,
+  separator: '=' | ': ',
+  skip: readonly string[] = [],
+): string[] {
   const keys = Object.keys(map ?? {})
     .filter((k) => !skip.includes(k))
     .sort();
@@ -47,6 +53,15 @@ function envValue(e: NonNullable<Container['env']>[number]): string {
   return '';
 }
 
+/** kubectl's probe line: `http-get http://:8080/healthz delay=0s timeout=1s period=10s #success=1 #failure=3`. */
+export function describeProbe(p: Probe): string {
+  let handler = '<unknown>';
+  if (p.httpGet) handler = `http-get ${String(p.httpGet.scheme ?? 'HTTP').toLowerCase()}://${p.httpGet.host ?? ''}:${p.httpGet.port}${p.httpGet.path ?? '/'}`;
+  else if (p.tcpSocket) handler = `tcp-socket ${p.tcpSocket.host ?? ''}:${p.tcpSocket.port}`;
+  else if (p.exec) handler = `exec [${(p.exec.command ?? []).join(' ')}]`;
+  return `${handler} delay=${p.initialDelaySeconds ?? 0}s timeout=${p.timeoutSeconds ?? 1}s period=${p.periodSeconds ?? 10}s #success=${p.successThreshold ?? 1} #failure=${p.failureThreshold ?? 3}`;
+}
+
 /** One container of a template, as kubectl's describeContainers writes it (name one space in). */
 function containerLines(c: Container): string[] {
   const lines = [`   ${c.name}:`, `    Image:\t${c.image}`];
@@ -69,6 +84,13 @@ function containerLines(c: Container): string[] {
     if (!list || Object.keys(list).length === 0) continue;
     lines.push(`    ${label}:`);
     for (const k of Object.keys(list).sort()) lines.push(`      ${k}:\t${String(list[k])}`);
+  }
+  for (const [label, probe] of [
+    ['Liveness', c.livenessProbe],
+    ['Readiness', c.readinessProbe],
+    ['Startup', c.startupProbe],
+  ] as const) {
+    if (probe) lines.push(`    ${label}:\t${describeProbe(probe)}`);
   }
   if (c.env?.length) {
     lines.push('    Environment:');

@@ -5,7 +5,7 @@ import { ApiError } from '../core/errors.js';
 import type { ApiClient } from '../core/client/api-client.js';
 import type { Event } from '../core/api/event.js';
 import type { Node } from '../core/api/node.js';
-import { podKind, type ContainerState, type ContainerStatus, type Pod, type PodSpec, type PodStatus, type Probe } from '../core/api/pod.js';
+import { podKind, type ContainerState, type ContainerStatus, type Pod, type PodSpec, type PodStatus } from '../core/api/pod.js';
 import { describeNode } from './describe-node.js';
 import { describeHpa } from './describe-hpa.js';
 import type { HorizontalPodAutoscaler } from '../core/api/horizontalpodautoscaler.js';
@@ -13,7 +13,9 @@ import { describeFunction } from './function-describe.js';
 import { functionVersionKind, type FunctionVersion } from '../core/api/function-version.js';
 import type { FunctionObject } from '../core/api/function.js';
 import { describeService } from './describe-service.js';
-import { describeDeployment } from './describe-deployment.js';
+import { describeDeployment, describeProbe } from './describe-deployment.js';
+import { describeJob } from './describe-job.js';
+import type { Job } from '../core/api/job.js';
 import { deploymentKind, type Deployment } from '../core/api/deployment.js';
 import { replicaSetKind, type ReplicaSet } from '../core/api/replicaset.js';
 import { describeGpuJob, describeSecret } from './gpujob-describe.js';
@@ -114,15 +116,6 @@ function containerState(state: ContainerState | undefined): { text: string; deta
       ],
     };
   return { text: 'Waiting', details: [] };
-}
-
-/** kubectl's probe line: `http-get http://:8080/healthz delay=0s timeout=1s period=10s #success=1 #failure=3`. */
-export function describeProbe(p: Probe): string {
-  let handler = '<unknown>';
-  if (p.httpGet) handler = `http-get ${String(p.httpGet.scheme ?? 'HTTP').toLowerCase()}://${p.httpGet.host ?? ''}:${p.httpGet.port}${p.httpGet.path ?? '/'}`;
-  else if (p.tcpSocket) handler = `tcp-socket ${p.tcpSocket.host ?? ''}:${p.tcpSocket.port}`;
-  else if (p.exec) handler = `exec [${(p.exec.command ?? []).join(' ')}]`;
-  return `${handler} delay=${p.initialDelaySeconds ?? 0}s timeout=${p.timeoutSeconds ?? 1}s period=${p.periodSeconds ?? 10}s #success=${p.successThreshold ?? 1} #failure=${p.failureThreshold ?? 3}`;
 }
 
 /** Describe reads what the server sent, though spec and status may be half filled: hence the Partials. */
@@ -403,6 +396,10 @@ export async function runDescribe(ctx: CliContext, args: DescribeArgs): Promise<
     for (const obj of objects) {
       if (def.kind === 'Deployment') {
         blocks.push(await describeDeploymentOf(client, obj, ctx.now()));
+        continue;
+      }
+      if (def.kind === 'Job') {
+        blocks.push(describeJob({ job: obj as Job, events: await fetchEvents(client, def, obj), now: ctx.now() }));
         continue;
       }
       const pods = def.kind === 'Node' ? await podsOnNode(client, obj.metadata.name ?? '') : undefined;

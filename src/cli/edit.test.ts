@@ -25,7 +25,13 @@ describe('edit', () => {
     runCliAgainst(api.url, ['edit', ...args], { env: { PATH: process.env.PATH, EDITOR: script } });
 
   before(async () => {
-    api = await startTestApiServer();
+    // As the real server: negative replicas are refused with the field named.
+    api = await startTestApiServer({
+      validate: (obj) =>
+        ((obj.spec as { replicas?: number }).replicas ?? 0) < 0
+          ? [{ field: 'spec.replicas', message: 'Invalid value: -1: must be greater than or equal to 0' }]
+          : [],
+    });
     dir = mkdtempSync(join(tmpdir(), 'minik8s-edit-test-'));
     api.objects.set(KEY, {
       apiVersion: 'apps/v1',
@@ -86,6 +92,52 @@ describe('edit', () => {
     const failing = await edit(editor('fail.sh', 'exit 3'));
     assert.equal(failing.code, 1);
     assert.match(failing.err, /^error: there was a problem with the editor ".*fail\.sh" \(exit status 3\)\n$/);
+  });
+
+  it('reopens the editor with the reasons when the server finds the change invalid, then sends the fixed one', async () => {
+    const script = editor(
+      'invalid-then-fixed.sh',
+      `if grep -q 'was not valid' "$1"; then sed -i 's/^  replicas: -1$/  replicas: 4/' "$1"; else sed -i 's/^  replicas: 2$/  replicas: -1/' "$1"; fi`,
+    );
+    const run = await edit(script);
+    assert.equal(run.err, 'error: deployments.apps "web" is invalid\n');
+    assert.equal(run.out, 'deployment.apps/web edited\n');
+    assert.equal(run.code, 0);
+    // What the editor saw the second time: kubectl's header, the reasons, then the user's own text.
+    const reopened = readFileSync(join(dir, 'seen'), 'utf8');
+    assert.ok(
+      reopened.includes(
+        '# reopened with the relevant failures.\n#\n# deployments.apps "web" was not valid:\n# * spec.replicas: Invalid value: -1: must be greater than or equal to 0\n#\n',
+      ),
+      reopened,
+    );
+    assert.match(reopened, /\n {2}replicas: -1\n/);
+    assert.equal((api.objects.get(KEY)!.spec as { replicas: number }).replicas, 4);
+  });
+
+  it('gives up, keeping the file, when the reopened file is saved unchanged', async () => {
+    const run = await edit(editor('invalid-twice.sh', `sed -i 's/^  replicas: [0-9][0-9]*$/  replicas: -1/' "$1"`));
+    assert.equal(run.code, 1);
+    const m =
+      /^error: deployments\.apps "web" is invalid\nerror: Edit cancelled, no valid changes were saved\.\nA copy of your changes has been stored to "(\S+)"\n$/.exec(
+        run.err,
+      );
+    assert.ok(m, run.err);
+    rmSync(m[1]!);
+    assert.equal((api.objects.get(KEY)!.spec as { replicas: number }).replicas, 4);
+  });
+
+  it('on a conflict (the user pinned another resourceVersion) says so in kubectl words and keeps the file', async () => {
+    const run = await edit(editor('pin.sh', `sed -i -e 's/^  resourceVersion: .*$/  resourceVersion: "1"/' -e 's/^  replicas: 4$/  replicas: 5/' "$1"`));
+    assert.equal(run.code, 1);
+    const m =
+      /^error: deployments\.apps "web" could not be patched: Operation cannot be fulfilled on deployments "web": the object has been modified; please apply your changes to the latest version and try again\nYour changes are in "(\S+)"; run `minik8s edit deployment\.apps\/web` to edit the latest version\.\n$/.exec(
+        run.err,
+      );
+    assert.ok(m, run.err);
+    assert.match(readFileSync(m[1]!, 'utf8'), /replicas: 5/);
+    rmSync(m[1]!);
+    assert.equal((api.objects.get(KEY)!.spec as { replicas: number }).replicas, 4);
   });
 
   it('computes patches and picks the editor as kubectl does', () => {

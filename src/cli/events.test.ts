@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Event } from '../core/api/event.js';
 import { runCliAgainst } from './cli-test-run.js';
+import { runCli } from './main.js';
 import { eventInterval, formatEvents, parseTypes } from './events.js';
 import { startTestApiServer, type TestApiServer } from './test-api-server.js';
 
@@ -98,6 +99,57 @@ describe('events', () => {
     assert.match(run.out, /^apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n {2}kind: Event\n/);
     assert.match(run.out, /\n {2}reason: BackOff\n/);
     assert.doesNotMatch(run.out, /Pulled/);
+  });
+
+  it('-w prints the current events, then each added or changed one, skipping deletions and other types, until interrupted', async () => {
+    api.watchEvents = [
+      {
+        type: 'ADDED',
+        object: event('default', 'e', {
+          reason: 'Started',
+          message: 'Started container web',
+          firstTimestamp: '2026-11-26T07:59:50Z',
+          lastTimestamp: '2026-11-26T07:59:50Z',
+        }),
+      },
+      {
+        type: 'ADDED',
+        object: event('default', 'f', { type: 'Warning', reason: 'Unhealthy', message: 'Readiness probe failed', lastTimestamp: '2026-11-26T07:59:55Z' }),
+      },
+      { type: 'DELETED', object: event('default', 'b', { reason: 'Pulled', message: 'gone', lastTimestamp: '2026-11-26T07:59:00Z' }) },
+      {
+        type: 'MODIFIED',
+        object: event('default', 'e', {
+          reason: 'Started',
+          message: 'Started container web',
+          count: 2,
+          firstTimestamp: '2026-11-26T07:59:00Z',
+          lastTimestamp: '2026-11-26T08:00:00Z',
+        }),
+      },
+    ];
+    const controller = new AbortController();
+    let out = '';
+    const code = await runCli(['events', '-w', '--types', 'Normal', '--server', api.url], {
+      stdout: (s) => {
+        out += s;
+        if (out.split('\n').length > 5) controller.abort();
+      },
+      stderr: (s) => assert.fail(s),
+      env: {},
+      now: () => now,
+      signal: controller.signal,
+    });
+    api.watchEvents = [];
+    assert.equal(code, 0);
+    assert.deepEqual(out.split('\n').slice(0, 5), [
+      'LAST SEEN   TYPE     REASON      OBJECT      MESSAGE',
+      '5m          Normal   Scheduled   Pod/web-1   Successfully assigned default/web-1 to node-1',
+      '60s         Normal   Pulled      Pod/web-1   Pulled image "nginx"',
+      '10s         Normal   Started     Pod/web-1   Started container web',
+      '0s (x2 over 60s)   Normal   Started     Pod/web-1   Started container web',
+    ]);
+    assert.match(api.requests.at(-1)!.url, /^\/api\/v1\/namespaces\/default\/events\?.*watch=1/);
   });
 
   it('formats intervals and types as kubectl events does', () => {

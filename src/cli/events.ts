@@ -1,9 +1,10 @@
-// `minik8s events`: kubectl events' table of what happened in a namespace (or everywhere, or to one object), oldest first.
+// `minik8s events`: kubectl events' table of what happened in a namespace (or everywhere, or to one object), oldest first; `-w` goes on printing new ones.
 import { eventKind, type Event } from '../core/api/event.js';
 import { ageSince } from '../core/api/table.js';
+import { GoneError } from '../core/errors.js';
 import { CliError } from './cli-error.js';
 import type { CliContext } from './context.js';
-import { alignColumns, asList, printJson, printYaml, withTypeMeta } from './printers.js';
+import { alignColumns, asList, columnWidths, formatRow, printJson, printYaml, withTypeMeta } from './printers.js';
 import { resolveKind } from './resolve-kind.js';
 
 export interface EventsArgs {
@@ -14,6 +15,8 @@ export interface EventsArgs {
   types?: string[];
   output?: string;
   noHeaders?: boolean;
+  /** `-w`: print the events there are, then each new or changed one as it comes, until interrupted. */
+  watch?: boolean;
 }
 
 /** When an event last happened: its series' last sighting, else lastTimestamp, else eventTime (kubectl's order). */
@@ -43,19 +46,25 @@ export function parseFor(value: string): { kind: string; name: string } {
   return { kind: resolveKind(value.slice(0, slash)).kind, name: value.slice(slash + 1) };
 }
 
-/** The table kubectl events prints, rows oldest first. */
-export function formatEvents(events: readonly Event[], options: { now: Date; allNamespaces?: boolean; noHeaders?: boolean }): string {
-  const sorted = sortEvents(events);
-  const header = [...(options.allNamespaces ? ['NAMESPACE'] : []), 'LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE'];
-  const rows = sorted.map((e) => [
-    ...(options.allNamespaces ? [e.metadata?.namespace ?? ''] : []),
-    eventInterval(e, options.now),
+function eventsHeader(allNamespaces?: boolean): string[] {
+  return [...(allNamespaces ? ['NAMESPACE'] : []), 'LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE'];
+}
+
+function eventRow(e: Event, now: Date, allNamespaces?: boolean): string[] {
+  return [
+    ...(allNamespaces ? [e.metadata?.namespace ?? ''] : []),
+    eventInterval(e, now),
     e.type ?? 'Normal',
     e.reason ?? '',
     `${e.involvedObject.kind ?? ''}/${e.involvedObject.name ?? ''}`,
     String(e.message ?? '').trim(),
-  ]);
-  return alignColumns(options.noHeaders ? rows : [header, ...rows]);
+  ];
+}
+
+/** The table kubectl events prints, rows oldest first. */
+export function formatEvents(events: readonly Event[], options: { now: Date; allNamespaces?: boolean; noHeaders?: boolean }): string {
+  const rows = sortEvents(events).map((e) => eventRow(e, options.now, options.allNamespaces));
+  return alignColumns(options.noHeaders ? rows : [eventsHeader(options.allNamespaces), ...rows]);
 }
 
 /** Oldest first by when each was last seen; the sort is stable, so equal times keep the server's order. */
@@ -69,11 +78,17 @@ export async function runEvents(ctx: CliContext, args: EventsArgs): Promise<numb
   const types = parseTypes(args.types ?? []);
   const target = args.for ? parseFor(args.for) : undefined;
   const fieldSelector = target ? `involvedObject.kind=${target.kind},involvedObject.name=${target.name}` : undefined;
-  const list = await ctx.client().list(eventKind, { namespace: args.allNamespaces ? undefined : ctx.namespace, fieldSelector });
-  let events = list.items as Event[];
+  const namespace = args.allNamespaces ? undefined : ctx.namespace;
   // Filtered here as well: the selector narrows the transfer, this keeps the answer right on any server.
-  if (target) events = events.filter((e) => e.involvedObject.kind === target.kind && e.involvedObject.name === target.name);
-  if (types.length) events = events.filter((e) => types.includes(String(e.type ?? 'Normal').toLowerCase()));
+  const wanted = (e: Event) =>
+    (!target || (e.involvedObject.kind === target.kind && e.involvedObject.name === target.name)) &&
+    (!types.length || types.includes(String(e.type ?? 'Normal').toLowerCase()));
+  const list = await ctx.client().list(eventKind, { namespace, fieldSelector });
+  const events = (list.items as Event[]).filter(wanted);
+  if (args.watch) {
+    await watchEvents(ctx, args, { events, resourceVersion: list.metadata.resourceVersion, namespace, fieldSelector, wanted });
+    return 0;
+  }
   if (args.output) {
     const items = sortEvents(events).map((e) => withTypeMeta(eventKind, e));
     ctx.out(args.output === 'json' ? printJson(asList(items)) : await printYaml(asList(items)));
@@ -85,4 +100,61 @@ export async function runEvents(ctx: CliContext, args: EventsArgs): Promise<numb
   }
   ctx.out(formatEvents(events, { now: ctx.now(), allNamespaces: args.allNamespaces, noHeaders: args.noHeaders }));
   return 0;
+}
+
+interface WatchStart {
+  events: Event[];
+  resourceVersion?: string;
+  namespace?: string;
+  fieldSelector?: string;
+  wanted: (e: Event) => boolean;
+}
+
+/**
+ * kubectl events -w: the current events oldest first, then every added or updated one (a
+ * repeat bumps its count) as it arrives; deletions (events expire) print nothing. The header
+ * comes once, with the first row; later rows keep the first rows' columns unless wider.
+ */
+async function watchEvents(ctx: CliContext, args: EventsArgs, start: WatchStart): Promise<void> {
+  let widths: number[] | undefined;
+  const print = async (e: Event) => {
+    if (args.output === 'json') ctx.out(printJson(withTypeMeta(eventKind, e)));
+    else if (args.output === 'yaml') ctx.out(`---\n${await printYaml(withTypeMeta(eventKind, e))}`);
+    else ctx.out(formatRow(eventRow(e, ctx.now(), args.allNamespaces), widths!));
+  };
+  const first = sortEvents(start.events);
+  if (!args.output) {
+    const header = eventsHeader(args.allNamespaces);
+    const rows = first.map((e) => eventRow(e, ctx.now(), args.allNamespaces));
+    widths = columnWidths([header, ...rows]);
+    if (!args.noHeaders) ctx.out(formatRow(header, widths));
+  }
+  for (const e of first) await print(e);
+  let resourceVersion = start.resourceVersion;
+  const client = ctx.client();
+  while (!ctx.signal?.aborted) {
+    try {
+      if (resourceVersion === undefined)
+        resourceVersion = (await client.list(eventKind, { namespace: start.namespace, fieldSelector: start.fieldSelector })).metadata.resourceVersion;
+      for await (const event of client.watch(eventKind, {
+        namespace: start.namespace,
+        fieldSelector: start.fieldSelector,
+        resourceVersion,
+        signal: ctx.signal,
+      })) {
+        resourceVersion = event.object?.metadata?.resourceVersion ?? resourceVersion;
+        if (event.type === 'BOOKMARK' || event.type === 'DELETED') continue;
+        const e = event.object as unknown as Event;
+        if (start.wanted(e)) await print(e);
+      }
+    } catch (err) {
+      if (ctx.signal?.aborted) return;
+      // Our revision was compacted away: go on from a fresh list's; what happened in between is not replayed.
+      if (err instanceof GoneError) {
+        resourceVersion = undefined;
+        continue;
+      }
+      throw err;
+    }
+  }
 }

@@ -39,7 +39,14 @@ function status(res: http.ServerResponse, code: number, reason: string, message:
  * Serves `/api|apis/.../{resource}[/{name}]` from a map. Enough of the API for the CLI's
  * commands: list (with a plain `key=value` labelSelector), get, create, merge patch (both with dryRun=All), delete.
  */
-export async function startTestApiServer(options: { token?: string; now?: () => Date } = {}): Promise<TestApiServer> {
+export async function startTestApiServer(
+  options: {
+    token?: string;
+    now?: () => Date;
+    /** Field problems of a patched object: a 422 Invalid with them as causes, nothing stored. */
+    validate?: (obj: Record<string, unknown>) => { field: string; message: string }[];
+  } = {},
+): Promise<TestApiServer> {
   const objects = new Map<string, Record<string, unknown>>();
   const requests: RecordedRequest[] = [];
   const state = { watchEvents: [] as unknown[] };
@@ -123,7 +130,38 @@ export async function startTestApiServer(options: { token?: string; now?: () => 
           status(res, 415, 'UnsupportedMediaType', 'the body of the request was in an unknown format');
           return;
         }
-        const patched = mergePatch(existing, JSON.parse(body)) as Record<string, unknown>;
+        const patch = JSON.parse(body) as { metadata?: { resourceVersion?: string } };
+        const existingVersion = (existing.metadata as Record<string, unknown>).resourceVersion;
+        // A patch naming a resourceVersion applies to that version only, as on the real server.
+        if (patch.metadata?.resourceVersion !== undefined && patch.metadata.resourceVersion !== existingVersion) {
+          status(
+            res,
+            409,
+            'Conflict',
+            `Operation cannot be fulfilled on ${resource} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+          );
+          return;
+        }
+        const patched = mergePatch(existing, patch) as Record<string, unknown>;
+        const problems = options.validate?.(patched) ?? [];
+        if (problems.length) {
+          res.writeHead(422, { 'content-type': 'application/json' });
+          const causes = problems.map((p) => ({ reason: 'FieldValueInvalid', field: p.field, message: p.message }));
+          const detail = problems.map((p) => `${p.field}: ${p.message}`).join(', ');
+          res.end(
+            JSON.stringify({
+              kind: 'Status',
+              apiVersion: 'v1',
+              metadata: {},
+              status: 'Failure',
+              code: 422,
+              reason: 'Invalid',
+              message: `${resource} "${name}" is invalid: ${detail}`,
+              details: { name, causes },
+            }),
+          );
+          return;
+        }
         (patched.metadata as Record<string, unknown>).resourceVersion = String(++revision);
         if (!dryRun) objects.set(key, patched);
         send(200, patched);

@@ -203,5 +203,21 @@ describe('pod columns', () => {
     assert.equal(col('IP').value(p), '10.244.1.5');
     assert.equal(col('NODE').value(p), '<none>');
     assert.equal(col('IP').wide, true);
+    assert.equal(col('NOMINATED NODE').value(p), '<none>');
+    assert.equal(col('READINESS GATES').value(p), '<none>');
+  });
+  it('nominated node and readiness gates: N/M of the gates whose condition is True', () => {
+    const p = withStatus({
+      nominatedNodeName: 'n2',
+      conditions: [
+        { type: 'example.com/lb', status: 'True' },
+        { type: 'example.com/dns', status: 'False' },
+        { type: 'Ready', status: 'False' },
+      ],
+    });
+    assert.equal(col('NOMINATED NODE').value(p), 'n2');
+    p.spec.readinessGates = [{ conditionType: 'example.com/lb' }, { conditionType: 'example.com/dns' }, { conditionType: 'example.com/absent' }];
+    assert.equal(col('READINESS GATES').value(p), '1/3');
+    assert.equal(col('READINESS GATES').wide, true);
   });
 });

@@ -619,6 +619,16 @@ export function podDisplayStatus(pod: Pod): string {
   return reason;
 }
 
+/** kubectl's READINESS GATES cell: how many of the pod's gates have a True condition, of how many; `<none>` without gates. */
+export function readinessGatesCell(pod: Pod): string {
+  const gates = pod.spec.readinessGates ?? [];
+  if (gates.length === 0) return '<none>';
+  const conditions = pod.status?.conditions ?? [];
+  // As kubectl, only the first condition of a gate's type counts.
+  const met = gates.filter((g) => conditions.find((c) => c.type === g.conditionType)?.status === 'True').length;
+  return `${met}/${gates.length}`;
+}
+
 /**
  * What an update may not change on a pod: the node it runs on. Binding goes through the
  * `binding` subresource, whose compare-and-swap is what keeps a pod from being bound twice.
@@ -660,6 +670,8 @@ export const podKind: KindDefinition = {
     { name: 'RESTARTS', value: (o) => String((o as Pod).status?.containerStatuses?.reduce((n, c) => n + (c.restartCount ?? 0), 0) ?? 0) },
     { name: 'IP', wide: true, value: (o) => (o as Pod).status?.podIP || '<none>' },
     { name: 'NODE', wide: true, value: (o) => (o as Pod).spec.nodeName || '<none>' },
+    { name: 'NOMINATED NODE', wide: true, value: (o) => (o as Pod).status?.nominatedNodeName || '<none>' },
+    { name: 'READINESS GATES', wide: true, value: (o) => readinessGatesCell(o as Pod) },
   ],
 };
 

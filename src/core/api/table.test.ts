@@ -30,7 +30,12 @@ describe('tables', () => {
     );
     assert.deepEqual(
       wide.slice(5).map((c) => [c.header, c.priority]),
-      [['IP', 1], ['NODE', 1], ...wide.slice(7).map((c) => [c.header, 1])],
+      [
+        ['IP', 1],
+        ['NODE', 1],
+        ['NOMINATED NODE', 1],
+        ['READINESS GATES', 1],
+      ],
     );
   });
 
@@ -52,7 +57,7 @@ describe('tables', () => {
       description: 'Name must be unique within a namespace.',
       priority: 0,
     });
-    assert.deepEqual(table.rows[0]!.cells.slice(0, 7), ['web', '1/1', 'Running', '2', '5m', '10.244.1.5', 'n1']);
+    assert.deepEqual(table.rows[0]!.cells, ['web', '1/1', 'Running', '2', '5m', '10.244.1.5', 'n1', '<none>', '<none>']);
     assert.equal(table.rows[0]!.object.kind, 'PartialObjectMetadata');
     assert.equal(table.rows[0]!.object.metadata.uid, 'u1');
   });
