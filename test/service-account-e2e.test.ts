@@ -1,7 +1,11 @@
 // End to end on a simulated machine: a pod's mounted service account token, CA and namespace reach the API through Service default/kubernetes, refused until an admin binds the view role, then allowed in its own namespace only; automount off gives no volume.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { ConfigMap } from '../src/core/api/configmap.js';
 import type { Pod } from '../src/core/api/pod.js';
 import { waitFor } from '../src/core/wait-for.js';
@@ -32,6 +36,20 @@ const CLIENT = [
   'print(json.dumps({"own": own, "code": code, "body": body}))',
 ].join('\n');
 
+/** Debian's python3-kubernetes is for the system python (a python3 earlier on PATH may be another). */
+const SYSTEM_PYTHON = '/usr/bin/python3';
+const PYTHON_CLIENT = spawnSync(SYSTEM_PYTHON, ['-c', 'import kubernetes'], { encoding: 'utf8' });
+/** load_incluster_config() with the paths and env handed in (its loader class takes them; the function reads fixed ones). */
+const PYTHON_LISTER = [
+  'import sys',
+  'from kubernetes import client',
+  'from kubernetes.config.incluster_config import InClusterConfigLoader',
+  'd, host, port, ns = sys.argv[1:5]',
+  'env = {"KUBERNETES_SERVICE_HOST": host, "KUBERNETES_SERVICE_PORT": port}',
+  'InClusterConfigLoader(token_filename=d + "/token", cert_filename=d + "/ca.crt", environ=env).load_and_set()',
+  'print(" ".join(sorted(p.metadata.name for p in client.CoreV1Api().list_namespaced_pod(ns).items)))',
+].join('\n');
+
 interface Answer {
   own: string;
   code: number;
@@ -40,6 +58,7 @@ interface Answer {
 
 describe('service account tokens in pods', { skip }, () => {
   let cluster: NetnsCluster | undefined;
+  const copies = mkdtempSync(join(tmpdir(), 'sa-e2e-'));
   const master = () => cluster!.master;
 
   const cli = (...args: string[]) => spawnSync(process.execPath, [BINARY, ...args], { env: master().env, encoding: 'utf8', timeout: 60_000 });
@@ -82,6 +101,13 @@ describe('service account tokens in pods', { skip }, () => {
     const out = ok('exec', '-n', NS, 'client', '--', 'python3', '-c', CLIENT, ...(namespace ? [namespace] : []));
     return JSON.parse(out) as Answer;
   };
+  /** The client pod's token, ca.crt and namespace, copied to the same path under `copies` on the host. */
+  const copyPodFiles = () => {
+    const dir = join(copies, MOUNT);
+    mkdirSync(dir, { recursive: true });
+    for (const name of ['token', 'ca.crt', 'namespace']) writeFileSync(join(dir, name), ok('exec', '-n', NS, 'client', '--', 'cat', `${MOUNT}/${name}`));
+    return dir;
+  };
   const forbidden = (namespace: string) =>
     `pods is forbidden: User "system:serviceaccount:${NS}:default" cannot list resource "pods" in API group "" in the namespace "${namespace}"`;
 
@@ -97,6 +123,7 @@ describe('service account tokens in pods', { skip }, () => {
 
   after(async () => {
     await cluster?.destroy();
+    rmSync(copies, { recursive: true, force: true });
   });
 
   it('publishes the cluster CA as ConfigMap kube-root-ca.crt in every namespace', async () => {
@@ -151,6 +178,50 @@ describe('service account tokens in pods', { skip }, () => {
     const other = call(OTHER);
     assert.equal(other.code, 403);
     assert.equal(other.body.message, forbidden(OTHER));
+  });
+
+  it("meets @kubernetes/client-node's in-cluster config: its loadFromCluster() reads the pod's files and lists with them", async () => {
+    await running('client');
+    // The pod's files under a prefix on the host, and the env pointing at the API as the host reaches it (10.96.0.1 is for pods).
+    copyPodFiles();
+    const url = new URL(master().url);
+    const saved = { host: process.env.KUBERNETES_SERVICE_HOST, port: process.env.KUBERNETES_SERVICE_PORT };
+    const kc = new KubeConfig();
+    try {
+      process.env.KUBERNETES_SERVICE_HOST = url.hostname;
+      process.env.KUBERNETES_SERVICE_PORT = url.port;
+      kc.loadFromCluster(copies);
+    } finally {
+      for (const [name, value] of [
+        ['KUBERNETES_SERVICE_HOST', saved.host],
+        ['KUBERNETES_SERVICE_PORT', saved.port],
+      ] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+    assert.equal(kc.getContextObject(kc.getCurrentContext())?.namespace, NS);
+    const core = kc.makeApiClient(CoreV1Api);
+    const list = await core.listNamespacedPod({ namespace: NS });
+    assert.deepEqual(list.items.map((p) => p.metadata?.name).sort(), ['client', 'plain']);
+    await assert.rejects(core.listNamespacedPod({ namespace: OTHER }), (err: { code?: number; body?: unknown }) => {
+      assert.equal(err.code, 403);
+      // The generated client hands the Status over parsed or as text, depending on its version.
+      const status = (typeof err.body === 'string' ? JSON.parse(err.body) : err.body) as { message?: string };
+      assert.equal(status.message, forbidden(OTHER));
+      return true;
+    });
+  });
+
+  it("meets Debian python3-kubernetes' in-cluster loader (on the host, with the pod's files)", {
+    skip: PYTHON_CLIENT.status === 0 ? false : 'no python3-kubernetes on this host',
+  }, async () => {
+    await running('client');
+    const dir = copyPodFiles();
+    const url = new URL(master().url);
+    const r = spawnSync(SYSTEM_PYTHON, ['-c', PYTHON_LISTER, dir, url.hostname, url.port, NS], { encoding: 'utf8', timeout: 60_000 });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, 'client plain\n');
   });
 
   it('gives a pod with automountServiceAccountToken: false no volume and no files', async () => {
