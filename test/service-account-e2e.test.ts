@@ -101,9 +101,12 @@ describe('service account tokens in pods', { skip }, () => {
     const out = ok('exec', '-n', NS, 'client', '--', 'python3', '-c', CLIENT, ...(namespace ? [namespace] : []));
     return JSON.parse(out) as Answer;
   };
-  /** The client pod's token, ca.crt and namespace, copied to the same path under `copies` on the host. */
+  /** The client pod's token, ca.crt and namespace, copied once to the same path under `copies` on the host. */
+  let copied = false;
   const copyPodFiles = () => {
     const dir = join(copies, MOUNT);
+    if (copied) return dir;
+    copied = true;
     mkdirSync(dir, { recursive: true });
     for (const name of ['token', 'ca.crt', 'namespace']) writeFileSync(join(dir, name), ok('exec', '-n', NS, 'client', '--', 'cat', `${MOUNT}/${name}`));
     return dir;
