@@ -1,10 +1,11 @@
-// ServiceAccounts on a real TLS master: the default account per namespace, pod admission, TokenRequest and `create token`, who a token authenticates as, and revocation with its pod.
+// ServiceAccounts on a real TLS master: the default account per namespace, pod admission (with the kube-api-access volume), kube-root-ca.crt, TokenRequest and `create token`, who a token authenticates as, and revocation with its pod.
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt } from 'jose';
+import { type ConfigMap, configMapKind } from '../src/core/api/configmap.js';
 import { namespaceKind } from '../src/core/api/namespace.js';
 import { type Pod, podKind } from '../src/core/api/pod.js';
 import { serviceAccountKind } from '../src/core/api/serviceaccount.js';
@@ -85,6 +86,42 @@ describe('service accounts', () => {
     assert.notEqual(refused.code, 0);
     assert.match(refused.stderr, /pods "ghost" is forbidden: error looking up service account sa-test\/ghost: serviceaccount "ghost" not found/);
     assert.doesNotMatch(refused.stderr, /\n\s+at /);
+  });
+
+  test('admission mounts the kube-api-access volume read-only unless automount is off, and kube-root-ca.crt holds the cluster CA', async () => {
+    const pod = (name: string, spec: Record<string, unknown> = {}) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: NS },
+      spec: { containers: [{ name: 'app', image: 'busybox', command: ['sleep', '3600'] }], ...spec },
+    });
+    const mounted = (await admin.create(podKind, pod('mounted'), { namespace: NS })) as Pod;
+    const volume = mounted.spec.volumes?.find((v) => /^kube-api-access-[b-z2-9]{5}$/.test(v.name));
+    assert.ok(volume, JSON.stringify(mounted.spec.volumes));
+    assert.deepEqual(mounted.spec.containers[0]!.volumeMounts, [
+      { name: volume.name, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
+    ]);
+    const off = (await admin.create(podKind, pod('unmounted', { automountServiceAccountToken: false }), { namespace: NS })) as Pod;
+    assert.equal(off.spec.volumes, undefined);
+    const cm = await waitFor(
+      () =>
+        admin
+          .get(configMapKind, { namespace: NS, name: 'kube-root-ca.crt' })
+          .catch((err) => (err instanceof NotFoundError ? undefined : Promise.reject(err))) as Promise<ConfigMap | undefined>,
+      { timeoutMs: 10_000, description: 'kube-root-ca.crt' },
+    );
+    assert.deepEqual(cm.data, { 'ca.crt': master.ca });
+    // Deleted, it comes back.
+    await admin.delete(configMapKind, { namespace: NS, name: 'kube-root-ca.crt' });
+    await waitFor(
+      async () => {
+        const again = (await admin
+          .get(configMapKind, { namespace: NS, name: 'kube-root-ca.crt' })
+          .catch((err) => (err instanceof NotFoundError ? undefined : Promise.reject(err)))) as ConfigMap | undefined;
+        return again && again.metadata.uid !== cm.metadata.uid ? again : undefined;
+      },
+      { timeoutMs: 10_000, description: 'kube-root-ca.crt made again' },
+    );
   });
 
   test('minik8s create token: a token that authenticates as the account, which RBAC-less authorization still refuses', async () => {

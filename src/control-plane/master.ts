@@ -168,8 +168,8 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     admins.add(kubeletClient.token, kubeletClient.user);
 
     // Service cluster IPs and node ports are recorded in the same transaction as each Service.
-    // Bound service account tokens (signed by DATA_DIR/pki/sa.key), pod admission and the default ServiceAccounts.
-    const serviceAccounts = new ServiceAccounts({ dataDir, log, mountTokens: false });
+    // Bound service account tokens (signed by DATA_DIR/pki/sa.key), pod admission with the kube-api-access volume, the default ServiceAccounts and (with TLS) kube-root-ca.crt in every namespace.
+    const serviceAccounts = new ServiceAccounts({ dataDir, log, caPem: tls?.ca.certPem });
     const serviceAllocator = new ServiceAllocator({ store, ranges: { serviceCIDR: config.serviceCIDR, nodePorts: config.nodePortRange } });
     const service = new ObjectService({
       store,
@@ -317,6 +317,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       new GarbageCollector({ client: clientFor('garbage-collector'), informers, log }).start(reconcilerSignal),
       new ClusterRoleAggregation({ client: clientFor('clusterrole-aggregation-controller'), informers, log }).start(reconcilerSignal),
       serviceAccounts.controller(clientFor('service-account-controller'), informers).start(reconcilerSignal),
+      serviceAccounts.rootCaPublisher(clientFor('root-ca-cert-publisher'), informers)?.start(reconcilerSignal),
       // Functions: versions built into images by the image factory (on the master's Docker), run as ReplicaSets behind the activator.
       new FunctionController({
         client: clientFor('function-controller'),

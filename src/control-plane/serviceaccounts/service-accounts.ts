@@ -11,6 +11,7 @@ import type { ObjectService } from '../api-server/object-service.js';
 import { admitPodServiceAccount } from './admission.js';
 import { type ObjectLookup, ServiceAccountAuthenticator } from './authenticator.js';
 import { ServiceAccountController } from './controller.js';
+import { RootCaPublisher } from './root-ca-publisher.js';
 import { registerSelfSubjectReviewRoutes } from './self-subject-review-routes.js';
 import { registerTokenRequestRoutes } from './token-request-routes.js';
 import { loadOrCreateSigningKey, ServiceAccountTokens } from './tokens.js';
@@ -19,6 +20,8 @@ export interface ServiceAccountsOptions {
   dataDir: string;
   /** Whether admission adds the kube-api-access volume (its kubelets can materialise it); default true. */
   mountTokens?: boolean;
+  /** The cluster CA (PEM) published as ConfigMap kube-root-ca.crt in every namespace; none without TLS. */
+  caPem?: string;
   log?: (message: string) => void;
 }
 
@@ -76,5 +79,11 @@ export class ServiceAccounts {
 
   controller(client: Client, informers: InformerFactory): ServiceAccountController {
     return new ServiceAccountController({ client, informers, log: this.#options.log });
+  }
+
+  /** The kube-root-ca.crt publisher, when there is a CA to publish. */
+  rootCaPublisher(client: Client, informers: InformerFactory): RootCaPublisher | undefined {
+    const { caPem } = this.#options;
+    return caPem ? new RootCaPublisher({ client, informers, caPem, log: this.#options.log }) : undefined;
   }
 }

@@ -63,3 +63,28 @@ describe('ServiceAccountVolumes', () => {
     assert.equal(readFileSync(join(dir, 'token'), 'utf8'), 'token-2');
   });
 });
+
+describe('ServiceAccountVolumes ca.crt', () => {
+  const run = async (published: Record<string, string> | undefined) => {
+    const asked: string[] = [];
+    const volumes = new ServiceAccountVolumes({
+      caPem: 'KUBELET CA',
+      configMap: async (namespace, name) => {
+        asked.push(`${namespace}/${name}`);
+        return published;
+      },
+      dir: (p, name) => join(root, `ca-${published ? 'cm' : 'none'}`, p.metadata.uid!, name),
+      requestToken: async () => ({ token: 't', expirationTimestamp: new Date(Date.now() + 3600_000).toISOString() }),
+    });
+    await volumes.prepare(pod);
+    return { asked, ca: readFileSync(join(root, `ca-${published ? 'cm' : 'none'}`, 'u1', 'kube-api-access-bbbbb', 'ca.crt'), 'utf8') };
+  };
+
+  it("comes from the namespace's kube-root-ca.crt ConfigMap", async () => {
+    assert.deepEqual(await run({ 'ca.crt': 'PUBLISHED CA' }), { asked: ['team/kube-root-ca.crt'], ca: 'PUBLISHED CA' });
+  });
+
+  it("is the kubelet's CA while the ConfigMap is not published yet", async () => {
+    assert.equal((await run(undefined)).ca, 'KUBELET CA');
+  });
+});

@@ -1,6 +1,7 @@
-// The kube-api-access projected volume on the node: a token requested for the pod (bound to it), the cluster CA and the namespace, written with an atomic `..data` swap and refreshed at 80% of the token's life.
+// The kube-api-access projected volume on the node: a token requested for the pod (bound to it), the cluster CA (from ConfigMap kube-root-ca.crt) and the namespace, written with an atomic `..data` swap and refreshed at 80% of the token's life.
 import { mkdirSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { type ConfigMap, configMapKind } from '../../core/api/configmap.js';
 import type { Pod, Volume } from '../../core/api/pod.js';
 import { type Service, serviceKind } from '../../core/api/service.js';
 import type { ApiClient } from '../../core/client/api-client.js';
@@ -59,7 +60,13 @@ export function writeAtomically(dir: string, files: Readonly<Record<string, stri
 export interface ServiceAccountVolumesOptions {
   /** A TokenRequest for the pod's service account, bound to the pod, with the node's credential. */
   requestToken(pod: Pod, source: TokenSource): Promise<{ token: string; expirationTimestamp: string }>;
-  /** The cluster CA the kubelet trusts the API server with (what kube-root-ca.crt holds in Kubernetes). */
+  /** The data of a ConfigMap in the pod's namespace (undefined when there is none): the volume's ca.crt comes from kube-root-ca.crt. */
+  configMap?: (namespace: string, name: string) => Promise<Readonly<Record<string, string>> | undefined>;
+  /**
+   * The cluster CA the kubelet trusts the API server with: ca.crt while the namespace's
+   * kube-root-ca.crt is not published yet (a pod made right after its namespace), rather than
+   * holding the pod back as Kubernetes would; it is the same certificate.
+   */
   caPem?: string;
   /** Where the volume's files live on this node: the directory the runtime binds for an emptyDir of that name. */
   dir(pod: Pod, volumeName: string): string;
@@ -100,7 +107,13 @@ export class ServiceAccountVolumes {
           const life = Date.parse(issued.expirationTimestamp) - now;
           this.#refreshAt.set(key, now + Math.max(60_000, Math.floor(life * REFRESH_FRACTION)));
         }
-        for (const item of s.configMap?.items ?? []) if (item.key === 'ca.crt' && this.#o.caPem) files[item.path] = this.#o.caPem;
+        if (s.configMap?.items?.length) {
+          const data = s.configMap.name ? await this.#o.configMap?.(pod.metadata.namespace ?? 'default', s.configMap.name) : undefined;
+          for (const item of s.configMap.items) {
+            const value = data?.[item.key] ?? (item.key === 'ca.crt' ? this.#o.caPem : undefined);
+            if (value !== undefined) files[item.path] = value;
+          }
+        }
         for (const item of s.downwardAPI?.items ?? [])
           if (item.fieldRef?.fieldPath === 'metadata.namespace') files[item.path] = pod.metadata.namespace ?? 'default';
       }
@@ -138,7 +151,7 @@ export class ServiceAccountVolumes {
   }
 }
 
-/** The node's ServiceAccountVolumes: tokens from the TokenRequest API as the node, files where the runtime binds emptyDirs, the API's address from Service default/kubernetes. */
+/** The node's ServiceAccountVolumes: tokens from the TokenRequest API as the node, ConfigMaps read as the node, files where the runtime binds emptyDirs, the API's address from Service default/kubernetes. */
 export function nodeServiceAccountVolumes(options: {
   client: Pick<ApiClient, 'request' | 'get'>;
   caPem?: string;
@@ -147,6 +160,14 @@ export function nodeServiceAccountVolumes(options: {
   let api: { host: string; port: number } | undefined;
   return new ServiceAccountVolumes({
     caPem: options.caPem,
+    configMap: async (namespace, name) => {
+      try {
+        return ((await options.client.get(configMapKind, { namespace, name })) as ConfigMap).data ?? {};
+      } catch (err) {
+        if (err instanceof NotFoundError) return undefined;
+        throw err;
+      }
+    },
     dir: (pod, name) => options.volumeDir(pod.metadata.uid!, name),
     requestToken: async (pod, source) => {
       const namespace = encodeURIComponent(pod.metadata.namespace ?? 'default');
