@@ -348,7 +348,7 @@ export class DockerProvider implements PodProvider {
       while (watching) {
         await new Promise((resolve) => setTimeout(resolve, 500));
         const state = await exec.inspect().catch(() => undefined);
-        if (watching && (!state || !state.Running)) {
+        if (watching && !state?.Running) {
           // The output that was on its way still comes in a moment.
           await new Promise((resolve) => setTimeout(resolve, 100));
           return;
