@@ -1,8 +1,8 @@
-// End to end on a simulated machine: an Ingress written for Kubernetes, applied with the CLI, routes one host's two paths to two services through the nginx gateway, asked from the node's host.
+// End to end on a simulated machine: an Ingress written for Kubernetes, applied with the CLI, routes one host's two paths to two services through the nginx gateway, over HTTP and HTTPS, asked from the node's host.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Ingress } from '../src/core/api/ingress.js';
@@ -81,10 +81,10 @@ describe('an Ingress served by the gateway on a simulated machine', { skip }, ()
   let scratch: string;
   const cli = (...args: string[]) => spawnSync(process.execPath, [BINARY, ...args], { env: cluster.master.env, encoding: 'utf8', timeout: 60_000 });
   /** GET http://IP/PATH with Host: HOST from the node's own network (not a pod): prints the status and body. */
-  const fromNode = (ip: string, path: string, host = HOST) => {
+  const fromNode = (ip: string, path: string, host = HOST, ca?: string) => {
     const r = spawnSync(
       findExecutable('nsenter')!,
-      [`--net=/var/run/netns/${cluster.workers[0]!.machine.netns}`, '--', process.execPath, join(scratch, 'get.mjs'), ip, path, host],
+      [`--net=/var/run/netns/${cluster.workers[0]!.machine.netns}`, '--', process.execPath, join(scratch, 'get.mjs'), ip, path, host, ...(ca ? [ca] : [])],
       { encoding: 'utf8', timeout: 30_000 },
     );
     return r.stdout.trim();
@@ -98,8 +98,12 @@ describe('an Ingress served by the gateway on a simulated machine', { skip }, ()
         join(scratch, 'get.mjs'),
         [
           "import { get } from 'node:http';",
-          'const [ip, path, host] = process.argv.slice(2);',
-          'get({ host: ip, port: 80, path, headers: { host }, timeout: 5000 }, (res) => {',
+          "import { get as getTls } from 'node:https';",
+          "import { readFileSync } from 'node:fs';",
+          'const [ip, path, host, ca] = process.argv.slice(2);',
+          // With a CA file: HTTPS on 443, the certificate checked against it for the Host's name (SNI picks the server).
+          'const tls = ca ? { port: 443, ca: readFileSync(ca), servername: host } : { port: 80 };',
+          '(ca ? getTls : get)({ host: ip, path, headers: { host }, timeout: 5000, ...tls }, (res) => {',
           "  let body = ''; res.on('data', (d) => { body += d; });",
           "  res.on('end', () => console.log(res.statusCode + ' ' + body.split('\\n')[0]));",
           "}).on('error', (err) => console.log('error ' + err.message)).on('timeout', function () { this.destroy(new Error('timed out')); });",
@@ -169,5 +173,64 @@ describe('an Ingress served by the gateway on a simulated machine', { skip }, ()
     assert.match(listed.stdout, new RegExp(`^shop\\s+<none>\\s+${HOST.replaceAll('.', '\\.')}\\s+${ip.replaceAll('.', '\\.')}\\s+80\\s`, 'm'));
     const classes = cli('get', 'ingressclass');
     assert.match(classes.stdout, /^minik8s\s+minik8s\.io\/gateway\s+<none>\s/m);
+  });
+
+  it("serves the host over HTTPS with a TLS Secret's certificate, which stays out of the pod spec", async () => {
+    const key = join(scratch, 'tls.key');
+    const crt = join(scratch, 'tls.crt');
+    const made = spawnSync(
+      findExecutable('openssl')!,
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        `/CN=${HOST}`,
+        '-addext',
+        `subjectAltName=DNS:${HOST}`,
+        '-keyout',
+        key,
+        '-out',
+        crt,
+      ],
+      { encoding: 'utf8' },
+    );
+    assert.equal(made.status, 0, made.stderr);
+    const keyB64 = readFileSync(key).toString('base64');
+    const file = join(scratch, 'tls.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [
+          {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            metadata: { name: 'shop-cert', namespace: NS },
+            type: 'kubernetes.io/tls',
+            data: { 'tls.crt': readFileSync(crt).toString('base64'), 'tls.key': keyB64 },
+          },
+          { ...INGRESS, spec: { ...INGRESS.spec, tls: [{ hosts: [HOST], secretName: 'shop-cert' }] } },
+        ],
+      }),
+    );
+    const applied = cli('apply', '-f', file);
+    assert.equal(applied.status, 0, applied.stderr);
+    const ip = (JSON.parse(cli('get', 'ingress', 'shop', '-n', NS, '-o', 'json').stdout) as Ingress).status!.loadBalancer!.ingress![0]!.ip!;
+    await waitFor(() => fromNode(ip, '/a/tls', HOST, crt) === '200 alpha /a/tls', {
+      timeoutMs: 120_000,
+      intervalMs: 1000,
+      description: `HTTPS from the gateway (last: ${fromNode(ip, '/a/tls', HOST, crt)})`,
+    });
+    assert.equal(fromNode(ip, '/b'), '200 beta /b', 'plain HTTP keeps working');
+    const pods = cli('get', 'pods', '-n', 'kube-system', '-l', 'app=minik8s-gateway', '-o', 'json');
+    assert.equal(pods.status, 0, pods.stderr);
+    assert.ok(pods.stdout.includes('minik8s-gateway-tls'), 'the gateway pod mounts its TLS Secret');
+    assert.ok(!pods.stdout.includes(keyB64.slice(0, 40)), 'no key material in the pod spec');
   });
 });
