@@ -170,7 +170,7 @@ export type GatewayAction =
   | { type: 'deletePod'; name: string }
   | { type: 'status'; namespace: string; name: string; conditions: Condition[] }
   | { type: 'ingressStatus'; namespace: string; name: string; ip: string }
-  | { type: 'tlsSecret'; secret: Secret }
+  | { type: 'tlsSecret'; secret: Secret; replace: boolean }
   | { type: 'deleteTlsSecret' };
 
 export interface GatewayState {
@@ -235,7 +235,12 @@ export function planGateway(state: GatewayState): { config: string; hash: string
   }
   if (!service) actions.push({ type: 'createService', service: gatewayService() });
   // The certificates are in place before a pod that mounts them is made.
-  if (withTls && JSON.stringify(tlsCopy?.data ?? {}) !== JSON.stringify(tlsFiles)) actions.push({ type: 'tlsSecret', secret: gatewayTlsSecret(tlsFiles) });
+  if (withTls && JSON.stringify(tlsCopy?.data ?? {}) !== JSON.stringify(tlsFiles)) {
+    const secret = gatewayTlsSecret(tlsFiles);
+    // Replaced in place, at the version read: the running pod's volume keeps files until the new pod takes over.
+    if (tlsCopy) secret.metadata.resourceVersion = tlsCopy.metadata.resourceVersion;
+    actions.push({ type: 'tlsSecret', secret, replace: tlsCopy !== undefined });
+  }
   const wanted = gatewayPod(config, hash, withTls);
   const current = live.find((p) => p.metadata.name === wanted.metadata.name);
   const finished = current && (current.status?.phase === 'Failed' || current.status?.phase === 'Succeeded');
@@ -394,11 +399,9 @@ export class GatewayReconciler {
             );
             break;
           case 'tlsSecret':
-            // Replaced whole (the data is the Ingresses' certificates now); never logged beyond its name.
-            await this.#client.delete(secretKind, { namespace: ns, name: GATEWAY_TLS_SECRET }).catch((err: unknown) => {
-              if (!(err instanceof NotFoundError)) throw err;
-            });
-            await this.#client.create(secretKind, action.secret, { namespace: ns });
+            // Its content is never logged, only its name and size.
+            if (action.replace) await this.#client.replace(secretKind, { namespace: ns, name: GATEWAY_TLS_SECRET }, action.secret);
+            else await this.#client.create(secretKind, action.secret, { namespace: ns });
             this.#log(`gateway: wrote secret ${ns}/${GATEWAY_TLS_SECRET} (${Object.keys(action.secret.data ?? {}).length / 2} certificates)`);
             break;
           case 'deleteTlsSecret':

@@ -302,5 +302,26 @@ describe('planGateway with Ingresses', () => {
     const pod = (plan.actions[1] as { pod: { spec: { volumes?: { secret?: { secretName: string } }[]; containers: { env?: { value?: string }[] }[] } } }).pod;
     assert.equal(pod.spec.volumes?.[0]?.secret?.secretName, 'minik8s-gateway-tls');
     assert.doesNotMatch(JSON.stringify(pod), /Q0VSVA|S0VZ/, 'no certificate or key in the pod spec');
+    const copy = {
+      ...(plan.actions[0] as { secret: Secret }).secret,
+      metadata: { name: 'minik8s-gateway-tls', namespace: 'kube-system', resourceVersion: '7' },
+    };
+    const renewed = { ...secret, data: { 'tls.crt': 'TkVX', 'tls.key': 'S0VZ' } } as unknown as Secret;
+    const again = (secrets: Secret[]) =>
+      planGateway({
+        dnses: [],
+        services: [...services, gatewaySvc],
+        pods: [],
+        now: '2030-01-01T00:00:00Z',
+        ingresses: [ing('x', [{ host: 'h.test', paths: [['/', 'Prefix', 'a']] }], { tls: [{ hosts: ['h.test'], secretName: 'cert' }] })],
+        ingressClasses: [minik8sIngressClass()],
+        secrets,
+      });
+    assert.ok(!again([secret, copy as Secret]).actions.some((a) => a.type === 'tlsSecret'), 'an up-to-date copy is left alone');
+    const renew = again([renewed, copy as Secret]);
+    const write = renew.actions.find((a) => a.type === 'tlsSecret') as { replace: boolean; secret: Secret } | undefined;
+    assert.equal(write?.replace, true, 'a renewed certificate replaces the copy in place');
+    assert.equal(write?.secret.metadata.resourceVersion, '7');
+    assert.notEqual(renew.hash, plan.hash, 'and makes a new configuration, so a new pod');
   });
 });
