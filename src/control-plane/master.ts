@@ -31,6 +31,7 @@ import { loadOrCreateAdminToken } from './master/admin-token.js';
 import { mintKubeletClientCredential } from './master/kubelet-client-credential.js';
 import { advertisedServerUrl, joinCommand, readyBanner, writeJoinCommandFile } from './master/announce.js';
 import { ensureClusterDnsService } from './master/cluster-dns-service.js';
+import { ensureIngressClass } from './master/ingress-class.js';
 import { prepareDataDir } from './master/data-dir.js';
 import { loadSecretsEncryption, rewriteStaleSecrets } from './master/encryption-config.js';
 import { ensureDefaultJoinToken } from './master/join-tokens.js';
@@ -266,6 +267,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     shutdown.push('activator', () => activating.stopped);
     activatorUrl = activating.url;
     await ensureClusterDnsService({ service, serviceCIDR: config.serviceCIDR, log });
+    await ensureIngressClass({ service, log });
 
     // Pods (GPU job submitters) reach the API server where workers do.
     const podServerUrl = await advertisedServerUrl(config.address, api.port, tls ? 'https' : 'http');

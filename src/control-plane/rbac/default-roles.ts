@@ -38,6 +38,7 @@ const VIEWABLE: readonly PolicyRule[] = [
   { apiGroups: ['policy'], resources: ['poddisruptionbudgets', 'poddisruptionbudgets/status'], verbs: READ },
   { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers', 'horizontalpodautoscalers/status'], verbs: READ },
   { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: READ },
+  { apiGroups: ['networking.k8s.io'], resources: ['ingresses', 'ingresses/status'], verbs: READ },
   {
     apiGroups: ['minik8s.io'],
     resources: ['functions', 'functions/status', 'functionversions', 'workflows', 'workflows/status', 'gpujobs', 'gpujobs/status', 'dnses'],
@@ -56,6 +57,7 @@ const EDITABLE: readonly PolicyRule[] = [
   { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: WRITE },
   { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: WRITE },
   { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: WRITE },
+  { apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: WRITE },
   { apiGroups: ['minik8s.io'], resources: ['functions', 'functionversions', 'workflows', 'gpujobs', 'dnses'], verbs: WRITE },
 ];
 
@@ -119,7 +121,7 @@ function systemClusterRoles(): ClusterRole[] {
     ]),
     clusterRole('system:kube-controller-manager', {}, [
       { apiGroups: ['*'], resources: ['*'], verbs: READ },
-      { apiGroups: ['', 'apps', 'autoscaling', 'batch', 'policy', 'discovery.k8s.io', 'minik8s.io'], resources: ['*'], verbs: WRITE },
+      { apiGroups: ['', 'apps', 'autoscaling', 'batch', 'policy', 'discovery.k8s.io', 'networking.k8s.io', 'minik8s.io'], resources: ['*'], verbs: WRITE },
       { apiGroups: [RBAC_GROUP], resources: ['clusterroles'], verbs: ['update', 'escalate'] },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create', 'get', 'update'] },
     ]),

@@ -1,6 +1,9 @@
-// Gateway reconciler: renders one nginx configuration for every DNS object and runs it as a pod behind the kube-system/minik8s-gateway Service.
+// Gateway reconciler: renders one nginx configuration for every DNS object and served Ingress and runs it as a pod behind the kube-system/minik8s-gateway Service.
 import { createHash } from 'node:crypto';
 import { dnsKind, normalizePath, type Dns } from '../../core/api/dns.js';
+import { type Ingress, ingressKind } from '../../core/api/ingress.js';
+import { type IngressClass, ingressClassKind } from '../../core/api/ingressclass.js';
+import { type Secret, secretKind } from '../../core/api/secret.js';
 import type { Condition } from '../../core/api/meta.js';
 import { isPodReady, type Pod, podKind } from '../../core/api/pod.js';
 import { serviceKind, type Service } from '../../core/api/service.js';
@@ -11,10 +14,23 @@ import type { InformerFactory } from '../../core/controller/informer-factory.js'
 import { WorkQueue } from '../../core/controller/work-queue.js';
 import { AlreadyExistsError, NotFoundError } from '../../core/errors.js';
 import { GATEWAY_SERVICE } from '../../net/dns/cluster-zone.js';
+import {
+  gatewayServers,
+  type IngressProblem,
+  type IngressRouting,
+  ingressRouting,
+  isOurIngress,
+  renderServers,
+  TLS_DIR,
+  tlsDigest,
+  type TlsFiles,
+} from './ingress-routes.js';
 
 export const GATEWAY_LABELS: Readonly<Record<string, string>> = { app: 'minik8s-gateway' };
 export const CONFIG_HASH_ANNOTATION = 'minik8s.io/gateway-config-hash';
 export const GATEWAY_IMAGE = 'nginx:1.22';
+/** The kube-system Secret the gateway copies the Ingresses' certificates into: a pod mounts only its own namespace's Secrets. */
+export const GATEWAY_TLS_SECRET = 'minik8s-gateway-tls';
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 
 /** One path of one host, as nginx will serve it. */
@@ -83,47 +99,25 @@ export function gatewayRoutes(dnses: readonly Dns[], services: readonly Service[
 }
 
 /**
- * The whole nginx configuration: a server per host, two locations per path (`= /p` and `/p/`) so that both `/p` and
- * `/p/...` reach the service with the prefix stripped, as the seeds' gateway did; unknown hosts get 404.
- * The services' ClusterIPs are written in: a changed IP changes the configuration, and so the pod.
+ * The whole nginx configuration: a server per host, two locations per DNS path (`= /p` and `/p/`) so that both `/p` and
+ * `/p/...` reach the service with the prefix stripped, as the seeds' gateway did; unknown hosts get 404 (or the
+ * Ingresses' default backend). Ingress rules join as ingress-routes.ts renders them. The services' ClusterIPs are
+ * written in: a changed IP changes the configuration, and so the pod.
  */
-export function renderNginxConfig(routes: readonly GatewayRoute[]): string {
-  const lines = [
-    '# Rendered by the minik8s gateway reconciler from the DNS objects; replaced, never edited.',
-    'server {',
-    '    listen 80 default_server;',
-    '    server_name _;',
-    '    return 404;',
-    '}',
-  ];
-  const hosts = [...new Set(routes.map((r) => r.host))].sort();
-  for (const host of hosts) {
-    lines.push('', 'server {', '    listen 80;', `    server_name ${host};`);
-    for (const r of routes.filter((x) => x.host === host).sort((a, b) => a.path.localeCompare(b.path))) {
-      const proxy = [
-        `        proxy_pass http://${r.upstream}/;`,
-        '        proxy_http_version 1.1;',
-        '        proxy_set_header Host $host;',
-        '        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;',
-        `        proxy_set_header X-Forwarded-Prefix ${r.path};`,
-      ];
-      if (r.path === '/') {
-        lines.push('    location / {', ...proxy, '    }');
-      } else {
-        lines.push(`    location = ${r.path} {`, ...proxy, '    }', `    location ${r.path}/ {`, ...proxy, '    }');
-      }
-    }
-    lines.push('}');
-  }
-  return `${lines.join('\n')}\n`;
+export function renderNginxConfig(routes: readonly GatewayRoute[], ingress?: IngressRouting): string {
+  const tls = ingress && Object.keys(ingress.tlsFiles).length ? `\n# TLS material ${tlsDigest(ingress.tlsFiles)}` : '';
+  return renderServers(gatewayServers(routes, ingress), `# Rendered by the minik8s gateway reconciler from the DNS objects; replaced, never edited.${tls}`);
 }
 
 export function configHash(config: string): string {
   return createHash('sha256').update(config).digest('hex').slice(0, 16);
 }
 
-/** The gateway pod for one configuration: nginx with the configuration handed over in an environment variable. */
-export function gatewayPod(config: string, hash: string): Pod {
+/**
+ * The gateway pod for one configuration: nginx with the configuration handed over in an environment variable
+ * (it holds no secret); certificates come as files from the gateway's TLS Secret volume.
+ */
+export function gatewayPod(config: string, hash: string, withTls = false): Pod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -140,10 +134,15 @@ export function gatewayPod(config: string, hash: string): Pod {
           image: GATEWAY_IMAGE,
           command: ['sh', '-c', 'printf %s "$NGINX_CONF" > /etc/nginx/conf.d/default.conf && exec nginx -g "daemon off;"'],
           env: [{ name: 'NGINX_CONF', value: config }],
-          ports: [{ name: 'http', containerPort: 80, protocol: 'TCP' }],
+          ports: [
+            { name: 'http', containerPort: 80, protocol: 'TCP' },
+            { name: 'https', containerPort: 443, protocol: 'TCP' },
+          ],
           readinessProbe: { tcpSocket: { port: 80 }, periodSeconds: 2 },
+          ...(withTls ? { volumeMounts: [{ name: 'tls', mountPath: TLS_DIR, readOnly: true }] } : {}),
         },
       ],
+      ...(withTls ? { volumes: [{ name: 'tls', secret: { secretName: GATEWAY_TLS_SECRET, defaultMode: 0o400 } }] } : {}),
     },
   } as unknown as Pod;
 }
@@ -153,7 +152,14 @@ export function gatewayService(): Service {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: { name: GATEWAY_SERVICE.name, namespace: GATEWAY_SERVICE.namespace, labels: { ...GATEWAY_LABELS } },
-    spec: { type: 'ClusterIP', selector: { ...GATEWAY_LABELS }, ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }] },
+    spec: {
+      type: 'ClusterIP',
+      selector: { ...GATEWAY_LABELS },
+      ports: [
+        { name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' },
+        { name: 'https', port: 443, targetPort: 'https', protocol: 'TCP' },
+      ],
+    },
   } as unknown as Service;
 }
 
@@ -162,7 +168,10 @@ export type GatewayAction =
   | { type: 'deleteService' }
   | { type: 'createPod'; pod: Pod }
   | { type: 'deletePod'; name: string }
-  | { type: 'status'; namespace: string; name: string; conditions: Condition[] };
+  | { type: 'status'; namespace: string; name: string; conditions: Condition[] }
+  | { type: 'ingressStatus'; namespace: string; name: string; ip: string }
+  | { type: 'tlsSecret'; secret: Secret; replace: boolean }
+  | { type: 'deleteTlsSecret' };
 
 export interface GatewayState {
   dnses: readonly Dns[];
@@ -170,6 +179,21 @@ export interface GatewayState {
   /** The gateway's pods (kube-system, the gateway labels). */
   pods: readonly Pod[];
   now: string;
+  ingresses?: readonly Ingress[];
+  ingressClasses?: readonly IngressClass[];
+  /** The Ingresses' TLS Secrets (any namespace) and the gateway's own copy in kube-system. */
+  secrets?: readonly Secret[];
+}
+
+/** The kube-system Secret holding the certificate files, as the gateway pod mounts it. */
+export function gatewayTlsSecret(files: TlsFiles): Secret {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: GATEWAY_TLS_SECRET, namespace: GATEWAY_SERVICE.namespace, labels: { ...GATEWAY_LABELS } },
+    type: 'Opaque',
+    data: { ...files },
+  } as Secret;
 }
 
 /** The Ready condition to write, or undefined when the object already says it (the transition time then stays). */
@@ -190,21 +214,34 @@ function readyCondition(dns: Dns, verdict: DnsVerdict, now: string): Condition |
  * Pure decision. With DNS objects: the Service, and one pod running the current configuration (named by its hash);
  * older pods go once the new one is Ready, or at once if they are not serving anyway. Without any: nothing of the gateway.
  */
-export function planGateway(state: GatewayState): { config: string; hash: string; actions: GatewayAction[] } {
+export function planGateway(state: GatewayState): { config: string; hash: string; actions: GatewayAction[]; problems?: IngressProblem[] } {
   const dnses = state.dnses.filter((d) => !d.metadata.deletionTimestamp);
   const { routes, verdicts } = gatewayRoutes(dnses, state.services);
-  const config = renderNginxConfig(routes);
+  const ingresses = (state.ingresses ?? []).filter((i) => !i.metadata.deletionTimestamp && isOurIngress(i, state.ingressClasses ?? []));
+  const routing = ingresses.length ? ingressRouting(ingresses, state.services, state.secrets) : undefined;
+  const config = renderNginxConfig(routes, routing);
   const hash = configHash(config);
   const actions: GatewayAction[] = [];
   const live = state.pods.filter((p) => !p.metadata.deletionTimestamp);
-  const hasService = state.services.some((s) => s.metadata.namespace === GATEWAY_SERVICE.namespace && s.metadata.name === GATEWAY_SERVICE.name);
-  if (dnses.length === 0) {
+  const service = state.services.find((s) => s.metadata.namespace === GATEWAY_SERVICE.namespace && s.metadata.name === GATEWAY_SERVICE.name);
+  const tlsCopy = state.secrets?.find((s) => s.metadata.namespace === GATEWAY_SERVICE.namespace && s.metadata.name === GATEWAY_TLS_SECRET);
+  const tlsFiles = routing?.tlsFiles ?? {};
+  const withTls = Object.keys(tlsFiles).length > 0;
+  if (dnses.length === 0 && ingresses.length === 0) {
     for (const p of live) actions.push({ type: 'deletePod', name: p.metadata.name! });
-    if (hasService) actions.push({ type: 'deleteService' });
+    if (service) actions.push({ type: 'deleteService' });
+    if (tlsCopy) actions.push({ type: 'deleteTlsSecret' });
     return { config, hash, actions };
   }
-  if (!hasService) actions.push({ type: 'createService', service: gatewayService() });
-  const wanted = gatewayPod(config, hash);
+  if (!service) actions.push({ type: 'createService', service: gatewayService() });
+  // The certificates are in place before a pod that mounts them is made.
+  if (withTls && JSON.stringify(tlsCopy?.data ?? {}) !== JSON.stringify(tlsFiles)) {
+    const secret = gatewayTlsSecret(tlsFiles);
+    // Replaced in place, at the version read: the running pod's volume keeps files until the new pod takes over.
+    if (tlsCopy) secret.metadata.resourceVersion = tlsCopy.metadata.resourceVersion;
+    actions.push({ type: 'tlsSecret', secret, replace: tlsCopy !== undefined });
+  }
+  const wanted = gatewayPod(config, hash, withTls);
   const current = live.find((p) => p.metadata.name === wanted.metadata.name);
   const finished = current && (current.status?.phase === 'Failed' || current.status?.phase === 'Succeeded');
   if (finished) actions.push({ type: 'deletePod', name: current.metadata.name! });
@@ -219,7 +256,15 @@ export function planGateway(state: GatewayState): { config: string; hash: string
     const condition = readyCondition(dns, verdict, state.now);
     if (condition) actions.push({ type: 'status', namespace: verdict.namespace, name: verdict.name, conditions: [condition] });
   }
-  return { config, hash, actions };
+  // status.loadBalancer.ingress: the gateway Service's address, where the cluster (and its nodes) reach the Ingresses.
+  const ip = service?.spec.clusterIP;
+  if (ip && IPV4.test(ip)) {
+    for (const ing of ingresses) {
+      const now = ing.status?.loadBalancer?.ingress ?? [];
+      if (now.length !== 1 || now[0]!.ip !== ip) actions.push({ type: 'ingressStatus', namespace: ing.metadata.namespace!, name: ing.metadata.name!, ip });
+    }
+  }
+  return { config, hash, actions, problems: routing?.problems ?? [] };
 }
 
 export interface GatewayReconcilerOptions {
@@ -237,11 +282,15 @@ export class GatewayReconciler {
   readonly dnses: Informer<Dns>;
   readonly services: Informer<Service>;
   readonly pods: Informer<Pod>;
+  readonly ingresses: Informer<Ingress>;
+  readonly ingressClasses: Informer<IngressClass>;
+  readonly secrets: Informer<Secret>;
   readonly queue = new WorkQueue({ baseDelayMs: 500, maxDelayMs: 30_000 });
   readonly #client: Client;
   readonly #log: (message: string) => void;
   readonly #now: () => Date;
   #lastHash = '';
+  #lastProblems = '';
 
   constructor(options: GatewayReconcilerOptions) {
     this.#client = options.client;
@@ -261,6 +310,21 @@ export class GatewayReconciler {
       onDelete: enqueue,
     });
     this.services.addHandlers({ onAdd: enqueue, onUpdate: enqueue, onDelete: enqueue });
+    this.ingresses = options.informers.informer<Ingress>(ingressKind);
+    this.ingressClasses = options.informers.informer<IngressClass>(ingressClassKind);
+    // Secrets matter only as TLS material: a change to any of them is one cheap reconcile.
+    this.secrets = options.informers.informer<Secret>(secretKind);
+    // Our own status writes change Ingresses too: their spec, class annotation and deletion are what matter.
+    const routed = (i: Ingress) => JSON.stringify([i.spec, i.metadata.annotations, i.metadata.deletionTimestamp]);
+    this.ingresses.addHandlers({
+      onAdd: enqueue,
+      onUpdate: (o, n) => {
+        if (routed(o) !== routed(n)) enqueue();
+      },
+      onDelete: enqueue,
+    });
+    this.ingressClasses.addHandlers({ onAdd: enqueue, onUpdate: enqueue, onDelete: enqueue });
+    this.secrets.addHandlers({ onAdd: enqueue, onUpdate: enqueue, onDelete: enqueue });
     const ours = (p: Pod) => p.metadata.labels?.app === GATEWAY_LABELS.app;
     this.pods.addHandlers({
       onAdd: (p) => {
@@ -279,20 +343,33 @@ export class GatewayReconciler {
   async start(signal: AbortSignal): Promise<void> {
     this.queue.add(KEY);
     await runController(
-      { name: 'gateway', queue: this.queue, informers: [this.dnses, this.services, this.pods], reconcile: () => this.reconcile(), log: this.#log },
+      {
+        name: 'gateway',
+        queue: this.queue,
+        informers: [this.dnses, this.services, this.pods, this.ingresses, this.ingressClasses, this.secrets],
+        reconcile: () => this.reconcile(),
+        log: this.#log,
+      },
       signal,
     );
   }
 
   async reconcile(): Promise<void> {
-    const { hash, actions } = planGateway({
+    const { hash, actions, problems } = planGateway({
       dnses: this.dnses.list(),
       services: this.services.list(),
       pods: this.pods.byIndex(LABEL_INDEX, `app=${GATEWAY_LABELS.app}`),
       now: this.#now().toISOString(),
+      ingresses: this.ingresses.list(),
+      ingressClasses: this.ingressClasses.list(),
+      secrets: this.secrets.list(),
     });
-    if (hash !== this.#lastHash && this.dnses.size > 0) this.#log(`gateway: configuration ${hash}`);
+    if (hash !== this.#lastHash && (this.dnses.size > 0 || this.ingresses.size > 0)) this.#log(`gateway: configuration ${hash}`);
     this.#lastHash = hash;
+    // Ingress has no condition to carry these (as in Kubernetes): the log says each once.
+    const said = (problems ?? []).map((p) => `gateway: ingress ${p.namespace}/${p.name}: ${p.message}`).join('\n');
+    if (said && said !== this.#lastProblems) this.#log(said);
+    this.#lastProblems = said;
     const ns = GATEWAY_SERVICE.namespace;
     for (const action of actions) {
       try {
@@ -312,6 +389,23 @@ export class GatewayReconciler {
           case 'deletePod':
             await this.#client.delete(podKind, { namespace: ns, name: action.name });
             this.#log(`gateway: deleted pod ${ns}/${action.name}`);
+            break;
+          case 'ingressStatus':
+            await this.#client.patch(
+              ingressKind,
+              { namespace: action.namespace, name: action.name },
+              { status: { loadBalancer: { ingress: [{ ip: action.ip }] } } },
+              { subresource: 'status' },
+            );
+            break;
+          case 'tlsSecret':
+            // Its content is never logged, only its name and size.
+            if (action.replace) await this.#client.replace(secretKind, { namespace: ns, name: GATEWAY_TLS_SECRET }, action.secret);
+            else await this.#client.create(secretKind, action.secret, { namespace: ns });
+            this.#log(`gateway: wrote secret ${ns}/${GATEWAY_TLS_SECRET} (${Object.keys(action.secret.data ?? {}).length / 2} certificates)`);
+            break;
+          case 'deleteTlsSecret':
+            await this.#client.delete(secretKind, { namespace: ns, name: GATEWAY_TLS_SECRET });
             break;
           case 'status':
             await this.#client.patch(

@@ -11,6 +11,8 @@ import { eventKind } from './event.js';
 import { functionKind } from './function.js';
 import { functionVersionKind } from './function-version.js';
 import { gpuJobKind } from './gpujob.js';
+import { ingressKind } from './ingress.js';
+import { ingressClassKind } from './ingressclass.js';
 import { horizontalPodAutoscalerKind } from './horizontalpodautoscaler.js';
 import { jobKind } from './job.js';
 import { leaseKind } from './lease.js';
@@ -56,6 +58,8 @@ export const kinds: readonly KindDefinition[] = [
   daemonSetKind,
   podDisruptionBudgetKind,
   serviceAccountKind,
+  ingressKind,
+  ingressClassKind,
 ];
 
 /** Finds a kind by what a user types: kind, plural, singular or short name (case-insensitive), optionally `name.group`. */
