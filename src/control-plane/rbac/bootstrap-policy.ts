@@ -70,15 +70,19 @@ async function ensure<T extends KubeObject>(
   throw new ConflictError(`could not reconcile ${def.resource} "${name}": it kept changing`);
 }
 
-/** Idempotent: a second start with nothing changed writes nothing. */
+/**
+ * Idempotent: a second start with nothing changed writes nothing. Only repairs are logged (a
+ * default role that had lost rules or subjects): creating them at a first start is expected, and
+ * says nothing on the master's output, whose first lines are the operator's.
+ */
 export async function ensureBootstrapPolicy(options: { service: ObjectService; log?: (message: string) => void }): Promise<void> {
   const { service, log } = options;
   for (const role of defaultClusterRoles()) {
     const done = await ensure(service, clusterRoleKind, role, reconcileClusterRole);
-    if (done) log?.(`rbac: ${done} clusterrole ${role.metadata.name}`);
+    if (done === 'updated') log?.(`rbac: restored the default rules of clusterrole ${role.metadata.name}`);
   }
   for (const binding of defaultClusterRoleBindings()) {
     const done = await ensure(service, clusterRoleBindingKind, binding, reconcileBinding);
-    if (done) log?.(`rbac: ${done} clusterrolebinding ${binding.metadata.name}`);
+    if (done === 'updated') log?.(`rbac: restored the default subjects of clusterrolebinding ${binding.metadata.name}`);
   }
 }
