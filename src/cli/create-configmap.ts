@@ -1,9 +1,8 @@
 // `minik8s create configmap NAME --from-literal=K=V --from-file=[K=]PATH`: a ConfigMap from flags, as kubectl create configmap builds it.
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
 import { configMapKind } from '../core/api/configmap.js';
 import { CliError } from './cli-error.js';
 import type { CliContext } from './context.js';
+import { readKeySources } from './key-sources.js';
 import { objectRef } from './printers.js';
 
 const KEY = /^[-._a-zA-Z0-9]+$/;
@@ -25,26 +24,7 @@ export async function configMapData(
     if (Buffer.from(text, 'utf8').equals(value)) data[key] = text;
     else binaryData[key] = value.toString('base64');
   };
-  for (const pair of fromLiteral) {
-    const eq = pair.indexOf('=');
-    if (eq <= 0) throw new CliError(`invalid literal source ${pair}, expected key=value`);
-    add(pair.slice(0, eq), Buffer.from(pair.slice(eq + 1)));
-  }
-  for (const source of fromFile) {
-    const eq = source.indexOf('=');
-    const [key, path] = eq > 0 ? [source.slice(0, eq), source.slice(eq + 1)] : [undefined, source];
-    const info = await stat(path).catch(() => {
-      throw new CliError(`error reading ${path}: no such file or directory`);
-    });
-    if (info.isDirectory()) {
-      if (key) throw new CliError('cannot give a key name for a directory path');
-      for (const entry of (await readdir(path, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
-        if (entry.isFile() && KEY.test(entry.name)) add(entry.name, await readFile(join(path, entry.name)));
-      }
-    } else {
-      add(key ?? basename(path), await readFile(path));
-    }
-  }
+  await readKeySources(fromLiteral, fromFile, add, { takesFile: (file) => KEY.test(file) });
   return { data, binaryData };
 }
 

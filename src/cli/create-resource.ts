@@ -1,11 +1,10 @@
 // `minik8s create namespace|secret generic NAME`: builds one object from flags, as kubectl create's subcommands do.
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
 import { namespaceKind } from '../core/api/namespace.js';
 import { secretKind } from '../core/api/secret.js';
 import { CliError } from './cli-error.js';
 import { runCreateConfigMap } from './create-configmap.js';
 import type { CliContext } from './context.js';
+import { readKeySources } from './key-sources.js';
 import { objectRef } from './printers.js';
 
 export interface CreateResourceArgs {
@@ -31,26 +30,7 @@ export async function secretData(fromLiteral: readonly string[], fromFile: reado
     if (key in data) throw new CliError(`cannot add key ${key}, another key by that name already exists`);
     data[checkKey(key)] = value.toString('base64');
   };
-  for (const pair of fromLiteral) {
-    const eq = pair.indexOf('=');
-    if (eq <= 0) throw new CliError(`invalid literal source ${pair}, expected key=value`);
-    add(pair.slice(0, eq), Buffer.from(pair.slice(eq + 1)));
-  }
-  for (const source of fromFile) {
-    const eq = source.indexOf('=');
-    const [key, path] = eq > 0 ? [source.slice(0, eq), source.slice(eq + 1)] : [undefined, source];
-    const info = await stat(path).catch(() => {
-      throw new CliError(`error reading ${path}: no such file or directory`);
-    });
-    if (info.isDirectory()) {
-      if (key) throw new CliError('cannot give a key name for a directory path');
-      for (const entry of (await readdir(path, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
-        if (entry.isFile()) add(entry.name, await readFile(join(path, entry.name)));
-      }
-    } else {
-      add(key ?? basename(path), await readFile(path));
-    }
-  }
+  await readKeySources(fromLiteral, fromFile, add);
   return data;
 }
 
