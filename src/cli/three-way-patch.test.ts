@@ -70,6 +70,27 @@ describe('threeWayMergePatch', () => {
       want: {},
     },
     {
+      name: 'named elements admission added to an unchanged list are left alone',
+      original: { spec: { volumes: [{ name: 'data', emptyDir: {} }] } },
+      modified: { spec: { volumes: [{ name: 'data', emptyDir: {} }] } },
+      current: {
+        spec: {
+          volumes: [
+            { name: 'kube-api-access-x1', projected: {} },
+            { name: 'data', emptyDir: {} },
+          ],
+        },
+      },
+      want: {},
+    },
+    {
+      name: 'a named element missing from the live list resends the list',
+      original: { spec: { volumes: [{ name: 'data', emptyDir: {} }] } },
+      modified: { spec: { volumes: [{ name: 'data', emptyDir: {} }] } },
+      current: { spec: { volumes: [{ name: 'other', emptyDir: {} }] } },
+      want: { spec: { volumes: [{ name: 'data', emptyDir: {} }] } },
+    },
+    {
       name: 'a field dropped from an array element resends the array',
       original: { spec: { containers: [{ name: 'a', ports: [{ containerPort: 80 }] }] } },
       modified: { spec: { containers: [{ name: 'a' }] } },

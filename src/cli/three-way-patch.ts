@@ -8,12 +8,26 @@ export const LAST_APPLIED_ANNOTATION = 'minik8s.io/last-applied-configuration';
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: unknown };
 
+/** A list whose elements all carry a string `name`: a merge-keyed list in a strategic merge (containers, volumes, env). */
+function isNamedList(list: unknown[]): list is { name: string }[] {
+  return list.every((x) => isPlainObject(x) && typeof x.name === 'string');
+}
+
 /**
  * True when `have` holds everything `want` says, allowing extra fields in objects: what the
- * server adds when it defaults (a container's imagePullPolicy, a port's protocol).
+ * server adds when it defaults (a container's imagePullPolicy, a port's protocol). A list of
+ * named elements may also hold extra elements, matched by name: what admission adds (a pod's
+ * service-account token volume and its mounts), as a strategic merge would leave them.
  */
 export function isSubset(want: unknown, have: unknown): boolean {
-  if (Array.isArray(want)) return Array.isArray(have) && want.length === have.length && want.every((x, i) => isSubset(x, have[i]));
+  if (Array.isArray(want)) {
+    if (!Array.isArray(have)) return false;
+    if (want.length > 0 && isNamedList(want) && isNamedList(have)) {
+      const byName = new Map(have.map((x) => [x.name, x]));
+      return want.every((x) => isSubset(x, byName.get(x.name)));
+    }
+    return want.length === have.length && want.every((x, i) => isSubset(x, have[i]));
+  }
   if (isPlainObject(want)) return isPlainObject(have) && Object.entries(want).every(([k, v]) => v === undefined || isSubset(v, have[k]));
   return want === have;
 }
