@@ -310,6 +310,39 @@ describe("pods on a worker resolve through their node's DNS", () => {
     assert.match(missing.stdout, /gaierror/);
   });
 
+  it('resolves cluster names on the machine itself after `dns host enable`, and gives the resolver back with `disable`', () => {
+    // A private mount namespace with its own resolv.conf bound over /etc/resolv.conf: the machine's stays untouched.
+    const dir = mkdtempSync(join(tmpdir(), 'minik8s-host-dns-'));
+    const original = "# the user's\nnameserver 192.0.2.53\noptions timeout:1 attempts:1\n";
+    writeFileSync(join(dir, 'resolv.conf'), original);
+    const minik8s = `'${process.execPath}' '${BINARY}'`;
+    const script = [
+      `mount --bind '${dir}/resolv.conf' /etc/resolv.conf`,
+      `${minik8s} dns host enable --data-dir '${worker.dataDir}'`,
+      'echo ---',
+      `getent hosts web.${NS}.svc.cluster.local`,
+      'echo ---',
+      'cat /etc/resolv.conf',
+      'echo ---',
+      `${minik8s} dns host disable --data-dir '${worker.dataDir}'`,
+      'echo ---',
+      'cat /etc/resolv.conf',
+    ].join(' && ');
+    try {
+      const r = spawnSync('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script], { encoding: 'utf8', timeout: 60_000 });
+      assert.equal(r.status, 0, r.stderr + r.stdout);
+      const [enabled, looked, during, disabled, after] = r.stdout.split('---\n');
+      assert.match(enabled!, /^host DNS: cluster names resolve through 10\.\d+\.\d+\.1;/);
+      assert.match(looked!, new RegExp(`^${WEB_IP.replaceAll('.', '\\.')}\\s+web\\.${NS}\\.svc\\.cluster\\.local$`, 'm'));
+      // The node's server first, the user's own resolver kept after it.
+      assert.match(during!, /nameserver 10\.\d+\.\d+\.1\nnameserver 192\.0\.2\.53\n/);
+      assert.match(disabled!, /restored/);
+      assert.equal(after, original);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('runs the gateway for a DNS object: nginx with the rendered configuration, its host resolving to the gateway service', async () => {
     const client = new ApiClient({ server: master.url, token: master.token, tls: { ca: master.ca } });
     try {

@@ -40,6 +40,7 @@ import { waitCommand } from './commands/wait.js';
 import { eventsCommand } from './commands/events.js';
 import { diffCommand } from './commands/diff.js';
 import { editCommand } from './commands/edit.js';
+import { dnsCommand } from './commands/dns.js';
 import type { CliContext } from './context.js';
 
 /** Where the CLI looks when neither flags, environment nor ~/.minik8s/config name a server. */
@@ -88,6 +89,7 @@ export const COMMAND_MODULES: readonly CliCommand[] = [
   eventsCommand,
   diffCommand,
   editCommand,
+  dnsCommand,
 ];
 
 /** The command words, sorted (the order "Did you mean this?" suggests them in). */

@@ -2,6 +2,8 @@
 import { nodeServiceAccountVolumes } from './kubelet/service-account-volume.js';
 import { podVolumeDir } from '../runtime/docker-container-config.js';
 import { setMaxListeners } from 'node:events';
+import { rmSync, writeFileSync } from 'node:fs';
+import { clusterDnsFile } from '../net/dns/host-resolv-conf.js';
 import { join } from 'node:path';
 import { ApiClient } from '../core/client/api-client.js';
 import { InformerFactory } from '../core/controller/informer-factory.js';
@@ -72,6 +74,11 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
         log(`warning: cannot make the Docker engine trust the registry at ${imageRegistry} (${(err as Error).message}); pulls from it will fail`);
       }
     }
+    // ClusterFirst pods ask the cluster DNS: at its service address, which the proxy leads to this node's server, or, with no proxy, at the server itself.
+    const podNameserver = config.proxy === 'iptables' ? config.clusterDNS : podNetworkConfig(credential.podCIDR).gateway;
+    // Recorded for `minik8s dns host enable`, which points the machine's own resolver at the same server.
+    if (config.dns === 'on') writeFileSync(clusterDnsFile(config.dataDir), `${podNameserver}\n`);
+    else rmSync(clusterDnsFile(config.dataDir), { force: true });
     const provider = new DockerProvider({
       dockerHost: config.dockerHost,
       nodeName: credential.nodeName,
@@ -81,15 +88,7 @@ export async function startWorker(config: WorkerConfig, signal: AbortSignal, opt
       ipMasquerade: config.overlay === 'none',
       rootDir: join(config.dataDir, 'kubelet'),
       imageRegistry,
-      // ClusterFirst pods ask the cluster DNS: at its service address, which the proxy leads to this node's server, or, with no proxy, at the server itself.
-      ...(config.dns === 'on'
-        ? {
-            clusterDNS: {
-              nameserver: config.proxy === 'iptables' ? config.clusterDNS : podNetworkConfig(credential.podCIDR).gateway,
-              domain: DEFAULT_CLUSTER_DOMAIN,
-            },
-          }
-        : {}),
+      ...(config.dns === 'on' ? { clusterDNS: { nameserver: podNameserver, domain: DEFAULT_CLUSTER_DOMAIN } } : {}),
       log,
       signal,
     });
