@@ -8,8 +8,8 @@ import type { Node } from '../src/core/api/node.js';
 import { writeClientConfig } from '../src/core/client-config.js';
 import { waitFor } from '../src/core/wait-for.js';
 import { linkExists, netnsExists, netnsSkipReason } from './sim/host-commands.js';
-import { startNetnsCluster, type NetnsCluster } from './sim/netns-cluster.js';
-import { isRunning, procStat } from './sim/processes.js';
+import { relaunchMaster, startNetnsCluster, type NetnsCluster } from './sim/netns-cluster.js';
+import { isRunning, procStat, stopPid } from './sim/processes.js';
 import { parseSimArgs, simClusterNames, SimUsageError, USAGE, type SimCommand } from './sim/sim-cluster-args.js';
 import { undo, undoAll } from './sim/undo-actions.js';
 import { readUndoJournal, UndoJournal } from './sim/undo-journal.js';
@@ -44,6 +44,9 @@ interface ClusterState {
     pid: number;
     startTime: string;
     log: string;
+    /** Its command line and HOME, for restart-master (absent in the state of an older up). */
+    args?: string[];
+    home?: string;
   };
   nodes: {
     name: string;
@@ -282,6 +285,8 @@ async function up(cmd: Extract<SimCommand, { command: 'up' }>): Promise<void> {
       pid: cluster.master.pid,
       startTime: cluster.master.startTime,
       log: cluster.master.logFile,
+      args: cluster.master.args,
+      home: cluster.master.home,
     },
     nodes: cluster.workers.map((w) => ({
       name: w.nodeName,
@@ -405,6 +410,34 @@ function env(name: string): void {
   say(`export MINIK8S_REGISTRY=${state.master.registry}`);
 }
 
+/** Stops the master and starts it again as up started it: same flags, data directory, etcd data and ports. */
+async function restartMaster(name: string): Promise<void> {
+  const p = paths(name);
+  const state = readState(name);
+  if (!state) throw new SimFailure(`no cluster "${name}" is up (no state in ${p.root})`);
+  const { master } = state;
+  if (!master.args || !master.home) {
+    throw new SimFailure(`cluster "${name}" was made by an older sim-cluster that did not record the master's flags; take it down and up again`);
+  }
+  const started = Date.now();
+  const identity = { startTime: master.startTime };
+  if (isRunning(master.pid, identity)) {
+    say(`sim-cluster: stopping the master (pid ${master.pid})`);
+    await stopPid(master.pid, identity, 'the master', 15_000);
+  }
+  // The new process goes into the journal too, so that down stops it.
+  const journal = new UndoJournal({ path: p.journal, log: (line) => say(`  ${line}`) });
+  const again = await relaunchMaster(
+    { root: p.root, undo: journal, detached: true },
+    { args: master.args, logFile: master.log, home: master.home, dataDir: master.dataDir, url: master.url },
+  );
+  const state2: ClusterState = { ...state, master: { ...master, pid: again.pid, startTime: again.startTime } };
+  writeFileSync(p.state, `${JSON.stringify(state2, null, 2)}\n`, { mode: 0o600 });
+  say(
+    `sim-cluster: master serving again at ${master.url} (pid ${again.pid}) after ${((Date.now() - started) / 1000).toFixed(1)} s; the workers reconnect on their own`,
+  );
+}
+
 async function main(argv: string[]): Promise<number> {
   let cmd: SimCommand;
   try {
@@ -429,6 +462,9 @@ async function main(argv: string[]): Promise<number> {
         return (await status(cmd.name)) ? 0 : 1;
       case 'env':
         env(cmd.name);
+        return 0;
+      case 'restart-master':
+        await restartMaster(cmd.name);
         return 0;
     }
   } catch (err) {

@@ -121,6 +121,25 @@ describe('scripts/sim-cluster.sh: up 2, use it, down', { skip }, () => {
     await waitFor(() => cli('logs', 'hello').stdout === 'hello\n', { timeoutMs: 15_000, intervalMs: 200, description: 'the log of pod hello' });
   });
 
+  it('restarts the master in place: the same URL serves again, the pod runs on, and the nodes stay Ready', async () => {
+    const restart = await sim('restart-master');
+    assert.equal(restart.code, 0, restart.stdout + restart.stderr);
+    assert.match(restart.stdout, /sim-cluster: stopping the master \(pid \d+\)/);
+    assert.match(restart.stdout, /sim-cluster: master serving again at https:\/\/10\.123\.\d+\.1:\d+ \(pid \d+\)/);
+    await waitFor(() => / Running /.test(cli('get', 'pod', 'hello').stdout), {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+      description: 'pod hello after the restart',
+    });
+    await waitFor(
+      () => {
+        const rows = cli('get', 'nodes').stdout.trim().split('\n').slice(1);
+        return rows.length === 2 && rows.every((r) => /\sReady\s/.test(r));
+      },
+      { timeoutMs: 60_000, intervalMs: 500, description: 'both nodes Ready after the restart' },
+    );
+  });
+
   it('tells what runs (status), prints export lines (env), and refuses a second up of the same name', async () => {
     const status = await sim('status');
     assert.equal(status.code, 0, status.stdout + status.stderr);

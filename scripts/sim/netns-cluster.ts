@@ -298,7 +298,12 @@ async function startMaster(o: { spec: NetnsClusterSpec; address: string; registr
 }
 
 /** Starts the master process, tells the undo log, and resolves once it serves. */
-async function launchMaster(spec: NetnsClusterSpec, m: { args: string[]; logFile: string; home: string; dataDir: string; url: string }): Promise<Started> {
+/** What starting the master takes from the cluster's spec. */
+type LaunchSpec = Pick<NetnsClusterSpec, 'root' | 'undo' | 'detached' | 'signal'>;
+/** What starting the master again takes from the master (`sim-cluster restart-master` has it from the cluster's state). */
+export type MasterLaunch = Pick<NetnsMaster, 'args' | 'logFile' | 'home' | 'dataDir' | 'url'>;
+
+async function launchMaster(spec: LaunchSpec, m: MasterLaunch): Promise<Started> {
   const p = startProcess({ command: process.execPath, args: m.args, logFile: m.logFile, env: { ...process.env, HOME: m.home }, detached: spec.detached });
   // Should the master need SIGKILL, its etcd and registry end through their parent-death signal: wait for them by their pidfiles.
   spec.undo.push({
@@ -339,7 +344,7 @@ function httpsStatus(url: string, ca: string): Promise<number> {
 }
 
 /** Starts the master again (after a test killed it): same data dir, ports and etcd data, so the cluster carries on. */
-export async function relaunchMaster(spec: NetnsClusterSpec, master: NetnsMaster): Promise<NetnsMaster> {
+export async function relaunchMaster<M extends MasterLaunch>(spec: LaunchSpec, master: M): Promise<M & Pick<Started, 'pid' | 'startTime' | 'output'>> {
   // etcd and the registry end with their parent (parent-death signal); the new master must find their ports free.
   for (const name of ['etcd', 'registry']) {
     await waitFor(

@@ -15,6 +15,7 @@ describe('parseSimArgs', () => {
     [['down', '--name=abc'], { command: 'down', name: 'abc' }],
     [['status', '--name', 'abc'], { command: 'status', name: 'abc' }],
     [['env'], { command: 'env', name: 'sim' }],
+    [['restart-master', '--name', 'abc'], { command: 'restart-master', name: 'abc' }],
     [[], { command: 'help' }],
     [['--help'], { command: 'help' }],
     [['up', '3', '-h'], { command: 'help' }],

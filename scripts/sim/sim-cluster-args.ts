@@ -8,6 +8,9 @@ export const USAGE = `Usage: sudo scripts/sim-cluster.sh COMMAND [--name NAME]
              minik8s worker) and a master on the host, and leave them running
   down       stop and remove everything up made
   status     what runs
+  restart-master
+             stop the master (SIGTERM) and start it again with the same flags, data and ports;
+             the workers keep their pods and reconnect on their own
   env        print export lines for the CLI: eval "$(sudo scripts/sim-cluster.sh env)"
 
 Flags:
@@ -24,7 +27,7 @@ export class SimUsageError extends Error {}
 
 export type SimCommand =
   | { command: 'up'; name: string; count: number; seedImages: boolean; masterArgs: string[]; workerArgs: string[] }
-  | { command: 'down' | 'status' | 'env'; name: string }
+  | { command: 'down' | 'status' | 'env' | 'restart-master'; name: string }
   | { command: 'help' };
 
 /** The flags and positionals of the arguments; parseArgs's complaints become SimUsageError. */
@@ -77,10 +80,11 @@ export function parseSimArgs(argv: string[]): SimCommand {
     case 'down':
     case 'status':
     case 'env':
+    case 'restart-master':
       if (rest.length > 0) throw new SimUsageError(`${command} takes no arguments but flags (got "${rest.join(' ')}")`);
       return { command, name };
     default:
-      throw new SimUsageError(`unknown command "${command}": up N, down, status or env`);
+      throw new SimUsageError(`unknown command "${command}": up N, down, status, env or restart-master`);
   }
 }
 
