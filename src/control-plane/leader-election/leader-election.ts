@@ -169,7 +169,8 @@ export class LeaderElector {
       const held = !this.#leading.controller.signal.aborted;
       this.#leading.controller.abort();
       await this.#stopped();
-      if (held) await this.#release();
+      // Best effort and brief: a store that does not answer must not hold the shutdown up (the Lease then expires by itself).
+      if (held) await Promise.race([this.#release(), new Promise<void>((resolve) => setTimeout(resolve, this.#timing.retryPeriodMs).unref())]);
     }
   }
 
@@ -213,7 +214,8 @@ export class LeaderElector {
         this.#lastHolder = this.#o.identity;
         this.#o.onNewLeader?.(this.#o.identity);
       }
-      this.#renewed(startedAt);
+      // A fresh cluster's or a restarted master's own Lease is routine; taking one from another master is worth a line.
+      this.#renewed(startedAt, decision.action === 'update' && decision.acquired ? lease?.spec?.holderIdentity || 'a released lease' : undefined);
     } catch (err) {
       // A conflict is another candidate's write winning the race: normal, and settled at the next try.
       const conflict = err instanceof ApiError && (err.code === 409 || err.reason === 'AlreadyExists');
@@ -236,7 +238,7 @@ export class LeaderElector {
   }
 
   /** A write that started at `startedAt` succeeded: lead from now on (if not yet) and move the fence. */
-  #renewed(startedAt: number): void {
+  #renewed(startedAt: number, takenFrom: string | undefined): void {
     const fenceInMs = fenceAt(startedAt, this.#timing) - this.#now();
     if (this.#leading) {
       // Fenced while this write was in flight: the component winds down first (see start), whatever the write did.
@@ -249,7 +251,7 @@ export class LeaderElector {
     if (fenceInMs <= 0) return;
     const controller = new AbortController();
     const fence = setTimeout(() => this.#fence('the lease could not be renewed within the renew deadline'), fenceInMs);
-    this.#log(`leader election: ${this.#o.identity} became leader of ${this.#namespace}/${this.#o.name}`);
+    if (takenFrom) this.#log(`leader election: ${this.#o.identity} took ${this.#namespace}/${this.#o.name} over from ${takenFrom}`);
     let running: Promise<void>;
     try {
       running = Promise.resolve(this.#o.onStartedLeading(controller.signal));
