@@ -134,7 +134,7 @@ class MemoryLeases {
   }
 }
 
-const fast = { leaseDurationMs: 600, renewDeadlineMs: 400, retryPeriodMs: 50 };
+const fast = { leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 100 };
 
 describe('LeaderElector', () => {
   it('two candidates: exactly one leads; on a clean stop the other takes over at once', async () => {
@@ -198,7 +198,7 @@ describe('LeaderElector', () => {
       unstall = resolve;
     });
     lastRenewSent = Date.parse(store.stored!.spec!.renewTime!);
-    await waitFor(() => stoppedAt > 0, { timeoutMs: 2000, description: 'the component to be fenced' });
+    await waitFor(() => stoppedAt > 0, { timeoutMs: 3000, description: 'the component to be fenced' });
     const expiresAt = lastRenewSent + fast.leaseDurationMs;
     assert.ok(stoppedAt < expiresAt, `stopped ${expiresAt - stoppedAt} ms before expiry`);
     assert.equal(elector.isLeader, false);
@@ -207,6 +207,30 @@ describe('LeaderElector', () => {
     unstall();
     store.stall = undefined;
     await waitFor(() => startedAt > 0, { timeoutMs: 2000, description: 'a to lead again' });
+    stop.abort();
+    await running;
+  });
+
+  it('a component that ends on its own while leading is started again', async () => {
+    const store = new MemoryLeases();
+    let runs = 0;
+    const stop = new AbortController();
+    const elector = new LeaderElector({
+      client: store.client(),
+      name: 'kube-controller-manager',
+      identity: 'a',
+      timing: fast,
+      async onStartedLeading(signal) {
+        runs++;
+        // The first run fails at once; the second runs until its term ends.
+        if (runs === 1) throw new Error('boom');
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      },
+    });
+    const running = elector.start(stop.signal);
+    await waitFor(() => runs === 2 && elector.isLeader, { timeoutMs: 3000, description: 'the component to be run again' });
+    assert.equal(store.stored?.spec?.holderIdentity, 'a');
+    assert.equal(store.stored?.spec?.leaseTransitions, 0, 'its own lease throughout');
     stop.abort();
     await running;
   });

@@ -261,7 +261,10 @@ export class LeaderElector {
     this.#leading = {
       controller,
       fence,
-      running: running.catch((err) => this.#log(`${this.#o.name}: stopped with an error: ${err instanceof Error ? err.message : String(err)}`)),
+      running: running
+        .catch((err) => this.#log(`${this.#o.name}: stopped with an error: ${err instanceof Error ? err.message : String(err)}`))
+        // A component that ends on its own while leading has failed: the next try (the Lease still ours) starts it afresh.
+        .then(() => this.#fence('its component stopped')),
     };
   }
 
