@@ -336,6 +336,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
         client: clientFor('leader-election'),
         informers,
         identity: loadOrCreateMasterIdentity(dataDir),
+        timing: config.leaderElection,
         log,
         components: {
           [LEASE_NAMES.controllerManager]: controllerManager,
