@@ -10,7 +10,14 @@ import { startEtcd, type TestEtcd } from './helpers/etcd.js';
 import { BINARY, type MasterProcess, startMaster } from './helpers/master.js';
 import { PodTracker } from './helpers/pod-tracker.js';
 
-const LEASES = ['kube-controller-manager', 'kube-scheduler', 'minik8s-activator-autoscaler', 'minik8s-cron-triggers', 'minik8s-function-controller'];
+const LEASES = [
+  'kube-controller-manager',
+  'kube-scheduler',
+  'minik8s-activator-autoscaler',
+  'minik8s-cron-triggers',
+  'minik8s-function-controller',
+  'minik8s-store-compactor',
+];
 
 function cli(master: MasterProcess, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {

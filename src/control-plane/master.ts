@@ -133,9 +133,6 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     });
     shutdown.push('store', () => store.close());
 
-    const compacting = new StoreCompactor({ store, log }).start(shutdown.signalFor('compactor'));
-    shutdown.push('compactor', () => compacting);
-
     // The cluster CA (made at the first start) and the API server's and registry's certificates, unless --insecure-http.
     const tls = config.insecureHttp ? undefined : await prepareClusterTls({ dataDir, serviceCIDR: config.serviceCIDR, tlsSans: config.tlsSans, log });
 
@@ -360,6 +357,8 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
           // Functions' cron triggers, called through the activator like any other call (and so recorded).
           [LEASE_NAMES.cronTriggers]: (signal: AbortSignal, informers: InformerFactory) =>
             new ScheduleTriggers({ informers, invoker: activator, log }).start(signal),
+          // One master compacts etcd's history (two would race to the same revisions and log each other's compactions as failures).
+          [LEASE_NAMES.storeCompactor]: (signal: AbortSignal) => new StoreCompactor({ store, log }).start(signal),
           [LEASE_NAMES.activatorAutoscaler]: async (signal: AbortSignal) => {
             activator.autoscaler.active = true;
             await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));

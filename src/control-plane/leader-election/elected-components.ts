@@ -18,6 +18,7 @@ export const LEASE_NAMES = {
   functions: 'minik8s-function-controller',
   cronTriggers: 'minik8s-cron-triggers',
   activatorAutoscaler: 'minik8s-activator-autoscaler',
+  storeCompactor: 'minik8s-store-compactor',
 } as const;
 
 /** A component run while its Lease is held: built afresh for each term (on informers whose handlers go with the term). */
