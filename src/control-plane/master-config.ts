@@ -55,6 +55,8 @@ export interface MasterConfig {
    * pods: on when the master runs alone; off when this process is a worker too (its overlay routes them).
    */
   podRoutes: boolean;
+  /** Leader election's timings (--leader-elect-lease-duration, -renew-deadline, -retry-period); absent: Kubernetes' 15, 10 and 2 s. */
+  leaderElection?: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
   /** The audit log (--audit-log-path, --audit-log-maxsize, --audit-log-maxbackup); none when absent, as in kube-apiserver. */
   auditLog?: AuditLogConfig;
   /** Connections the API server holds at once (--max-connections); undefined sizes it under the fd limit. */

@@ -43,6 +43,7 @@ import { startNodeAccess } from './master/node-access.js';
 import { NodeCleanup } from './master/node-cleanup.js';
 import { openStore } from './master/open-store.js';
 import { StoreCompactor } from './master/store-compactor.js';
+import { LEASE_NAMES, loadOrCreateMasterIdentity, runElectedComponents } from './leader-election/elected-components.js';
 import { DeploymentController } from './reconcilers/deployment.js';
 import { HorizontalPodAutoscalerController } from './reconcilers/autoscaler/hpa-controller.js';
 import { KubeletResourceMetrics } from './reconcilers/autoscaler/kubelet-metrics.js';
@@ -131,9 +132,6 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       },
     });
     shutdown.push('store', () => store.close());
-
-    const compacting = new StoreCompactor({ store, log }).start(shutdown.signalFor('compactor'));
-    shutdown.push('compactor', () => compacting);
 
     // The cluster CA (made at the first start) and the API server's and registry's certificates, unless --insecure-http.
     const tls = config.insecureHttp ? undefined : await prepareClusterTls({ dataDir, serviceCIDR: config.serviceCIDR, tlsSans: config.tlsSans, log });
@@ -276,74 +274,102 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     const reconcilerSignal = shutdown.signalFor('reconcilers');
     // Every reconciler's informers and loops listen on it: many listeners here are by design, not a leak.
     setMaxListeners(100, reconcilerSignal);
+    // Built before any election: a master never builds images twice over, whichever term it leads.
+    const functionBuilder = await startFunctionBuilder({ registryEndpoint, dockerHost: config.dockerHost, pipIndexUrl: config.pipIndexUrl, log });
+    // The activator serves calls on every master; only the holder of its Lease scales functions.
+    activator.autoscaler.active = false;
     // Each on a client view of the service, so that /metrics counts its requests under its name;
     // their informers are shared, one per resource and scope (client-go's SharedInformerFactory).
-    const reconcilers = Promise.all([
-      new NamespaceReconciler({ client: clientFor('namespace-controller'), informers, log }).start(reconcilerSignal),
-      config.disableScheduler
-        ? undefined
-        : new Scheduler({
-            client: clientFor('scheduler'),
-            informers,
-            bind: storePodBinder(service.forClient('scheduler')),
-            policy: config.schedulerPolicy,
-            log,
-          }).start(reconcilerSignal),
-      new NodeCleanup({ informers, registrar: nodes.registrar, log }).start(reconcilerSignal),
-      new NodeLifecycleReconciler({
-        client: clientFor('node-lifecycle-controller'),
+    // Each group runs only while this master holds its Lease in kube-system (several masters over
+    // one etcd: one leader per group, the others on standby with warm caches).
+    const controllerManager = (signal: AbortSignal, informers: InformerFactory) =>
+      Promise.all([
+        new NamespaceReconciler({ client: clientFor('namespace-controller'), informers, log }).start(signal),
+        new NodeCleanup({ informers, registrar: nodes.registrar, log }).start(signal),
+        new NodeLifecycleReconciler({
+          client: clientFor('node-lifecycle-controller'),
+          informers,
+          gracePeriodSeconds: config.nodeMonitorGracePeriodSeconds,
+          log,
+        }).start(signal),
+        new EndpointsReconciler({ client: clientFor('endpoints-controller'), informers, log }).start(signal),
+        new EndpointSliceMirror({ client: clientFor('endpointslice-controller'), informers, log }).start(signal),
+        new GatewayReconciler({ client: clientFor('gateway-controller'), informers, log }).start(signal),
+        new ReplicaSetController({ client: clientFor('replicaset-controller'), informers, log }).start(signal),
+        new DeploymentController({ client: clientFor('deployment-controller'), informers, log }).start(signal),
+        new JobController({ client: clientFor('job-controller'), informers, log }).start(signal),
+        new CronJobController({ client: clientFor('cronjob-controller'), informers, log }).start(signal),
+        new DaemonSetController({ client: clientFor('daemon-set-controller'), informers, log }).start(signal),
+        new DisruptionController({ client: clientFor('disruption-controller'), informers, log }).start(signal),
+        // Samples come from the kubelets of the pods' nodes, as the metrics API's do (with the master's kubelet client credential).
+        new HorizontalPodAutoscalerController({
+          client: clientFor('horizontal-pod-autoscaler'),
+          informers,
+          metrics: new KubeletResourceMetrics({
+            client: new LocalClient(service),
+            summary: (node) => fetchKubeletSummary(node, { token: kubeletClient.token, tls: kubeletTls, timeoutMs: 5000 }),
+          }),
+          syncPeriodMs: config.hpaSyncPeriodSeconds * 1000,
+          log,
+        }).start(signal),
+        new GarbageCollector({ client: clientFor('garbage-collector'), informers, log }).start(signal),
+        new ClusterRoleAggregation({ client: clientFor('clusterrole-aggregation-controller'), informers, log }).start(signal),
+        serviceAccounts.controller(clientFor('service-account-controller'), informers).start(signal),
+        serviceAccounts.rootCaPublisher(clientFor('root-ca-cert-publisher'), informers)?.start(signal),
+        new ExecutionCleanup({ informers, executions, log }).start(signal),
+        new GpuJobController({
+          client: clientFor('gpujob-controller'),
+          informers,
+          outputs: gpuJobOutputs,
+          mintToken: (job) => gpuJobTokens.mint(job),
+          serverUrl: podServerUrl,
+          // Its submitter pods verify the API server's certificate with the cluster CA (from the job's token Secret).
+          caPem: tls?.ca.certPem,
+          log,
+        }).start(signal),
+      ]);
+    const elected = runElectedComponents(
+      {
+        client: clientFor('leader-election'),
         informers,
-        gracePeriodSeconds: config.nodeMonitorGracePeriodSeconds,
+        identity: loadOrCreateMasterIdentity(dataDir),
+        timing: config.leaderElection,
         log,
-      }).start(reconcilerSignal),
-      new EndpointsReconciler({ client: clientFor('endpoints-controller'), informers, log }).start(reconcilerSignal),
-      new EndpointSliceMirror({ client: clientFor('endpointslice-controller'), informers, log }).start(reconcilerSignal),
-      new GatewayReconciler({ client: clientFor('gateway-controller'), informers, log }).start(reconcilerSignal),
-      new ReplicaSetController({ client: clientFor('replicaset-controller'), informers, log }).start(reconcilerSignal),
-      new DeploymentController({ client: clientFor('deployment-controller'), informers, log }).start(reconcilerSignal),
-      new JobController({ client: clientFor('job-controller'), informers, log }).start(reconcilerSignal),
-      new CronJobController({ client: clientFor('cronjob-controller'), informers, log }).start(reconcilerSignal),
-      new DaemonSetController({ client: clientFor('daemon-set-controller'), informers, log }).start(reconcilerSignal),
-      new DisruptionController({ client: clientFor('disruption-controller'), informers, log }).start(reconcilerSignal),
-      // Samples come from the kubelets of the pods' nodes, as the metrics API's do (with the master's kubelet client credential).
-      new HorizontalPodAutoscalerController({
-        client: clientFor('horizontal-pod-autoscaler'),
-        informers,
-        metrics: new KubeletResourceMetrics({
-          client: new LocalClient(service),
-          summary: (node) => fetchKubeletSummary(node, { token: kubeletClient.token, tls: kubeletTls, timeoutMs: 5000 }),
-        }),
-        syncPeriodMs: config.hpaSyncPeriodSeconds * 1000,
-        log,
-      }).start(reconcilerSignal),
-      new GarbageCollector({ client: clientFor('garbage-collector'), informers, log }).start(reconcilerSignal),
-      new ClusterRoleAggregation({ client: clientFor('clusterrole-aggregation-controller'), informers, log }).start(reconcilerSignal),
-      serviceAccounts.controller(clientFor('service-account-controller'), informers).start(reconcilerSignal),
-      serviceAccounts.rootCaPublisher(clientFor('root-ca-cert-publisher'), informers)?.start(reconcilerSignal),
-      // Functions: versions built into images by the image factory (on the master's Docker), run as ReplicaSets behind the activator.
-      new FunctionController({
-        client: clientFor('function-controller'),
-        informers,
-        builder: await startFunctionBuilder({ registryEndpoint, dockerHost: config.dockerHost, pipIndexUrl: config.pipIndexUrl, log }),
-        activatorUrl: activating.url,
-        log,
-      }).start(reconcilerSignal),
-      new ExecutionCleanup({ informers, executions, log }).start(reconcilerSignal),
-      // Functions' cron triggers, called through the activator like any other call (and so recorded).
-      new ScheduleTriggers({ informers, invoker: activator, log }).start(reconcilerSignal),
-      new GpuJobController({
-        client: clientFor('gpujob-controller'),
-        informers,
-        outputs: gpuJobOutputs,
-        mintToken: (job) => gpuJobTokens.mint(job),
-        serverUrl: podServerUrl,
-        // Its submitter pods verify the API server's certificate with the cluster CA (from the job's token Secret).
-        caPem: tls?.ca.certPem,
-        log,
-      }).start(reconcilerSignal),
-      // Last: every component has asked for its informers and added its handlers, so they all list at once.
-      informers.start(reconcilerSignal),
-    ]);
+        components: {
+          [LEASE_NAMES.controllerManager]: controllerManager,
+          ...(config.disableScheduler
+            ? {}
+            : {
+                [LEASE_NAMES.scheduler]: (signal: AbortSignal, informers: InformerFactory) =>
+                  new Scheduler({
+                    client: clientFor('scheduler'),
+                    informers,
+                    bind: storePodBinder(service.forClient('scheduler')),
+                    policy: config.schedulerPolicy,
+                    log,
+                  }).start(signal),
+              }),
+          // Functions: versions built into images by the image factory (on the master's Docker), run as ReplicaSets behind the activator.
+          [LEASE_NAMES.functions]: (signal: AbortSignal, informers: InformerFactory) =>
+            new FunctionController({ client: clientFor('function-controller'), informers, builder: functionBuilder, activatorUrl: activating.url, log }).start(
+              signal,
+            ),
+          // Functions' cron triggers, called through the activator like any other call (and so recorded).
+          [LEASE_NAMES.cronTriggers]: (signal: AbortSignal, informers: InformerFactory) =>
+            new ScheduleTriggers({ informers, invoker: activator, log }).start(signal),
+          // One master compacts etcd's history (two would race to the same revisions and log each other's compactions as failures).
+          [LEASE_NAMES.storeCompactor]: (signal: AbortSignal) => new StoreCompactor({ store, log }).start(signal),
+          [LEASE_NAMES.activatorAutoscaler]: async (signal: AbortSignal) => {
+            activator.autoscaler.active = true;
+            await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+            activator.autoscaler.active = false;
+          },
+        },
+      },
+      reconcilerSignal,
+    );
+    // Last: the API server's and activator's informers are asked for, so they all list at once (the elected components' join as they start).
+    const reconcilers = Promise.all([elected, informers.start(reconcilerSignal)]);
     shutdown.push('reconcilers', () => reconcilers);
 
     let kubeconfigPath: string | undefined;

@@ -112,6 +112,20 @@ describe('toDaemonConfig', () => {
     assert.equal(c.master.defaultTolerationSeconds, 0);
     assert.equal(toDaemonConfig({ ...base, nodeMonitorGracePeriod: '50s', defaultTolerationSeconds: '60s' }).master.nodeMonitorGracePeriodSeconds, 50);
     assert.equal(toDaemonConfig({ ...base, hpaSyncPeriod: '2' }).master.hpaSyncPeriodSeconds, 2);
+    assert.equal(toDaemonConfig(base).master.leaderElection, undefined, "Kubernetes' timings when no flag is given");
+    assert.deepEqual(toDaemonConfig({ ...base, leaderElectLeaseDuration: '30s', leaderElectRenewDeadline: '20' }).master.leaderElection, {
+      leaseDurationMs: 30_000,
+      renewDeadlineMs: 20_000,
+      retryPeriodMs: 2000,
+    });
+    assert.throws(
+      () => toDaemonConfig({ ...base, leaderElectRenewDeadline: '15' }),
+      /--leader-elect-lease-duration \(15s\) must be greater than --leader-elect-renew-deadline \(15s\)/,
+    );
+    assert.throws(
+      () => toDaemonConfig({ ...base, leaderElectRetryPeriod: '10' }),
+      /--leader-elect-renew-deadline \(10s\) must be greater than --leader-elect-retry-period \(10s\)/,
+    );
     assert.throws(() => toDaemonConfig({ ...base, hpaSyncPeriod: '0' }), /--hpa-sync-period must be a whole number of seconds of at least 1/);
   });
 

@@ -56,6 +56,9 @@ export interface RawDaemonFlags {
   nodeMonitorGracePeriod?: string;
   defaultTolerationSeconds?: string;
   hpaSyncPeriod?: string;
+  leaderElectLeaseDuration?: string;
+  leaderElectRenewDeadline?: string;
+  leaderElectRetryPeriod?: string;
   pipIndexUrl?: string;
   activatorPort?: string;
   activatorAddress?: string;
@@ -102,6 +105,19 @@ function parseSeconds(flag: string, value: string, min: number): number {
     throw new UsageError(`--${flag} must be a whole number of seconds${min > 0 ? ` of at least ${min}` : ''}, such as 40 or 40s, not "${value}"`);
   }
   return Number(m[1]);
+}
+
+/** --leader-elect-lease-duration, -renew-deadline, -retry-period (Kubernetes' 15, 10, 2 s when absent): a leader must stop before its Lease can be taken. */
+function parseLeaderElection(
+  flags: Pick<RawDaemonFlags, 'leaderElectLeaseDuration' | 'leaderElectRenewDeadline' | 'leaderElectRetryPeriod'>,
+): Pick<MasterConfig, 'leaderElection'> {
+  if (flags.leaderElectLeaseDuration === undefined && flags.leaderElectRenewDeadline === undefined && flags.leaderElectRetryPeriod === undefined) return {};
+  const lease = parseSeconds('leader-elect-lease-duration', flags.leaderElectLeaseDuration ?? '15', 1);
+  const renew = parseSeconds('leader-elect-renew-deadline', flags.leaderElectRenewDeadline ?? '10', 1);
+  const retry = parseSeconds('leader-elect-retry-period', flags.leaderElectRetryPeriod ?? '2', 1);
+  if (lease <= renew) throw new UsageError(`--leader-elect-lease-duration (${lease}s) must be greater than --leader-elect-renew-deadline (${renew}s)`);
+  if (renew <= retry) throw new UsageError(`--leader-elect-renew-deadline (${renew}s) must be greater than --leader-elect-retry-period (${retry}s)`);
+  return { leaderElection: { leaseDurationMs: lease * 1000, renewDeadlineMs: renew * 1000, retryPeriodMs: retry * 1000 } };
 }
 
 function parsePort(flag: string, value: string, max = 65535): number {
@@ -443,6 +459,7 @@ export function toDaemonConfig(rawFlags: RawDaemonFlags): DaemonConfig {
       nodeMonitorGracePeriodSeconds: parseSeconds('node-monitor-grace-period', flags.nodeMonitorGracePeriod ?? '40', 1),
       defaultTolerationSeconds: parseSeconds('default-toleration-seconds', flags.defaultTolerationSeconds ?? '300', 0),
       hpaSyncPeriodSeconds: parseSeconds('hpa-sync-period', flags.hpaSyncPeriod ?? '15', 1),
+      ...parseLeaderElection(flags),
       ...(flags.dockerHost !== undefined ? { dockerHost: flags.dockerHost } : {}),
       ...(flags.dockerCertsDir !== undefined ? { dockerCertsDir: resolve(flags.dockerCertsDir) } : {}),
       ...(flags.pipIndexUrl !== undefined ? { pipIndexUrl: parsePipIndexUrl(flags.pipIndexUrl) } : {}),

@@ -96,6 +96,17 @@ function parser(argv: string[], fileFlags: Record<string, unknown> = {}) {
       default: '15',
       describe: "seconds between the autoscaler's looks at each HorizontalPodAutoscaler",
     })
+    .option('leader-elect-lease-duration', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'seconds a control-plane Lease binds other masters after its last renewal (default 15)',
+    })
+    .option('leader-elect-renew-deadline', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'seconds a leader keeps trying to renew before it stops leading (default 10)',
+    })
+    .option('leader-elect-retry-period', { type: 'string', requiresArg: true, describe: 'seconds between tries to acquire or renew a Lease (default 2)' })
     .option('activator-port', {
       type: 'string',
       requiresArg: true,
@@ -253,6 +264,9 @@ export async function parseDaemonArgs(argv: string[]): Promise<DaemonConfig | nu
       nodeMonitorGracePeriod: raw['node-monitor-grace-period'],
       defaultTolerationSeconds: raw['default-toleration-seconds'],
       hpaSyncPeriod: raw['hpa-sync-period'],
+      leaderElectLeaseDuration: raw['leader-elect-lease-duration'],
+      leaderElectRenewDeadline: raw['leader-elect-renew-deadline'],
+      leaderElectRetryPeriod: raw['leader-elect-retry-period'],
       pipIndexUrl: raw['pip-index-url'],
       activatorPort: raw['activator-port'],
       activatorAddress: raw['activator-address'],

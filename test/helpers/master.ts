@@ -1,6 +1,6 @@
 // Starts a real `minik8s --role=master` process (with its managed etcd and registry) on free loopback ports and a free pod range, for tests.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +31,12 @@ export interface StartMasterOptions {
    * This process's fetch() then trusts that CA (see cluster-trust.ts). false: --insecure-http.
    */
   tls?: boolean;
+  /**
+   * Another master of the same cluster: its DATA_DIR/pki (cluster CA, service account key,
+   * encryption config) and admin token are copied in before the start, as a user copies them
+   * to a new master. Pair with an `--etcd-endpoints` extra arg naming the etcd both use.
+   */
+  pkiFrom?: MasterProcess;
 }
 
 export interface MasterProcess {
@@ -76,6 +82,10 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
   const registryPort = options.registry === false ? undefined : await freePort();
   const activatorPort = await freePort();
   const clusterCIDR = options.clusterCIDR ?? (await freeClusterCIDR());
+  if (options.pkiFrom) {
+    cpSync(join(options.pkiFrom.dataDir, 'pki'), join(dataDir, 'pki'), { recursive: true });
+    cpSync(join(options.pkiFrom.dataDir, 'admin-token'), join(dataDir, 'admin-token'));
+  }
   if (options.seedImages) {
     await ensureBaseImages();
     await seedRegistryStore(dataDir);

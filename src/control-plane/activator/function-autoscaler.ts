@@ -122,7 +122,14 @@ export class FunctionAutoscaler {
     return rs.spec.replicas ?? 0;
   }
 
+  /**
+   * Whether this autoscaler writes scales: with several masters only the holder of the
+   * minik8s-activator-autoscaler Lease does (the others' activators still serve calls).
+   */
+  active = true;
+
   async #evaluate(functionKey: string): Promise<void> {
+    if (!this.active) return;
     const view = this.#o.view;
     const settings = view.settings(functionKey);
     const rs = view.currentReplicaSet(functionKey);

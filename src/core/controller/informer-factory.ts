@@ -8,6 +8,7 @@ import {
   indexByNodeName,
   indexByOwnerUid,
   Informer,
+  type InformerHandlers,
   LABEL_INDEX,
   NAMESPACE_INDEX,
   NODE_NAME_INDEX,
@@ -67,6 +68,23 @@ export class InformerFactory {
     return informer as unknown as Informer<T>;
   }
 
+  /**
+   * The same shared informers for a component that runs only while `signal` is live (a leader):
+   * the handlers it adds are removed when `signal` aborts, so that a component built again after
+   * each election adds no handlers to the ones its earlier runs left.
+   */
+  scoped(signal: AbortSignal): InformerFactory {
+    const informer = <T extends KubeObject = KubeObject>(def: KindDefinition, scope: InformerScope = {}): Informer<T> =>
+      privateSafeProxy(this.informer<T>(def, scope), {
+        addHandlers: (target: Informer<T>) => (handlers: InformerHandlers<T>) => {
+          if (signal.aborted) return;
+          target.addHandlers(handlers);
+          signal.addEventListener('abort', () => target.removeHandlers(handlers), { once: true });
+        },
+      });
+    return privateSafeProxy<InformerFactory>(this, { informer: () => informer });
+  }
+
   /** How many informers this process holds (one list and one watch each). */
   get size(): number {
     return this.#informers.size;
@@ -85,4 +103,19 @@ export class InformerFactory {
   async whenSynced(): Promise<void> {
     await Promise.all([...this.#informers.values()].map((i) => i.whenSynced()));
   }
+}
+
+/**
+ * A proxy of `target` with some members replaced; every other member is read from the target
+ * itself (methods bound to it), since classes keep their state in private fields that a proxy
+ * as `this` cannot reach.
+ */
+function privateSafeProxy<T extends object>(target: T, overrides: Record<string, (target: T) => unknown>): T {
+  return new Proxy(target, {
+    get(t, prop) {
+      if (typeof prop === 'string' && Object.hasOwn(overrides, prop)) return overrides[prop]!(t);
+      const value = Reflect.get(t, prop, t);
+      return typeof value === 'function' ? value.bind(t) : value;
+    },
+  });
 }

@@ -96,6 +96,21 @@ describe('Informer indexes', () => {
   }
   const names = (objs: KubeObject[]) => objs.map((o) => `${o.metadata.namespace}/${o.metadata.name}`).sort();
 
+  it('stops calling handlers once they are removed', async () => {
+    const { informer, source, stop } = await started();
+    const seen: string[] = [];
+    const handlers = { onAdd: (o: KubeObject) => seen.push(o.metadata.name!) };
+    informer.addHandlers(handlers);
+    seen.length = 0;
+    source.push('ADDED', pod('a', 'one'));
+    await until(() => seen.includes('one'), 'the first add');
+    informer.removeHandlers(handlers);
+    source.push('ADDED', pod('a', 'two'));
+    await until(() => informer.get('a/two') !== undefined, 'the second add cached');
+    assert.deepEqual(seen, ['one']);
+    stop.abort();
+  });
+
   it('files objects by namespace, node, owner uid and label', async () => {
     const { informer, stop } = await started();
     assert.deepEqual(names(informer.byIndex(NAMESPACE_INDEX, 'a')), ['a/db-1', 'a/web-1', 'a/web-2']);
@@ -207,6 +222,38 @@ describe('InformerFactory', () => {
     stop.abort();
     await running;
     await assert.rejects(factory.start(stop.signal), /already started/);
+  });
+
+  it('a scoped view shares the informers and removes the handlers added through it when its signal aborts', async () => {
+    const client = new CountingClient();
+    const factory = new InformerFactory({ client: client as unknown as Client });
+    const stop = new AbortController();
+    const running = factory.start(stop.signal);
+    const term = new AbortController();
+    const view = factory.scoped(term.signal);
+    const seen: string[] = [];
+    const pods = view.informer(podKind);
+    pods.addHandlers({ onAdd: (p) => seen.push(`term1:${p.metadata.name}`) });
+    await view.whenSynced();
+    assert.equal(factory.size, 1, 'the view asks the shared factory');
+    assert.equal(pods.get('a/p')?.metadata.name, 'p', 'reads go to the shared cache');
+    assert.deepEqual(seen, ['term1:p']);
+    term.abort();
+    // A second term re-adds its handlers and is replayed the cache, as the first was.
+    const term2 = new AbortController();
+    factory
+      .scoped(term2.signal)
+      .informer(podKind)
+      .addHandlers({ onAdd: (p) => seen.push(`term2:${p.metadata.name}`) });
+    assert.deepEqual(seen, ['term1:p', 'term2:p']);
+    factory
+      .scoped(term.signal)
+      .informer(podKind)
+      .addHandlers({ onAdd: () => seen.push('late') });
+    assert.deepEqual(seen, ['term1:p', 'term2:p'], 'a view whose term is over adds nothing');
+    term2.abort();
+    stop.abort();
+    await running;
   });
 
   it('keeps one informer per field selector, listing and watching with it', async () => {

@@ -96,6 +96,12 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
   }
 
+  /** Stops calling `handlers` (the same object addHandlers was given): a component that stops (a leader that lost its lease) leaves nothing behind. */
+  removeHandlers(handlers: InformerHandlers<T>): void {
+    const i = this.#handlers.indexOf(handlers);
+    if (i >= 0) this.#handlers.splice(i, 1);
+  }
+
   /** Cached objects are shared: never mutate them. */
   get(key: string): T | undefined {
     return this.#cache.get(key);
