@@ -1,8 +1,9 @@
-// Readiness gates on a real worker: a pod whose containers are ready stays out of its Service's endpoints until a controller sets the gate's condition True, and leaves them again when it turns False.
+// Readiness gates on a real worker (joined with --config FILE): a pod whose containers are ready stays out of its Service's endpoints until a controller sets the gate's condition True, and leaves them again when it turns False.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type Endpoints, endpointsKind } from '../src/core/api/endpoints.js';
 import { namespaceKind } from '../src/core/api/namespace.js';
+import { nodeKind } from '../src/core/api/node.js';
 import { type Pod, podKind } from '../src/core/api/pod.js';
 import { serviceKind } from '../src/core/api/service.js';
 import { ApiClient } from '../src/core/client/api-client.js';
@@ -46,7 +47,8 @@ describe('readiness gates decide whether a pod serves', () => {
   before(
     async () => {
       master = await startMaster({ seedImages: true });
-      worker = await startWorker({ server: master.url, joinToken: master.joinToken });
+      // Joined as the README shows: every setting in a YAML file given with --config.
+      worker = await startWorker({ server: master.url, joinToken: master.joinToken, configFile: true });
       client = new ApiClient({ server: master.url, token: master.token, tls: { ca: master.ca } });
       await client.create(namespaceKind, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
       await client.create(
@@ -77,6 +79,12 @@ describe('readiness gates decide whether a pod serves', () => {
     client?.close();
     await worker?.destroy();
     await master?.stop();
+  });
+
+  it('has a worker joined from a node configuration file (--config)', async () => {
+    assert.match(worker.output(), /kubelet: node/);
+    const node = await client.get(nodeKind, { name: worker.nodeName });
+    assert.equal(node.metadata.name, worker.nodeName);
   });
 
   it('keeps a pod whose containers are ready NotReady, and out of the endpoints, while its gate has no condition', async () => {

@@ -1,10 +1,11 @@
 // Starts a real `minik8s --role=worker` process joined to a test master, and cleans up every container it made.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
+import { stringify } from 'yaml';
 import { waitFor } from '../../src/core/wait-for.js';
 import { BINARY, freePort } from './master.js';
 
@@ -31,6 +32,8 @@ export interface StartWorkerOptions {
   joinToken: string;
   nodeName?: string;
   extraArgs?: string[];
+  /** Start it as a user with a node configuration file would: `minik8s --config FILE` with every setting in the YAML (extraArgs still on the command line). */
+  configFile?: boolean;
 }
 
 export const docker = new Docker();
@@ -59,34 +62,32 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerPr
   let child!: ChildProcess;
   const exited = () => child.exitCode !== null || child.signalCode !== null;
 
+  const settings = {
+    role: 'worker',
+    server: options.server,
+    name: nodeName,
+    'node-ip': '127.0.0.1',
+    'data-dir': dataDir,
+    'kubelet-port': kubeletPort,
+    bridge,
+    // Test workers share the host's network namespace: one VXLAN device and one set of service chains there would be fought over.
+    overlay: 'none',
+    proxy: 'none',
+  };
+  let args: string[];
+  if (options.configFile) {
+    const tokenFile = join(dataDir, 'join-token');
+    writeFileSync(tokenFile, `${options.joinToken}\n`, { mode: 0o600 });
+    const configFile = join(dataDir, 'worker.yaml');
+    writeFileSync(configFile, stringify({ ...settings, 'token-file': tokenFile }));
+    args = ['--config', configFile];
+  } else {
+    args = [...Object.entries(settings).map(([k, v]) => `--${k}=${v}`), '--token', options.joinToken];
+  }
+
   const launch = async () => {
     output = '';
-    child = spawn(
-      process.execPath,
-      [
-        BINARY,
-        '--role=worker',
-        '--server',
-        options.server,
-        '--token',
-        options.joinToken,
-        '--name',
-        nodeName,
-        '--node-ip',
-        '127.0.0.1',
-        '--data-dir',
-        dataDir,
-        '--kubelet-port',
-        String(kubeletPort),
-        '--bridge',
-        bridge,
-        // Test workers share the host's network namespace: one VXLAN device and one set of service chains there would be fought over.
-        '--overlay=none',
-        '--proxy=none',
-        ...(options.extraArgs ?? []),
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    child = spawn(process.execPath, [BINARY, ...args, ...(options.extraArgs ?? [])], { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.on('data', (d) => {
       output += d;
     });
