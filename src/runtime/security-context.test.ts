@@ -37,19 +37,19 @@ const FILES: ImageUser = { passwd: PASSWD, group: GROUP };
 describe('effectiveIdentity', () => {
   const cases: [string, PodSC | undefined, ContainerSC | undefined, ImageUser, [number, number, number[]]][] = [
     ['nothing set, image runs as root', undefined, undefined, { ...FILES, user: '' }, [0, 0, [0]]],
-    ['image USER by name: its uid, primary group and memberships', undefined, undefined, { ...FILES, user: 'app' }, [1000, 1000, [1000, 4242, 44]]],
+    ['image USER by name: its uid, primary group and memberships', undefined, undefined, { ...FILES, user: 'app' }, [1000, 1000, [1000, 44, 4242]]],
     ['image USER uid:gid', undefined, undefined, { ...FILES, user: '1000:44' }, [1000, 44, [44, 4242]]],
     ['pod runAsUser over the image, primary group from passwd', { runAsUser: 1 }, undefined, { ...FILES, user: 'app' }, [1, 1, [1, 4242]]],
-    ['pod runAsUser and runAsGroup', { runAsUser: 1000, runAsGroup: 3000 }, undefined, FILES, [1000, 3000, [3000, 4242, 44]]],
+    ['pod runAsUser and runAsGroup', { runAsUser: 1000, runAsGroup: 3000 }, undefined, FILES, [1000, 3000, [3000, 44, 4242]]],
     ['uid unknown to the image: gid 0, no image groups', { runAsUser: 5000 }, undefined, FILES, [5000, 0, [0]]],
     ['container runAsUser wins over the pod', { runAsUser: 1000, runAsGroup: 3000 }, { runAsUser: 2000 }, FILES, [2000, 3000, [3000]]],
-    ['container runAsGroup wins over the pod', { runAsUser: 1000, runAsGroup: 3000 }, { runAsGroup: 4000 }, FILES, [1000, 4000, [4000, 4242, 44]]],
+    ['container runAsGroup wins over the pod', { runAsUser: 1000, runAsGroup: 3000 }, { runAsGroup: 4000 }, FILES, [1000, 4000, [4000, 44, 4242]]],
     [
       'fsGroup and supplementalGroups added, Merge by default',
       { runAsUser: 1, runAsGroup: 3000, fsGroup: 2000, supplementalGroups: [5000, 3000] },
       undefined,
       FILES,
-      [1, 3000, [3000, 4242, 2000, 5000]],
+      [1, 3000, [3000, 2000, 4242, 5000]],
     ],
     [
       'Strict: only runAsGroup, fsGroup and supplementalGroups',
@@ -149,9 +149,9 @@ describe('Docker security options', () => {
       volumes: [],
     });
     assert.equal(o.User, '1000:3000');
-    assert.deepEqual(o.HostConfig.GroupAdd, ['4242', '44', '2000']);
+    assert.deepEqual(o.HostConfig.GroupAdd, ['44', '2000', '4242']);
     assert.deepEqual(o.HostConfig.CapDrop, ['CAP_CHOWN']);
-    assert.deepEqual(parseIdentity(o.Labels[USER_LABEL]), { uid: 1000, gid: 3000, supplementalGroups: [3000, 4242, 44, 2000] });
+    assert.deepEqual(parseIdentity(o.Labels[USER_LABEL]), { uid: 1000, gid: 3000, supplementalGroups: [3000, 44, 2000, 4242] });
   });
 
   it('the create body refuses a root image under runAsNonRoot', () => {

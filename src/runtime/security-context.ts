@@ -119,8 +119,9 @@ export function effectiveIdentity(pod: Pod, container: Container, image: ImageUs
   } else gid = account?.gid ?? 0;
   const sc = pod.spec.securityContext;
   const fromImage = sc?.supplementalGroupsPolicy === 'Strict' || !account ? [] : groups.filter((g) => g.members.includes(account.name)).map((g) => g.gid);
-  const all = [gid, ...fromImage, ...(sc?.fsGroup !== undefined ? [sc.fsGroup] : []), ...(sc?.supplementalGroups ?? [])];
-  return { uid, gid, supplementalGroups: [...new Set(all)] };
+  const others = [...fromImage, ...(sc?.fsGroup !== undefined ? [sc.fsGroup] : []), ...(sc?.supplementalGroups ?? [])].filter((g) => g !== gid);
+  // The primary group first, then the rest in the kernel's (sorted) order, as `id -G` lists them.
+  return { uid, gid, supplementalGroups: [gid, ...[...new Set(others)].sort((a, b) => a - b)] };
 }
 
 /** Docker's name for a capability: upper case with the CAP_ prefix (Kubernetes manifests usually leave it off); ALL stays ALL. */
