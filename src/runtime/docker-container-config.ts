@@ -3,6 +3,17 @@ import { posix } from 'node:path';
 import { parseQuantity } from '../core/api/quantity.js';
 import type { Container, Pod } from '../core/api/pod.js';
 import { getOrCreate } from '../core/get-or-create.js';
+import {
+  checkRunAsNonRoot,
+  dockerSecurityOptions,
+  dockerSysctls,
+  effectiveIdentity,
+  formatIdentity,
+  parseIdentity,
+  USER_LABEL,
+  type ImageUser,
+  type ReadSeccompProfile,
+} from './security-context.js';
 import { LABELS, type ContainerRunState, type PodRef, type RuntimeContainer, type RuntimePod, type SandboxState } from './provider.js';
 
 // ---- Names and labels --------------------------------------------------------------------
@@ -102,6 +113,9 @@ export interface DockerCreateOptions {
     ReadonlyRootfs?: boolean;
     CapAdd?: string[];
     CapDrop?: string[];
+    GroupAdd?: string[];
+    SecurityOpt?: string[];
+    Sysctls?: Record<string, string>;
     RestartPolicy?: { Name: string };
   };
   User?: string;
@@ -217,6 +231,7 @@ export function sandboxCreateOptions(options: {
       ...(hostNetwork ? {} : { PortBindings: bindings }),
       ...podDnsSettings(pod, options.clusterDNS),
       ...(pod.spec.hostAliases?.length ? { ExtraHosts: pod.spec.hostAliases.flatMap((a) => (a.hostnames ?? []).map((h) => `${h}:${a.ip}`)) } : {}),
+      ...(dockerSysctls(pod) ? { Sysctls: dockerSysctls(pod) } : {}),
       RestartPolicy: { Name: 'no' },
     },
   };
@@ -374,7 +389,11 @@ export interface AppContainerInput {
   podIP?: string;
   /** The resolved image reference. */
   image: string;
-  imageConfig: { Entrypoint?: string[] | null; Cmd?: string[] | null };
+  imageConfig: { Entrypoint?: string[] | null; Cmd?: string[] | null; User?: string | null };
+  /** The image's /etc/passwd and /etc/group, for a user given by name and the groups `Merge` adds (none when absent). */
+  imageFiles?: Pick<ImageUser, 'passwd' | 'group'>;
+  /** Reads a Localhost seccomp profile from the node's profile directory. */
+  readSeccompProfile?: ReadSeccompProfile;
   volumes: readonly VolumeSource[];
 }
 
@@ -386,9 +405,11 @@ export function appContainerCreateOptions(input: AppContainerInput): DockerCreat
   const vars = new Map(env.map((e) => splitOnce(e, '=') as [string, string]));
   const line = commandLine(c, input.imageConfig);
   const sandbox = `container:${input.sandboxID}`;
-  const sc = c.securityContext;
-  const user = sc?.runAsUser ?? pod.spec.securityContext?.runAsUser;
-  const group = sc?.runAsGroup ?? pod.spec.securityContext?.runAsGroup;
+  const imageUser = input.imageConfig.User ?? '';
+  checkRunAsNonRoot(pod, c, imageUser);
+  // The ids are always given as uid:gid, so the runtime adds no groups of its own: those Merge asks for come as GroupAdd.
+  const identity = effectiveIdentity(pod, c, { user: imageUser, ...input.imageFiles });
+  const groupAdd = identity.supplementalGroups.filter((g) => g !== identity.gid).map(String);
   return {
     name: appContainerName(ref, c.name, input.attempt),
     Image: input.image,
@@ -396,18 +417,16 @@ export function appContainerCreateOptions(input: AppContainerInput): DockerCreat
     ...(line.Cmd ? { Cmd: line.Cmd.map((s) => expandVars(s, vars)) } : {}),
     Env: env,
     ...(c.workingDir ? { WorkingDir: c.workingDir } : {}),
-    ...(user !== undefined ? { User: group !== undefined ? `${user}:${group}` : String(user) } : {}),
-    Labels: appLabels(ref, input.nodeName, c.name, input.attempt),
+    User: `${identity.uid}:${identity.gid}`,
+    Labels: { ...appLabels(ref, input.nodeName, c.name, input.attempt), [USER_LABEL]: formatIdentity(identity) },
     HostConfig: {
       NetworkMode: sandbox,
       IpcMode: sandbox,
       PidMode: sandbox,
       Binds: containerBinds(c, input.volumes),
       ...resourceConfig(c.resources),
-      ...(sc?.privileged ? { Privileged: true } : {}),
-      ...(sc?.readOnlyRootFilesystem ? { ReadonlyRootfs: true } : {}),
-      ...(sc?.capabilities?.add?.length ? { CapAdd: sc.capabilities.add } : {}),
-      ...(sc?.capabilities?.drop?.length ? { CapDrop: sc.capabilities.drop } : {}),
+      ...(groupAdd.length ? { GroupAdd: groupAdd } : {}),
+      ...dockerSecurityOptions(pod, c, input.readSeccompProfile),
       RestartPolicy: { Name: 'no' },
     },
   };
@@ -467,6 +486,8 @@ export function runtimeContainerOf(c: InspectedContainer): Omit<RuntimeContainer
     attempt: Number(labels[LABELS.attempt] ?? 0) || 0,
     createdAt: dockerTime(c.Created) ?? new Date(0).toISOString(),
   };
+  const user = parseIdentity(labels[USER_LABEL]);
+  if (user) out.user = user;
   const startedAt = dockerTime(c.State.StartedAt);
   if (startedAt) out.startedAt = startedAt;
   if (state === 'exited') {

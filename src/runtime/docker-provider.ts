@@ -1,6 +1,6 @@
 // The Docker pod provider: a pause sandbox per pod holding its namespaces, app containers joined to it, state read back from labels.
 import { arch } from 'node:os';
-import { closeSync, mkdirSync, openSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import Docker from 'dockerode';
@@ -46,6 +46,8 @@ import {
   type RuntimeInfo,
   type RuntimePod,
 } from './provider.js';
+import { readImageUserFiles, type ImageFiles } from './image-user-files.js';
+import { applyFsGroup } from './volume-ownership.js';
 
 export interface DockerProviderOptions {
   /** unix:///path/to/docker.sock or tcp://host:port (default: DOCKER_HOST, else /var/run/docker.sock). */
@@ -114,6 +116,10 @@ export function prepareVolumes(pod: Pod, container: Pick<Container, 'volumeMount
     const source = sources.find((s) => s.name === vol.name);
     if (!source) continue;
     if (vol.emptyDir) mkdirSync(source.hostPath, { recursive: true });
+    const fsGroup = pod.spec.securityContext?.fsGroup;
+    // The pod's own volumes take the fsGroup; a hostPath is the node's and keeps its owner, as in Kubernetes.
+    if (fsGroup !== undefined && !vol.hostPath && statSync(source.hostPath, { throwIfNoEntry: false })?.isDirectory())
+      applyFsGroup(source.hostPath, { fsGroup, readOnly: source.readOnly, policy: pod.spec.securityContext?.fsGroupChangePolicy });
     const type = vol.hostPath?.type ?? '';
     // The sandbox needs only the pod's own dirs; hostPath checks wait for a container that mounts them.
     if (!container || !vol.hostPath || type === '') continue;
@@ -158,6 +164,7 @@ export class DockerProvider implements PodProvider {
   readonly #networks = new Map<string, Promise<string>>();
   readonly #pulls = new Map<string, Promise<ActionResult['pulled']>>();
   readonly #cpuSamples = new Map<string, CpuSample>();
+  readonly #imageUserFiles = new Map<string, Promise<ImageFiles>>();
   #events: AbortController | undefined;
   #closed = false;
   #resolvConfWarned = false;
@@ -236,7 +243,9 @@ export class DockerProvider implements PodProvider {
 
     const image = resolveImageName(spec.image, this.#o.imageRegistry);
     const pulled = await this.#ensureImage(image, spec.imagePullPolicy ?? 'IfNotPresent');
-    const imageConfig = ((await this.#docker.getImage(image).inspect()).Config ?? {}) as { Entrypoint?: string[] | null; Cmd?: string[] | null };
+    const inspected = await this.#docker.getImage(image).inspect();
+    const imageConfig = (inspected.Config ?? {}) as { Entrypoint?: string[] | null; Cmd?: string[] | null; User?: string | null };
+    const imageFiles = await this.#imageFiles(image, inspected.Id);
 
     let body: DockerCreateOptions;
     try {
@@ -251,6 +260,8 @@ export class DockerProvider implements PodProvider {
         podIP,
         image,
         imageConfig,
+        imageFiles,
+        readSeccompProfile: (path) => this.#seccompProfile(path),
         volumes: sources,
       });
     } catch (err) {
@@ -279,6 +290,27 @@ export class DockerProvider implements PodProvider {
       throw new ContainerStartError('RunContainerError', startFailureMessage(dockerErrorMessage(err)), { cause: err });
     }
     return { containerID: container.id, ...(pulled ? { pulled } : {}) };
+  }
+
+  /** The image's /etc/passwd and /etc/group, read once per image id (images do not change under an id). */
+  #imageFiles(image: string, id: string): Promise<ImageFiles> {
+    let files = this.#imageUserFiles.get(id);
+    if (!files) {
+      files = readImageUserFiles(this.#docker, image);
+      this.#imageUserFiles.set(id, files);
+      files.catch(() => this.#imageUserFiles.delete(id));
+    }
+    return files;
+  }
+
+  /** A Localhost seccomp profile: ROOT/seccomp/<localhostProfile>, as the kubelet's seccomp directory (the API refuses '..'). */
+  #seccompProfile(localhostProfile: string): string {
+    const path = join(this.#o.rootDir, 'seccomp', localhostProfile);
+    try {
+      return readFileSync(path, 'utf8');
+    } catch {
+      throw new Error(`failed to load seccomp profile "${localhostProfile}": ${path} cannot be read on node ${this.#o.nodeName}`);
+    }
   }
 
   async #kill(pod: Pod, name: string, gracePeriodSeconds: number): Promise<void> {

@@ -113,6 +113,8 @@ export interface RuntimeContainer {
   /** For exited containers: OOMKilled, Error or Completed. */
   reason?: string;
   message?: string;
+  /** The ids its process runs with (status.containerStatuses[].user.linux), when the runtime knows them. */
+  user?: { uid: number; gid: number; supplementalGroups: number[] };
   /** The instance before this one, if it is still kept (for lastState). */
   previous?: Omit<RuntimeContainer, 'previous'>;
 }

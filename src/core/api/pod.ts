@@ -147,15 +147,58 @@ const lifecycleHandlerSchema = withChecks(
   (h) => oneHandler(h, 'httpGet, tcpSocket, exec or sleep'),
 );
 
-const containerSecurityContextSchema = v.strictObject({
-  privileged: v.optional(v.boolean()),
-  runAsUser: v.optional(nonNegative),
-  runAsGroup: v.optional(nonNegative),
-  runAsNonRoot: v.optional(v.boolean()),
-  readOnlyRootFilesystem: v.optional(v.boolean()),
-  allowPrivilegeEscalation: v.optional(v.boolean()),
-  capabilities: v.optional(v.strictObject({ add: v.optional(v.array(v.string())), drop: v.optional(v.array(v.string())) })),
+/** Kubernetes' seccomp profile: a Localhost type names a file under the node's seccomp directory, the others name none. */
+const seccompProfileSchema = withChecks(
+  v.strictObject({
+    type: v.picklist(['RuntimeDefault', 'Unconfined', 'Localhost']),
+    localhostProfile: v.optional(v.string()),
+  }),
+  (p): FieldProblem[] => {
+    if (p.type === 'Localhost') {
+      if (!p.localhostProfile) return [{ path: ['localhostProfile'], reason: 'FieldValueRequired', detail: 'must be set when seccomp type is Localhost' }];
+      if (p.localhostProfile.startsWith('/') || p.localhostProfile.split('/').includes('..'))
+        return [{ path: ['localhostProfile'], reason: 'FieldValueInvalid', detail: "must be a relative path without '..'" }];
+      return [];
+    }
+    return p.localhostProfile !== undefined
+      ? [{ path: ['localhostProfile'], reason: 'FieldValueInvalid', detail: 'can only be set when seccomp type is Localhost' }]
+      : [];
+  },
+);
+
+/** Kubernetes' sysctl names: dotted (or slashed) segments of lower-case letters, digits, '-' and '_'. */
+const SYSCTL_NAME = /^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$/;
+const sysctlSchema = v.strictObject({
+  name: v.pipe(
+    v.string(),
+    v.check((s) => s.length <= 253 && SYSCTL_NAME.test(s), `must have at most 253 characters and match regex ${SYSCTL_NAME.source}`),
+  ),
+  value: v.string(),
 });
+
+/** The API server's checks across a container's security context fields, worded as Kubernetes words them. */
+function containerSecurityContextProblems(sc: { privileged?: boolean; allowPrivilegeEscalation?: boolean; capabilities?: { add?: string[] } }): FieldProblem[] {
+  if (sc.allowPrivilegeEscalation !== false) return [];
+  if (sc.privileged) return [{ path: [], reason: 'FieldValueInvalid', detail: 'cannot set `allowPrivilegeEscalation` to false and `privileged` to true' }];
+  if ((sc.capabilities?.add ?? []).some((c) => ['SYS_ADMIN', 'CAP_SYS_ADMIN'].includes(c.toUpperCase())))
+    return [{ path: [], reason: 'FieldValueInvalid', detail: 'cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN' }];
+  return [];
+}
+
+const containerSecurityContextSchema = withChecks(
+  v.strictObject({
+    privileged: v.optional(v.boolean()),
+    runAsUser: v.optional(nonNegative),
+    runAsGroup: v.optional(nonNegative),
+    runAsNonRoot: v.optional(v.boolean()),
+    readOnlyRootFilesystem: v.optional(v.boolean()),
+    allowPrivilegeEscalation: v.optional(v.boolean()),
+    capabilities: v.optional(v.strictObject({ add: v.optional(v.array(v.string())), drop: v.optional(v.array(v.string())) })),
+    seccompProfile: v.optional(seccompProfileSchema),
+    procMount: v.optional(v.picklist(['Default', 'Unmasked'])),
+  }),
+  containerSecurityContextProblems,
+);
 
 const resourceRequirementsSchema = withChecks(
   v.strictObject({
@@ -381,14 +424,25 @@ const podSpecBaseSchema = v.strictObject({
   hostIPC: v.optional(v.boolean()),
   shareProcessNamespace: v.optional(v.boolean()),
   securityContext: v.optional(
-    v.strictObject({
-      runAsUser: v.optional(nonNegative),
-      runAsGroup: v.optional(nonNegative),
-      runAsNonRoot: v.optional(v.boolean()),
-      fsGroup: v.optional(nonNegative),
-      supplementalGroups: v.optional(v.array(nonNegative)),
-      sysctls: v.optional(v.array(v.strictObject({ name: v.string(), value: v.string() }))),
-    }),
+    withChecks(
+      v.strictObject({
+        runAsUser: v.optional(nonNegative),
+        runAsGroup: v.optional(nonNegative),
+        runAsNonRoot: v.optional(v.boolean()),
+        fsGroup: v.optional(nonNegative),
+        supplementalGroups: v.optional(v.array(nonNegative)),
+        sysctls: v.optional(v.array(sysctlSchema)),
+        supplementalGroupsPolicy: v.optional(v.picklist(['Merge', 'Strict'])),
+        fsGroupChangePolicy: v.optional(v.picklist(['OnRootMismatch', 'Always'])),
+        seccompProfile: v.optional(seccompProfileSchema),
+      }),
+      (sc) =>
+        duplicates(
+          sc.sysctls ?? [],
+          (s) => s.name,
+          (i) => ['sysctls', i, 'name'],
+        ),
+    ),
   ),
   imagePullSecrets: v.optional(v.array(v.strictObject({ name: v.string() }))),
   hostname: v.optional(labelName),
@@ -542,6 +596,11 @@ export const containerStatusSchema = v.strictObject({
   image: v.optional(v.string()),
   imageID: v.optional(v.string()),
   containerID: v.optional(v.string()),
+  user: v.optional(
+    v.strictObject({
+      linux: v.optional(v.strictObject({ uid: nonNegative, gid: nonNegative, supplementalGroups: v.optional(v.array(nonNegative)) })),
+    }),
+  ),
 });
 export type ContainerStatus = v.InferOutput<typeof containerStatusSchema>;
 

@@ -49,7 +49,15 @@ function containerStatus(input: StatusInput, name: string, image: string): Conta
       image,
     };
   }
-  const base = { name, restartCount: rc.attempt, image, ...(rc.imageID ? { imageID: rc.imageID } : {}), containerID: CONTAINER_ID_PREFIX + rc.id };
+  const base = {
+    name,
+    restartCount: rc.attempt,
+    image,
+    ...(rc.imageID ? { imageID: rc.imageID } : {}),
+    containerID: CONTAINER_ID_PREFIX + rc.id,
+    // As Kubernetes 1.31+: the ids the process actually got, image groups included.
+    ...(rc.user ? { user: { linux: rc.user } } : {}),
+  };
   if (rc.state === 'running' || rc.state === 'created') {
     const probe = input.probes(rc.id);
     return {

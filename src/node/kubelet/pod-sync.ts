@@ -10,6 +10,7 @@ import type { LifecycleHooks } from './lifecycle-hooks.js';
 import { backoffKey, planPod, SANDBOX, type ProbeVerdict, type StartFailure, type Waiting } from './pod-actions.js';
 import { computePodStatus, sameStatus, type ProbeStatus } from './pod-status.js';
 import { RestartBackoff } from './restart-backoff.js';
+import { sysctlRejection } from './sysctl-admission.js';
 
 /** What the sync needs from the API server; a fake in unit tests. */
 export interface PodApi {
@@ -51,6 +52,8 @@ export interface PodSyncOptions {
   volumes?: Pick<ConfigVolumes, 'setUp'>;
   /** Volumes the kubelet writes itself (the service account token's, service-account-volume.ts): the pod as the runtime should run it. */
   preparePod?: (pod: Pod) => Promise<Pod>;
+  /** Sysctls beyond Kubernetes' safe set this node lets pods set (the kubelet's --allowed-unsafe-sysctls). */
+  allowedUnsafeSysctls?: readonly string[];
   log?: (message: string) => void;
 }
 
@@ -104,6 +107,14 @@ export class PodSync {
     }
     const { provider, events, probes } = this.#o;
     const uid = pod.metadata.uid!;
+    const rejected = sysctlRejection(pod, this.#o.allowedUnsafeSysctls);
+    if (rejected) {
+      if (pod.status?.phase !== 'Failed') {
+        events.record({ pod, type: 'Warning', reason: rejected.reason, message: rejected.message });
+        await this.#o.api.updateStatus(pod, rejected);
+      }
+      return {};
+    }
     if (this.#o.preparePod) {
       try {
         pod = await this.#o.preparePod(pod);
