@@ -11,7 +11,6 @@ import { registerBindingRoutes } from './api-server/binding-routes.js';
 import { registerEvictionRoutes } from './api-server/eviction-routes.js';
 import { GpuJobOutputs } from './api-server/gpujob-outputs.js';
 import { registerGpuJobRoutes } from './api-server/gpujob-routes.js';
-import { GpuJobTokens } from './api-server/gpujob-tokens.js';
 import { registerJoinRoutes } from './api-server/join-routes.js';
 import { LocalClient } from './api-server/local-client.js';
 import { fetchKubeletSummary, registerNodeProxyRoutes } from './api-server/node-proxy.js';
@@ -199,10 +198,8 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     shutdown.push('node-access', () => nodes.stopped);
     const joinToken = await ensureDefaultJoinToken({ tokens: nodes.joinTokens, dataDir, caHash: tls?.ca.hash });
     // Cheapest first: the admin token is compared in memory, node credentials too; join tokens cost a store read.
-    // GPU job submitter pods report with a token bound to their job (checked by HMAC, in memory).
-    const gpuJobTokens = new GpuJobTokens({ secret: admin.token });
     const gpuJobOutputs = new GpuJobOutputs({ dir: join(dataDir, 'gpujob-outputs') });
-    const authenticator = anyOf(admins, nodes.credentials, gpuJobTokens, serviceAccounts.authenticator(), nodes.joinTokens);
+    const authenticator = anyOf(admins, nodes.credentials, serviceAccounts.authenticator(), nodes.joinTokens);
     // Function and workflow URLs; its invocation records are served by the API, so it exists before the API does.
     const activator = new Activator({
       client: clientFor('activator'),
@@ -335,7 +332,8 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
         client: clientFor('gpujob-controller'),
         informers,
         outputs: gpuJobOutputs,
-        mintToken: (job) => gpuJobTokens.mint(job),
+        // Submitter pods report with their job's service account token, bound to the job object.
+        issueToken: (input) => serviceAccounts.issueGpuJobToken(input),
         serverUrl: podServerUrl,
         // Its submitter pods verify the API server's certificate with the cluster CA (from the job's token Secret).
         caPem: tls?.ca.certPem,
