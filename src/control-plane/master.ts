@@ -23,6 +23,9 @@ import { registerAccessReviewRoutes } from './api-server/access-review-routes.js
 import { ensureBootstrapPolicy } from './rbac/bootstrap-policy.js';
 import { ClusterRoleAggregation } from './rbac/cluster-role-aggregation.js';
 import { feedRbacIndex } from './rbac/rbac-informers.js';
+import { rbacChain } from './rbac/rbac-chain.js';
+import { registerCsrRoutes } from './certificates/csr-routes.js';
+import { CsrSigner } from './certificates/csr-signer.js';
 import type { MasterConfig } from './master-config.js';
 import { startManagedEtcd } from './etcd/managed-etcd.js';
 import { readEtcdTLS } from './master/open-store.js';
@@ -253,6 +256,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
         (app) => registerEvictionRoutes(app, { service }),
         (app) => registerScaleRoutes(app, { service }),
         (app) => registerGpuJobRoutes(app, { service, outputs: gpuJobOutputs }),
+        (app) => registerCsrRoutes(app, { service, rbac: rbacChain(rbac.index) }),
         (app) => registerInvocationRoutes(app, { service, records: activator.records, activatorUrl: () => activatorUrl }),
         (app) => registerRegistryInfoRoute(app, { registryPort: config.registryPort }),
         (app) => registerWorkflowExecutionRoutes(app, { service, executions }),
@@ -339,6 +343,8 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
         caPem: tls?.ca.certPem,
         log,
       }).start(reconcilerSignal),
+      // CertificateSigningRequests for kube-apiserver-client, signed by the cluster CA once approved (none without TLS).
+      ...(tls ? [new CsrSigner({ client: clientFor('csr-signer'), informers, ca: tls.ca, log }).start(reconcilerSignal)] : []),
       // Last: every component has asked for its informers and added its handlers, so they all list at once.
       informers.start(reconcilerSignal),
     ]);
