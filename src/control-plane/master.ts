@@ -11,7 +11,6 @@ import { registerBindingRoutes } from './api-server/binding-routes.js';
 import { registerEvictionRoutes } from './api-server/eviction-routes.js';
 import { GpuJobOutputs } from './api-server/gpujob-outputs.js';
 import { registerGpuJobRoutes } from './api-server/gpujob-routes.js';
-import { GpuJobTokens } from './api-server/gpujob-tokens.js';
 import { registerJoinRoutes } from './api-server/join-routes.js';
 import { LocalClient } from './api-server/local-client.js';
 import { fetchKubeletSummary, registerNodeProxyRoutes } from './api-server/node-proxy.js';
@@ -24,6 +23,9 @@ import { registerAccessReviewRoutes } from './api-server/access-review-routes.js
 import { ensureBootstrapPolicy } from './rbac/bootstrap-policy.js';
 import { ClusterRoleAggregation } from './rbac/cluster-role-aggregation.js';
 import { feedRbacIndex } from './rbac/rbac-informers.js';
+import { rbacChain } from './rbac/rbac-chain.js';
+import { registerCsrRoutes } from './certificates/csr-routes.js';
+import { CsrSigner } from './certificates/csr-signer.js';
 import type { MasterConfig } from './master-config.js';
 import { startManagedEtcd } from './etcd/managed-etcd.js';
 import { readEtcdTLS } from './master/open-store.js';
@@ -197,10 +199,8 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     shutdown.push('node-access', () => nodes.stopped);
     const joinToken = await ensureDefaultJoinToken({ tokens: nodes.joinTokens, dataDir, caHash: tls?.ca.hash });
     // Cheapest first: the admin token is compared in memory, node credentials too; join tokens cost a store read.
-    // GPU job submitter pods report with a token bound to their job (checked by HMAC, in memory).
-    const gpuJobTokens = new GpuJobTokens({ secret: admin.token });
     const gpuJobOutputs = new GpuJobOutputs({ dir: join(dataDir, 'gpujob-outputs') });
-    const authenticator = anyOf(admins, nodes.credentials, gpuJobTokens, serviceAccounts.authenticator(), nodes.joinTokens);
+    const authenticator = anyOf(admins, nodes.credentials, serviceAccounts.authenticator(), nodes.joinTokens);
     // Function and workflow URLs; its invocation records are served by the API, so it exists before the API does.
     const activator = new Activator({
       client: clientFor('activator'),
@@ -254,6 +254,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
         (app) => registerEvictionRoutes(app, { service }),
         (app) => registerScaleRoutes(app, { service }),
         (app) => registerGpuJobRoutes(app, { service, outputs: gpuJobOutputs }),
+        (app) => registerCsrRoutes(app, { service, rbac: rbacChain(rbac.index) }),
         (app) => registerInvocationRoutes(app, { service, records: activator.records, activatorUrl: () => activatorUrl }),
         (app) => registerRegistryInfoRoute(app, { registryPort: config.registryPort }),
         (app) => registerWorkflowExecutionRoutes(app, { service, executions }),
@@ -321,12 +322,15 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
           client: clientFor('gpujob-controller'),
           informers,
           outputs: gpuJobOutputs,
-          mintToken: (job) => gpuJobTokens.mint(job),
+          // Submitter pods report with their job's service account token, bound to the job object.
+          issueToken: (input) => serviceAccounts.issueGpuJobToken(input),
           serverUrl: podServerUrl,
           // Its submitter pods verify the API server's certificate with the cluster CA (from the job's token Secret).
           caPem: tls?.ca.certPem,
           log,
         }).start(signal),
+        // CertificateSigningRequests for kube-apiserver-client, signed by the cluster CA once approved (none without TLS).
+        ...(tls ? [new CsrSigner({ client: clientFor('csr-signer'), informers, ca: tls.ca, log }).start(signal)] : []),
       ]);
     const elected = runElectedComponents(
       {

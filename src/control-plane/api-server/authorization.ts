@@ -17,11 +17,6 @@ export const BOOTSTRAPPERS_GROUP = 'system:bootstrappers';
 /** A node's user name is this prefix and the node's name, as in Kubernetes. */
 export const NODE_USER_PREFIX = 'system:node:';
 
-/** Submitter pods of GPU jobs, with a token minted for one job (see gpujob-tokens.ts): that job's submission, status and output only. */
-export const GPUJOBS_GROUP = 'minik8s.io:gpujobs';
-/** A job token's user: this prefix, then `NAMESPACE:NAME:UID` (names and uids hold no colon). */
-export const GPUJOB_USER_PREFIX = 'system:gpujob:';
-
 export const JOIN_GROUP = 'minik8s.io';
 export const JOIN_RESOURCE = 'join';
 export const JOIN_TOKENS_RESOURCE = 'jointokens';
@@ -51,11 +46,6 @@ export interface RequestAttributes {
    * undefined when nobody looked (denied, since the rule cannot be judged).
    */
   podNodeName?: string | null;
-  /**
-   * For a GPU job token's requests: the stored job's uid and phase, null when no such job exists,
-   * undefined when nobody looked (denied). The token is bound to one job object, not to its name.
-   */
-  gpuJob?: { uid: string; phase?: string } | null;
   /**
    * For a node's read of one Secret: whether a pod bound to that node names it (Kubernetes'
    * node authorizer's rule); undefined when nobody looked (denied).
@@ -139,28 +129,6 @@ export function nodeNameOf(user: UserInfo): string | undefined {
   if (!user.groups.includes(NODES_GROUP) || !user.name.startsWith(NODE_USER_PREFIX)) return undefined;
   const name = user.name.slice(NODE_USER_PREFIX.length);
   return name || undefined;
-}
-
-/** The job a GPU job token speaks for, from its user name. */
-export function gpuJobOfUser(user: UserInfo): { namespace: string; name: string; uid: string } | undefined {
-  if (!user.groups.includes(GPUJOBS_GROUP) || !user.name.startsWith(GPUJOB_USER_PREFIX)) return undefined;
-  const [namespace, name, uid, ...rest] = user.name.slice(GPUJOB_USER_PREFIX.length).split(':');
-  if (!namespace || !name || !uid || rest.length) return undefined;
-  return { namespace, name, uid };
-}
-
-/** True when judging this request needs the stored GpuJob (a job token's request about its job). */
-export function needsGpuJobLookup(user: UserInfo, attrs: RequestAttributes): boolean {
-  const r = attrs.resource;
-  const job = gpuJobOfUser(user);
-  return (
-    job !== undefined &&
-    !user.groups.includes(MASTERS_GROUP) &&
-    r?.group === 'minik8s.io' &&
-    r.resource === 'gpujobs' &&
-    r.namespace === job.namespace &&
-    r.name === job.name
-  );
 }
 
 /** True when judging this request for this user needs the stored pod (see RequestAttributes.podNodeName). */
@@ -254,7 +222,7 @@ function authorizeNode(nodeName: string | undefined, attrs: RequestAttributes): 
   }
   // The submission inlines the SSH private key of the job's cluster: only the job's own token (and admins) read it.
   if (r.group === 'minik8s.io' && r.resource === 'gpujobs' && r.subresource === 'submission') {
-    return { allowed: false, reason: "a GPU job's submission holds its cluster's credentials: only the job's own token reads it" };
+    return { allowed: false, reason: "a GPU job's submission holds its cluster's credentials: only the job's own service account reads it" };
   }
   if (READ_VERBS.has(verb)) return ALLOW;
   if (nodeName === undefined) return { allowed: false, reason: 'the user is in group system:nodes but is not named system:node:<name>' };
@@ -288,26 +256,6 @@ function authorizeNode(nodeName: string | undefined, attrs: RequestAttributes): 
   return { allowed: false };
 }
 
-const GPUJOB_OUTPUTS = new Set(['output/result.out', 'output/error.err']);
-
-/**
- * A GPU job's submitter: it reads its job and submission (the files, the batch script, the
- * cluster's key), reports status and uploads result.out and error.err, for its own job object
- * only, and writes nothing once the job has finished: a leaked token is worth little and not for long.
- */
-function authorizeGpuJob(job: { namespace: string; name: string; uid: string } | undefined, attrs: RequestAttributes): Decision {
-  const r = attrs.resource;
-  const own = { allowed: false, reason: 'a GPU job token is only for its own job' } as const;
-  if (!job || !r || r.group !== 'minik8s.io' || r.resource !== 'gpujobs' || r.namespace !== job.namespace || r.name !== job.name) return own;
-  if (!attrs.gpuJob || attrs.gpuJob.uid !== job.uid) return { allowed: false, reason: 'the job this token was issued for no longer exists' };
-  if (attrs.verb === 'get' && (r.subresource === undefined || r.subresource === 'submission')) return ALLOW;
-  if (attrs.gpuJob.phase === 'Succeeded' || attrs.gpuJob.phase === 'Failed')
-    return { allowed: false, reason: 'the job has finished: its token no longer writes' };
-  if (r.subresource === 'status' && (attrs.verb === 'update' || attrs.verb === 'patch')) return ALLOW;
-  if (r.subresource !== undefined && GPUJOB_OUTPUTS.has(r.subresource) && attrs.verb === 'update') return ALLOW;
-  return own;
-}
-
 function authorizeBootstrapper(attrs: RequestAttributes): Decision {
   const r = attrs.resource;
   if (attrs.verb === 'create' && r?.group === JOIN_GROUP && r.resource === JOIN_RESOURCE && r.name === undefined && r.namespace === undefined) return ALLOW;
@@ -316,7 +264,7 @@ function authorizeBootstrapper(attrs: RequestAttributes): Decision {
 
 /**
  * The whole policy, as kube-apiserver's `Node,RBAC` chain: system:masters always, then the
- * built-in rules of nodes, join tokens and GPU job tokens, then RBAC (when given). A user is
+ * built-in rules of nodes and join tokens, then RBAC (GPU job submitters' included: gpujob-access.ts) (when given). A user is
  * allowed when any of them allows the request; the reason of the first refusal that has one
  * explains a denial.
  */
@@ -332,7 +280,6 @@ export function authorize(user: UserInfo, attrs: RequestAttributes, rbac?: RbacA
   };
   if (user.groups.includes(NODES_GROUP) && consider(authorizeNode(nodeNameOf(user), attrs))) return ALLOW;
   if (user.groups.includes(BOOTSTRAPPERS_GROUP) && consider(authorizeBootstrapper(attrs))) return ALLOW;
-  if (user.groups.includes(GPUJOBS_GROUP) && consider(authorizeGpuJob(gpuJobOfUser(user), attrs))) return ALLOW;
   if (rbac && consider(rbac.authorize(user, attrs))) return ALLOW;
   return reason === undefined ? { allowed: false } : { allowed: false, reason };
 }

@@ -1,6 +1,5 @@
 // The authorization middleware: the request's attributes, the stored facts a node's writes are judged by, authorize(), and 403 Status on refusal.
 import type { Context, MiddlewareHandler } from 'hono';
-import { gpuJobKind, type GpuJob } from '../../core/api/gpujob.js';
 import type { KubeObject } from '../../core/api/meta.js';
 import { nodeKind, type Node } from '../../core/api/node.js';
 import { podKind, type Pod } from '../../core/api/pod.js';
@@ -12,7 +11,6 @@ import {
   MASTERS_GROUP,
   needsBodyName,
   needsConfigMapLookup,
-  needsGpuJobLookup,
   needsNodeRestriction,
   needsPodLookup,
   needsSecretLookup,
@@ -88,17 +86,6 @@ function podConfigMapNames(pod: Pod): Set<string> {
 function projectedNames(pod: Pod, source: 'configMap' | 'secret'): string[] {
   const volumes = (pod.spec.volumes ?? []) as { projected?: { sources?: Record<string, { name?: string } | undefined>[] } }[];
   return volumes.flatMap((v) => (v.projected?.sources ?? []).map((s) => s[source]?.name).filter((n): n is string => !!n));
-}
-
-/** The stored GpuJob's uid and phase, null when there is no such job (a job token is good for that one object only). */
-async function gpuJobFacts(service: ObjectService, namespace: string, name: string): Promise<{ uid: string; phase?: string } | null> {
-  try {
-    const job = (await service.get(gpuJobKind, namespace, name)) as GpuJob;
-    return { uid: job.metadata.uid ?? '', phase: job.status?.phase };
-  } catch (err) {
-    if (err instanceof NotFoundError) return null;
-    throw err;
-  }
 }
 
 /** The stored Node, undefined when there is none. */
@@ -244,9 +231,6 @@ export function authorizationMiddleware(options: AuthorizationMiddlewareOptions)
     if (needsConfigMapLookup(user, attrs)) {
       const r = attrs.resource!;
       attrs.configMapUsedByNodePod = await configMapUsedByNodePod(options.service, nodeNameOf(user)!, r.namespace!, r.name!);
-    }
-    if (needsGpuJobLookup(user, attrs)) {
-      attrs.gpuJob = await gpuJobFacts(options.service, attrs.resource!.namespace!, attrs.resource!.name!);
     }
     if (needsBodyName(user, attrs)) {
       const text = await readRequestText(c);

@@ -1,4 +1,4 @@
-// GPU job tokens and the GpuJob subresources through the API app on a memory store: what a job's token may do (and when it stops), the submission with its SSH key, outputs up and down, and Secrets kept from nodes.
+// GpuJob subresources through the API app on a memory store, with a job's service account token and its Role: what the token may do (and when it stops), the submission with its SSH key, outputs up and down, and Secrets kept from nodes.
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -9,7 +9,17 @@ import { MemoryStore } from '../../core/store/memory-store.js';
 import { ADMIN_USER, anyOf, TokenAuthenticator } from './auth.js';
 import { GpuJobOutputs } from './gpujob-outputs.js';
 import { registerGpuJobRoutes, type GpuJobSubmission } from './gpujob-routes.js';
-import { GpuJobTokens } from './gpujob-tokens.js';
+import { generateKeyPairSync } from 'node:crypto';
+import type { GpuJob } from '../../core/api/gpujob.js';
+import { gpuJobKind } from '../../core/api/gpujob.js';
+import { podKind } from '../../core/api/pod.js';
+import { serviceAccountKind } from '../../core/api/serviceaccount.js';
+import { NotFoundError } from '../../core/errors.js';
+import { gpuJobAccessName, gpuJobRole, gpuJobRoleBinding, gpuJobServiceAccount } from '../reconcilers/gpujob-access.js';
+import { RbacIndex } from '../rbac/rbac-authorizer.js';
+import { ServiceAccountAuthenticator } from '../serviceaccounts/authenticator.js';
+import { ServiceAccountTokens } from '../serviceaccounts/tokens.js';
+import type { KindDefinition } from '../../core/api/kind.js';
 import { createApiApp, ensureSystemNamespaces, type ApiApp } from './server.js';
 
 const ADMIN = 'admin-token';
@@ -19,30 +29,19 @@ const JOBS = '/apis/minik8s.io/v1/namespaces/default/gpujobs';
 /** The parts of the answers these tests read: a created job's uid, a submission, a Status's message (an output is its plain bytes). */
 type Answer = GpuJobSubmission & { metadata: { uid: string }; message: string };
 
-describe('GPU job tokens', () => {
-  const tokens = new GpuJobTokens({ secret: 'master secret' });
-  const ref = { namespace: 'default', name: 'mm', uid: 'u-1' };
-
-  it('authenticate as the job they were minted for', async () => {
-    assert.deepEqual(await tokens.authenticate(tokens.mint(ref)), { name: 'system:gpujob:default:mm:u-1', groups: ['minik8s.io:gpujobs'] });
-  });
-
-  it('are worthless when altered, or minted with another secret', async () => {
-    const token = tokens.mint(ref);
-    const [prefix, payload, mac] = token.split('.');
-    const other = Buffer.from('default\nother\nu-1').toString('base64url');
-    assert.equal(await tokens.authenticate(`${prefix}.${other}.${mac}`), undefined);
-    assert.equal(await tokens.authenticate(`${prefix}.${payload}.${mac!.slice(0, -2)}AA`), undefined);
-    assert.equal(await new GpuJobTokens({ secret: 'another' }).authenticate(token), undefined);
-    assert.equal(await tokens.authenticate('gj1..'), undefined);
-    assert.equal(await tokens.authenticate(ADMIN), undefined);
-  });
-});
-
 describe('GpuJob subresources', () => {
   let api: ApiApp;
   let dir: string;
-  const tokens = new GpuJobTokens({ secret: 'master secret' });
+  const tokens = new ServiceAccountTokens({ privateKey: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey });
+  const rbac = new RbacIndex();
+  const lookup = (def: KindDefinition) => async (namespace: string, name: string) => {
+    try {
+      return await api.service.get(def, namespace, name);
+    } catch (err) {
+      if (err instanceof NotFoundError) return undefined;
+      throw err;
+    }
+  };
 
   const call = async (method: string, path: string, body?: unknown, token = ADMIN, contentType = 'application/json') => {
     const res = await api.app.request(path, {
@@ -67,7 +66,17 @@ describe('GpuJob subresources', () => {
       spec: { cluster, program: { files: { 'hello.c': 'int main(){return 0;}\n' } }, slurm: { gres: 'gpu:1' } },
     });
     assert.equal(res.status, 201, JSON.stringify(res.body));
-    return { body: res.body, token: tokens.mint({ namespace: 'default', name, uid: res.body.metadata.uid }) };
+    // What the GpuJob controller makes for each job: its account, Role and binding, and a token bound to the job.
+    const job = res.body as unknown as GpuJob;
+    const sa = await api.service.create(serviceAccountKind, 'default', gpuJobServiceAccount(job) as never);
+    rbac.setRole(gpuJobRole(job));
+    rbac.setBinding(gpuJobRoleBinding(job));
+    const { token } = await tokens.issue({
+      namespace: 'default',
+      serviceAccount: { name: gpuJobAccessName(job), uid: sa.metadata.uid! },
+      gpujob: { name, uid: job.metadata.uid! },
+    });
+    return { body: res.body, token, job };
   };
   const patchStatus = (name: string, status: unknown, token: string) =>
     call('PATCH', `${JOBS}/${name}/status`, { status }, token, 'application/merge-patch+json');
@@ -80,7 +89,11 @@ describe('GpuJob subresources', () => {
     const outputs = new GpuJobOutputs({ dir, maxBytes: 1024 });
     api = createApiApp({
       store: new MemoryStore(),
-      authenticator: anyOf(admins, tokens),
+      authenticator: anyOf(
+        admins,
+        new ServiceAccountAuthenticator({ tokens, serviceAccount: lookup(serviceAccountKind), pod: lookup(podKind), gpuJob: lookup(gpuJobKind) }),
+      ),
+      rbac,
       routes: [(app, { service }) => registerGpuJobRoutes(app, { service, outputs })],
     });
     await ensureSystemNamespaces(api.service);
@@ -136,26 +149,27 @@ describe('GpuJob subresources', () => {
     const theirs = await call('PATCH', `${JOBS}/theirs/status`, { status: { jobId: '8' } }, token, 'application/merge-patch+json');
     assert.match(
       theirs.body.message,
-      /User "system:gpujob:default:mine:[0-9a-f-]+" cannot patch resource "gpujobs\/status" .*: a GPU job token is only for its own job/,
+      /^gpujobs\.minik8s\.io "theirs" is forbidden: User "system:serviceaccount:default:gpujob-[0-9a-f-]+" cannot patch resource "gpujobs\/status" in API group "minik8s\.io" in the namespace "default"$/,
     );
     const res = await call('GET', `${JOBS}/mine/output/result.out`);
     assert.equal(res.body, 'hello from slurm\n');
   });
 
-  it('stops writing once the job has finished, and does not carry over to a job applied again under the same name', async () => {
-    const { token } = await makeJob('done');
-    assert.equal((await patchStatus('done', { phase: 'Succeeded' }, ADMIN)).status, 200);
+  it('stops working once its binding goes (the job finished) and once the job object is gone, also for a job applied again under the same name', async () => {
+    const { token, job } = await makeJob('done');
+    assert.equal((await patchStatus('done', { jobId: '9' }, token)).status, 200);
+    // The controller deletes the binding when the job has finished.
+    rbac.deleteBinding(gpuJobRoleBinding(job));
     const late = await patchStatus('done', { jobId: '9' }, token);
     assert.equal(late.status, 403);
-    assert.match(late.body.message, /the job has finished: its token no longer writes/);
-    assert.equal((await call('GET', `${JOBS}/done`, undefined, token)).status, 200, 'reading its own job still works');
+    assert.match(late.body.message, /cannot patch resource "gpujobs\/status"/);
 
     const first = await makeJob('again');
+    assert.equal((await patchStatus('again', { jobId: '10' }, first.token)).status, 200);
     assert.equal((await call('DELETE', `${JOBS}/again`)).status, 200);
     await makeJob('again');
     const stale = await patchStatus('again', { jobId: '10' }, first.token);
-    assert.equal(stale.status, 403);
-    assert.match(stale.body.message, /the job this token was issued for no longer exists/);
+    assert.equal(stale.status, 401, 'a token bound to the deleted job authenticates no more');
   });
 
   it("hands an ssh-mode submitter the key from the cluster's Secret, and says when there is none", async () => {
@@ -185,7 +199,7 @@ describe('GpuJob subresources', () => {
     assert.equal(byNode.status, 403);
     assert.match(
       byNode.body.message,
-      /^gpujobs\.minik8s\.io "remote" is forbidden: User "system:node:n1" cannot get resource "gpujobs\/submission" .*only the job's own token reads it$/,
+      /^gpujobs\.minik8s\.io "remote" is forbidden: User "system:node:n1" cannot get resource "gpujobs\/submission" .*only the job's own service account reads it$/,
     );
     assert.doesNotMatch(JSON.stringify(byNode.body), /PRIVATE KEY/);
     assert.equal((await call('GET', '/api/v1/namespaces/default/secrets/hpc-key', undefined, NODE)).status, 403);

@@ -2,16 +2,7 @@
 import { kinds } from '../../core/api/registry.js';
 import type { PolicyRule } from '../../core/api/rbac.js';
 import type { UserInfo } from './auth.js';
-import {
-  authorize,
-  gpuJobOfUser,
-  JOIN_GROUP,
-  JOIN_RESOURCE,
-  JOIN_TOKENS_RESOURCE,
-  MASTERS_GROUP,
-  nodeNameOf,
-  type RequestAttributes,
-} from './authorization.js';
+import { authorize, JOIN_GROUP, JOIN_RESOURCE, JOIN_TOKENS_RESOURCE, MASTERS_GROUP, nodeNameOf, type RequestAttributes } from './authorization.js';
 
 export interface ResourceRule {
   verbs: string[];
@@ -102,7 +93,7 @@ export function rulesReview(user: UserInfo, namespace: string, rbacRules?: (user
       incomplete: false,
     };
   }
-  const ownNames = [nodeNameOf(user), gpuJobOfUser(user)?.name].filter((n): n is string => n !== undefined);
+  const ownNames = [nodeNameOf(user)].filter((n): n is string => n !== undefined);
   const rules = new Map<string, ResourceRule>();
   const add = (c: Candidate, verb: string, name?: string) => {
     const key = `${c.group}\0${c.resource}\0${name ?? ''}`;
@@ -121,7 +112,7 @@ export function rulesReview(user: UserInfo, namespace: string, rbacRules?: (user
   const nonResourceRules: NonResourceRule[] = [{ verbs: ['get'], nonResourceURLs: PUBLIC_PATHS }];
   // Discovery: judged for one path, since the policy treats every non-resource path alike.
   if (authorize(user, { verb: 'get', path: '/api' }).allowed) nonResourceRules.unshift({ verbs: ['get'], nonResourceURLs: ['*'] });
-  const conditional = nodeNameOf(user) !== undefined || gpuJobOfUser(user) !== undefined;
+  const conditional = nodeNameOf(user) !== undefined;
   // RBAC's rules as its roles state them (names and wildcards kept), after the built-in ones.
   const granted = rbacRules?.(user, namespace) ?? [];
   for (const rule of granted) {

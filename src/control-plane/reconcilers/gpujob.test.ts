@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import { gpuJobKind, type GpuJob, type GpuJobStatus } from '../../core/api/gpujob.js';
 import { namespaceKind } from '../../core/api/namespace.js';
 import { podKind, type Pod } from '../../core/api/pod.js';
+import { type Role, type RoleBinding, roleBindingKind, roleKind } from '../../core/api/rbac.js';
 import { secretKind, type Secret } from '../../core/api/secret.js';
+import { serviceAccountKind } from '../../core/api/serviceaccount.js';
 import { slurmClusterKind, type SlurmCluster } from '../../core/api/slurmcluster.js';
 import { LABEL_INDEX } from '../../core/controller/informer.js';
 import { MemoryStore } from '../../core/store/memory-store.js';
@@ -90,7 +92,7 @@ const CA_PEM = '-----BEGIN CERTIFICATE-----\nTUlOSUs4UyBURVNUIENB\n-----END CERT
 
 /** `null`: no SlurmCluster of that name. */
 function state(j: GpuJob, pods: Pod[] = [], c: SlurmCluster | null = cluster()): GpuJobState {
-  return { job: j, cluster: c ?? undefined, pods, token: 'gj1.tok.mac', serverUrl: 'http://10.0.0.1:6443', nowMs: NOW };
+  return { job: j, cluster: c ?? undefined, pods, serverUrl: 'http://10.0.0.1:6443', nowMs: NOW };
 }
 
 /** Actions in a form tables can spell: createPod NAME, deletePod NAME, status {...}, event REASON, and the rest by type. */
@@ -191,6 +193,14 @@ describe('planGpuJob: running a job', () => {
       'a finished job: its pods go',
       state(job({ attempts: 1, phase: 'Succeeded', lastReportTime: '2030-01-01T00:00:59Z' }), [pod('submit', 1, 'Succeeded')]),
       [`deletePod ${S1}`],
+    ],
+    [
+      'a finished job whose token still has its RoleBinding: access revoked, its pods go',
+      {
+        ...state(job({ attempts: 1, phase: 'Failed', lastReportTime: '2030-01-01T00:00:59Z' }), [pod('submit', 1, 'Failed')]),
+        accessGranted: true,
+      },
+      ['revokeAccess', `deletePod ${S1}`],
     ],
     [
       'a finished job whose submitter still cleans up: left to exit',
@@ -322,6 +332,9 @@ describe('the submitter pod', () => {
       { apiVersion: 'minik8s.io/v1', kind: 'GpuJob', name: 'mm', uid: UID, controller: true, blockOwnerDeletion: true },
     ]);
     assert.equal(p.spec.restartPolicy, 'Never');
+    // The job's own account, whose token comes from the Secret: no second one mounted.
+    assert.equal(p.spec.serviceAccountName, `gpujob-${UID}`);
+    assert.equal(p.spec.automountServiceAccountToken, false);
     const c = p.spec.containers[0];
     assert.deepEqual(c.command, ['python3', '/opt/minik8s/gpujob-submitter.py', 'submit']);
     assert.deepEqual(c.env, [
@@ -399,7 +412,7 @@ describe('GpuJobController on a memory store', () => {
       client,
       informers,
       outputs: { uids: async () => [], remove: async () => {} },
-      mintToken: () => 'gj1.tok.mac',
+      issueToken: async () => ({ token: 'sa.jwt.token' }),
       serverUrl: 'http://10.0.0.1:6443',
     });
     const stop = new AbortController();
@@ -439,7 +452,8 @@ describe('GpuJobController on a memory store', () => {
     }
   });
 
-  it("with an HTTPS API server puts the cluster CA in the job's token Secret, also into one made before the master had TLS", async () => {
+  it("with an HTTPS API server puts a fresh token of the job's account and the cluster CA in the job's Secret, also into one made before", async () => {
+    const issued: unknown[] = [];
     const service = new ObjectService({ store: new MemoryStore() });
     await service.create(namespaceKind, undefined, { metadata: { name: 'gpu' } });
     const { client, informers, run } = controllerFixture(new LocalClient(service));
@@ -447,7 +461,10 @@ describe('GpuJobController on a memory store', () => {
       client,
       informers,
       outputs: { uids: async () => [], remove: async () => {} },
-      mintToken: () => 'gj1.tok.mac',
+      issueToken: async (input) => {
+        issued.push(input);
+        return { token: 'sa.jwt.token' };
+      },
       serverUrl: 'https://10.0.0.1:6443',
       caPem: CA_PEM,
     });
@@ -462,7 +479,7 @@ describe('GpuJobController on a memory store', () => {
       await waitFor(async () => (await stored()).status?.reason === 'ClusterNotFound', { description: 'the job to wait for its cluster' });
       // The Secret as a master without TLS made it: the token only.
       const job = await stored();
-      const old = gpuJobTokenSecret(job, 'gj1.tok.mac');
+      const old = gpuJobTokenSecret(job, 'old.jwt.token');
       await service.create(secretKind, 'gpu', old);
       await service.create(slurmClusterKind, 'gpu', { metadata: { name: 'hpc' }, spec: cluster().spec });
       const pod = await waitFor(
@@ -473,7 +490,23 @@ describe('GpuJobController on a memory store', () => {
       );
       assert.ok(pod.spec.containers[0]?.env?.some((e) => e.name === 'MINIK8S_CA_DATA' && e.valueFrom?.secretKeyRef?.key === 'ca.crt'));
       const secret = (await service.get(secretKind, 'gpu', gpuJobTokenSecretName(job))) as Secret;
-      assert.deepEqual(secret.data, { token: Buffer.from('gj1.tok.mac').toString('base64'), 'ca.crt': Buffer.from(CA_PEM).toString('base64') });
+      assert.deepEqual(secret.data, { token: Buffer.from('sa.jwt.token').toString('base64'), 'ca.crt': Buffer.from(CA_PEM).toString('base64') });
+      // Its own account, Role and binding, all owned by the job; the token is bound to the job and lives past its time limit.
+      const access = `gpujob-${job.metadata.uid}`;
+      const sa = await service.get(serviceAccountKind, 'gpu', access);
+      const role = (await service.get(roleKind, 'gpu', access)) as Role;
+      const binding = (await service.get(roleBindingKind, 'gpu', access)) as RoleBinding;
+      for (const o of [sa, role, binding]) assert.equal(o.metadata.ownerReferences?.[0]?.uid, job.metadata.uid);
+      assert.ok(role.rules.every((r) => r.resourceNames?.join() === 'mm'));
+      assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: access, namespace: 'gpu' }]);
+      assert.deepEqual(issued, [
+        {
+          namespace: 'gpu',
+          serviceAccount: { name: access, uid: sa.metadata.uid },
+          job: { name: 'mm', uid: job.metadata.uid },
+          expirationSeconds: 7 * 24 * 3600,
+        },
+      ]);
     } finally {
       stop.abort();
       await running;

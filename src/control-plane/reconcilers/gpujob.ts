@@ -3,6 +3,8 @@ import { dirname } from 'node:path';
 import { gpuJobKind, isFinalPhase, type GpuJob, type GpuJobStatus } from '../../core/api/gpujob.js';
 import type { Pod } from '../../core/api/pod.js';
 import { podKind } from '../../core/api/pod.js';
+import { roleBindingKind, roleKind, type RoleBinding } from '../../core/api/rbac.js';
+import { serviceAccountKind } from '../../core/api/serviceaccount.js';
 import { secretKind, type Secret } from '../../core/api/secret.js';
 import { slurmClusterKind, type SlurmCluster } from '../../core/api/slurmcluster.js';
 import type { Client } from '../../core/client/client.js';
@@ -11,6 +13,7 @@ import { LABEL_INDEX, NAMESPACE_INDEX, type Informer } from '../../core/controll
 import type { InformerFactory } from '../../core/controller/informer-factory.js';
 import { WorkQueue } from '../../core/controller/work-queue.js';
 import { AlreadyExistsError, ForbiddenError, NotFoundError } from '../../core/errors.js';
+import { gpuJobAccessName, gpuJobRole, gpuJobRoleBinding, gpuJobServiceAccount, gpuJobTokenSeconds } from './gpujob-access.js';
 import { isFinalSlurmState, phaseFromSlurm } from './gpujob-phase.js';
 import { recordEvent } from './record-event.js';
 
@@ -37,6 +40,7 @@ export type GpuJobAction =
   | { type: 'deletePod'; name: string }
   | { type: 'status'; status: Partial<GpuJobStatus> }
   | { type: 'removeOutputs' }
+  | { type: 'revokeAccess' }
   | { type: 'event'; eventType: 'Normal' | 'Warning'; reason: string; message: string };
 
 export interface GpuJobState {
@@ -45,8 +49,9 @@ export interface GpuJobState {
   cluster?: SlurmCluster;
   /** The pods made for this job object (by its uid label). */
   pods: readonly Pod[];
-  /** The job's token (see gpujob-tokens.ts) and where pods reach the API server. */
-  token: string;
+  /** Whether the job's RoleBinding (gpujob-access.ts) still grants its token anything. */
+  accessGranted?: boolean;
+  /** Where pods reach the API server. */
   serverUrl: string;
   /** The cluster CA (PEM) that signed the API server's certificate, when it serves HTTPS: pods verify the server with it. */
   caPem?: string;
@@ -162,6 +167,9 @@ export function submitterPod(state: GpuJobState, role: PodRole, attempt: number)
     spec: {
       restartPolicy: 'Never',
       terminationGracePeriodSeconds: 10,
+      // The job's own account (its Role names this job alone); its token is in the job's Secret, bound to the job.
+      serviceAccountName: gpuJobAccessName(job),
+      automountServiceAccountToken: false,
       ...(cluster.spec.nodeSelector ? { nodeSelector: { ...cluster.spec.nodeSelector } } : {}),
       containers: [
         {
@@ -254,6 +262,8 @@ export function planGpuJob(state: GpuJobState): GpuJobPlan {
     const reported = Date.parse(st.lastReportTime ?? '');
     const lingering = Number.isNaN(reported) ? Infinity : state.nowMs - reported;
     let requeueAfterMs: number | undefined;
+    // A finished job's token writes nothing more: a leaked one is worth little and not for long.
+    if (state.accessGranted) actions.push({ type: 'revokeAccess' });
     for (const p of live) {
       if (finished(p) || lingering >= CLEANUP_GRACE_MS) actions.push({ type: 'deletePod', name: p.metadata.name! });
       else requeueAfterMs = CLEANUP_GRACE_MS - lingering + 100;
@@ -346,8 +356,13 @@ export interface GpuJobControllerOptions {
   /** The process's shared informers: GpuJobs, SlurmClusters, and Pods read through the label index. */
   informers: InformerFactory;
   outputs: GpuJobOutputStore;
-  /** Mints a job's token (GpuJobTokens.mint). */
-  mintToken(job: { namespace: string; name: string; uid: string }): string;
+  /** Issues a job's token: its service account's, bound to the job object (ServiceAccounts.issueGpuJobToken). */
+  issueToken(input: {
+    namespace: string;
+    serviceAccount: { name: string; uid: string };
+    job: { name: string; uid: string };
+    expirationSeconds: number;
+  }): Promise<{ token: string }>;
   /** The API server's URL as pods reach it. */
   serverUrl: string;
   /** The cluster CA (PEM) when the API server serves HTTPS; it goes into each job's token Secret for its pods. */
@@ -362,6 +377,7 @@ export class GpuJobController {
   readonly jobs: Informer<GpuJob>;
   readonly clusters: Informer<SlurmCluster>;
   readonly pods: Informer<Pod>;
+  readonly roleBindings: Informer<RoleBinding>;
   readonly queue = new WorkQueue({ baseDelayMs: 500, maxDelayMs: 30_000 });
   readonly #options: GpuJobControllerOptions;
   readonly #client: Client;
@@ -376,6 +392,7 @@ export class GpuJobController {
     this.jobs = options.informers.informer<GpuJob>(gpuJobKind);
     this.clusters = options.informers.informer<SlurmCluster>(slurmClusterKind);
     this.pods = options.informers.informer<Pod>(podKind);
+    this.roleBindings = options.informers.informer<RoleBinding>(roleBindingKind);
     const keyOf = (o: { metadata: { namespace?: string; name?: string } }) => `${o.metadata.namespace}/${o.metadata.name}`;
     this.jobs.addHandlers({ onAdd: (j) => this.queue.add(keyOf(j)), onUpdate: (_o, j) => this.queue.add(keyOf(j)), onDelete: (j) => this.queue.add(keyOf(j)) });
     // A pod's event enqueues its job (its owner).
@@ -397,7 +414,13 @@ export class GpuJobController {
     await Promise.all([
       this.#sweepOutputs(signal),
       runController(
-        { name: 'gpujob', queue: this.queue, informers: [this.jobs, this.clusters, this.pods], reconcile: (key) => this.reconcile(key), log: this.#log },
+        {
+          name: 'gpujob',
+          queue: this.queue,
+          informers: [this.jobs, this.clusters, this.pods, this.roleBindings],
+          reconcile: (key) => this.reconcile(key),
+          log: this.#log,
+        },
         signal,
       ),
     ]);
@@ -422,7 +445,7 @@ export class GpuJobController {
       job,
       cluster: this.clusters.get(`${namespace}/${job.spec.cluster}`),
       pods: this.pods.byIndex(LABEL_INDEX, `${GPUJOB_UID_LABEL}=${uid}`).filter((p) => p.metadata.namespace === namespace),
-      token: this.#options.mintToken({ namespace, name: job.metadata.name!, uid }),
+      accessGranted: this.roleBindings.get(`${namespace}/${gpuJobAccessName(job)}`) !== undefined,
       serverUrl: this.#options.serverUrl,
       caPem: this.#options.caPem,
       nowMs: this.#now(),
@@ -431,22 +454,40 @@ export class GpuJobController {
     return plan.requeueAfterMs === undefined ? undefined : { requeueAfterMs: plan.requeueAfterMs };
   }
 
-  /** The job's token Secret, made before its first pod (the pod's env refers to it). */
-  async #ensureTokenSecret(job: GpuJob): Promise<void> {
+  /** Creates an object the job owns unless it is there already; the stored one either way. */
+  async #ensure<T extends { metadata: { name?: string } }>(def: typeof secretKind, want: T, namespace: string): Promise<T> {
+    try {
+      return (await this.#client.create(def, want as never, { namespace })) as unknown as T;
+    } catch (err) {
+      if (!(err instanceof AlreadyExistsError)) throw err;
+      return (await this.#client.get(def, { namespace, name: want.metadata.name! })) as unknown as T;
+    }
+  }
+
+  /**
+   * Before each pod (its env refers to the Secret): the job's ServiceAccount, Role and
+   * RoleBinding, and a fresh token of that account bound to the job in the job's Secret, so a
+   * submitter started late in a long job still gets a token with its whole lifetime ahead.
+   */
+  async #ensureAccess(job: GpuJob): Promise<void> {
     const namespace = job.metadata.namespace!;
-    const token = this.#options.mintToken({ namespace, name: job.metadata.name!, uid: job.metadata.uid! });
+    const sa = await this.#ensure(serviceAccountKind, gpuJobServiceAccount(job), namespace);
+    await this.#ensure(roleKind, gpuJobRole(job), namespace);
+    await this.#ensure(roleBindingKind, gpuJobRoleBinding(job), namespace);
+    const { token } = await this.#options.issueToken({
+      namespace,
+      serviceAccount: { name: gpuJobAccessName(job), uid: (sa as { metadata: { uid?: string } }).metadata.uid ?? '' },
+      job: { name: job.metadata.name!, uid: job.metadata.uid! },
+      expirationSeconds: gpuJobTokenSeconds(job.spec.slurm?.time),
+    });
     const want = gpuJobTokenSecret(job, token, this.#options.caPem);
     try {
       await this.#client.create(secretKind, want, { namespace });
     } catch (err) {
       if (!(err instanceof AlreadyExistsError)) throw err;
-      // Made for an earlier pod of the same job: the token is the same (an HMAC of the job's identity),
-      // but the CA may be new (a master that served plain HTTP when the job began).
-      const have = (await this.#client.get(secretKind, { namespace, name: want.metadata.name! })) as Secret;
+      // Made for an earlier pod of the same job: the new token (and the CA, which a master that served plain HTTP lacked).
       const data = want.data ?? {};
-      if (Object.keys(data).some((k) => have.data?.[k] !== data[k])) {
-        await this.#client.patch(secretKind, { namespace, name: want.metadata.name! }, { data: { [GPUJOB_CA_KEY]: null, ...data } });
-      }
+      await this.#client.patch(secretKind, { namespace, name: want.metadata.name! }, { data: { [GPUJOB_CA_KEY]: null, ...data } });
     }
   }
 
@@ -464,7 +505,7 @@ export class GpuJobController {
           break;
         }
         case 'createPod':
-          await this.#ensureTokenSecret(job);
+          await this.#ensureAccess(job);
           await this.#client.create(podKind, action.pod, { namespace });
           this.#log(`gpujob: created pod ${namespace}/${action.pod.metadata.name}`);
           break;
@@ -478,6 +519,10 @@ export class GpuJobController {
           break;
         case 'removeOutputs':
           await this.#options.outputs.remove(job.metadata.uid!);
+          break;
+        case 'revokeAccess':
+          await this.#client.delete(roleBindingKind, { namespace, name: gpuJobAccessName(job) });
+          this.#log(`gpujob: ${namespace}/${name} has finished: its token no longer writes`);
           break;
         case 'event':
           await recordEvent(

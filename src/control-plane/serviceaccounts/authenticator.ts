@@ -1,4 +1,4 @@
-// Authenticates bound service account tokens: a valid JWT whose service account (and pod, when bound to one) still exist with the uids it names.
+// Authenticates bound service account tokens: a valid JWT whose service account (and pod or GpuJob, when bound to one) still exist with the uids it names.
 import type { KubeObject } from '../../core/api/meta.js';
 import { serviceAccountUser } from '../../core/api/serviceaccount.js';
 import type { Authenticator, UserInfo } from '../api-server/auth.js';
@@ -11,6 +11,8 @@ export interface ServiceAccountAuthenticatorOptions {
   tokens: ServiceAccountTokens;
   serviceAccount: ObjectLookup;
   pod: ObjectLookup;
+  /** GpuJobs, for tokens bound to one (a submitter's): without it such tokens are refused. */
+  gpuJob?: ObjectLookup;
   /** Where refusals are explained (the client only sees 401); never given the token. */
   log?: (message: string) => void;
 }
@@ -34,6 +36,12 @@ export class ServiceAccountAuthenticator implements Authenticator {
         const pod = await this.#options.pod(claim.namespace, claim.pod.name);
         if (!pod || pod.metadata.uid !== claim.pod.uid) {
           throw new TokenRejected(`pod ${claim.namespace}/${claim.pod.name} (uid ${claim.pod.uid}) the token is bound to no longer exists`);
+        }
+      }
+      if (claim.gpujob) {
+        const job = await this.#options.gpuJob?.(claim.namespace, claim.gpujob.name);
+        if (!job || job.metadata.uid !== claim.gpujob.uid) {
+          throw new TokenRejected(`gpujob ${claim.namespace}/${claim.gpujob.name} (uid ${claim.gpujob.uid}) the token is bound to no longer exists`);
         }
       }
       return serviceAccountUser(claim.namespace, claim.serviceaccount.name);

@@ -1,5 +1,6 @@
 // The master's service account machinery in one place: the signing key and token issuer, pod admission, the token authenticator, the TokenRequest and whoami routes, the controller.
 import { join } from 'node:path';
+import { gpuJobKind } from '../../core/api/gpujob.js';
 import type { KindDefinition } from '../../core/api/kind.js';
 import { type Pod, podKind } from '../../core/api/pod.js';
 import { serviceAccountKind } from '../../core/api/serviceaccount.js';
@@ -14,7 +15,7 @@ import { ServiceAccountController } from './controller.js';
 import { RootCaPublisher } from './root-ca-publisher.js';
 import { registerSelfSubjectReviewRoutes } from './self-subject-review-routes.js';
 import { registerTokenRequestRoutes } from './token-request-routes.js';
-import { loadOrCreateSigningKey, ServiceAccountTokens } from './tokens.js';
+import { type IssuedToken, loadOrCreateSigningKey, ServiceAccountTokens } from './tokens.js';
 
 export interface ServiceAccountsOptions {
   dataDir: string;
@@ -69,7 +70,26 @@ export class ServiceAccounts {
       tokens: this.tokens,
       serviceAccount: this.lookup(serviceAccountKind),
       pod: this.lookup(podKind),
+      gpuJob: this.lookup(gpuJobKind),
       log: this.#options.log,
+    });
+  }
+
+  /**
+   * A token for a GPU job's submitter pods: its service account's, bound to the GpuJob object (void
+   * once that object is gone), for the API's audience, living `expirationSeconds`.
+   */
+  issueGpuJobToken(input: {
+    namespace: string;
+    serviceAccount: { name: string; uid: string };
+    job: { name: string; uid: string };
+    expirationSeconds: number;
+  }): Promise<IssuedToken> {
+    return this.tokens.issue({
+      namespace: input.namespace,
+      serviceAccount: input.serviceAccount,
+      gpujob: input.job,
+      expirationSeconds: input.expirationSeconds,
     });
   }
 

@@ -20,6 +20,8 @@ export interface KubernetesClaim {
   serviceaccount: { name: string; uid: string };
   pod?: { name: string; uid: string };
   node?: { name: string; uid?: string };
+  /** Our addition, beside Kubernetes' pod/secret/node bindings: the GpuJob a submitter's token is bound to. */
+  gpujob?: { name: string; uid: string };
 }
 
 export interface IssueInput {
@@ -27,6 +29,7 @@ export interface IssueInput {
   serviceAccount: { name: string; uid: string };
   pod?: { name: string; uid: string };
   node?: { name: string; uid?: string };
+  gpujob?: { name: string; uid: string };
   audiences?: readonly string[];
   expirationSeconds?: number;
 }
@@ -110,6 +113,7 @@ export class ServiceAccountTokens {
     const claim: KubernetesClaim = { namespace: input.namespace, serviceaccount: { ...input.serviceAccount } };
     if (input.pod) claim.pod = { ...input.pod };
     if (input.node) claim.node = { ...input.node };
+    if (input.gpujob) claim.gpujob = { ...input.gpujob };
     const token = await new SignJWT({ 'kubernetes.io': claim })
       .setProtectedHeader({ alg: ALG, kid: this.#kid })
       .setIssuer(this.issuer)

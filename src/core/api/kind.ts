@@ -58,6 +58,8 @@ export interface KindDefinition {
   patchMeta?: PatchMeta;
   /** Columns between NAME and AGE in `get` tables. */
   columns?: readonly PrintColumn[];
+  /** AGE right after NAME, before the kind's columns (as kubectl prints CertificateSigningRequests). */
+  ageFirst?: boolean;
 }
 
 /** `apps/v1`, or `v1` for the core group. */

@@ -16,6 +16,7 @@ import { ingressClassKind } from './ingressclass.js';
 import { horizontalPodAutoscalerKind } from './horizontalpodautoscaler.js';
 import { jobKind } from './job.js';
 import { leaseKind } from './lease.js';
+import { certificateSigningRequestKind } from './certificate-signing-request.js';
 import { nodeKind } from './node.js';
 import { podKind } from './pod.js';
 import { configMapKind } from './configmap.js';
@@ -53,6 +54,7 @@ export const kinds: readonly KindDefinition[] = [
   roleBindingKind,
   clusterRoleBindingKind,
   leaseKind,
+  certificateSigningRequestKind,
   jobKind,
   cronJobKind,
   daemonSetKind,

@@ -57,12 +57,12 @@ const NAME_COLUMN: TableColumn = { header: 'NAME', priority: 0 };
 const AGE_COLUMN: TableColumn = { header: 'AGE', priority: 0 };
 
 /** The columns of a kind's table; with `wide`, the priority-1 columns too. */
-export function tableColumns(def: Pick<KindDefinition, 'columns'>, options: { wide?: boolean } = { wide: true }): TableColumn[] {
+export function tableColumns(def: Pick<KindDefinition, 'columns' | 'ageFirst'>, options: { wide?: boolean } = { wide: true }): TableColumn[] {
   const own = def.columns ?? [];
+  const narrow = own.filter((c) => !c.wide).map((column) => ({ header: column.name, priority: 0 as const, column }));
   return [
     NAME_COLUMN,
-    ...own.filter((c) => !c.wide).map((column) => ({ header: column.name, priority: 0 as const, column })),
-    AGE_COLUMN,
+    ...(def.ageFirst ? [AGE_COLUMN, ...narrow] : [...narrow, AGE_COLUMN]),
     ...(options.wide ? own.filter((c) => c.wide).map((column) => ({ header: column.name, priority: 1 as const, column })) : []),
   ];
 }

@@ -55,6 +55,8 @@ export interface CertProfile {
   /** serverAuth, clientAuth or both. */
   usages: readonly ('server' | 'client')[];
   validDays?: number;
+  /** A lifetime in seconds, ahead of validDays (a CertificateSigningRequest's expirationSeconds). */
+  validSeconds?: number;
 }
 
 export interface ServerCertOptions {
@@ -194,7 +196,7 @@ async function issue(ca: ClusterCa, profile: CertProfile, publicKey: CryptoKey |
     subject: subjectName(profile),
     issuer: ca.cert.subject,
     notBefore: new Date(now - 60_000),
-    notAfter: new Date(now + (profile.validDays ?? LEAF_VALID_DAYS) * DAY_MS),
+    notAfter: new Date(now + (profile.validSeconds !== undefined ? profile.validSeconds * 1000 : (profile.validDays ?? LEAF_VALID_DAYS) * DAY_MS)),
     signingAlgorithm: SIGNING_ALGORITHM,
     publicKey,
     signingKey: ca.key,
@@ -343,6 +345,16 @@ export async function signCsr(ca: ClusterCa, csrPem: string, profile: CertProfil
   const csr = new x509.Pkcs10CertificateRequest(csrPem);
   if (!(await csr.verify())) throw new Error('certificate signing request has a bad signature');
   return issue(ca, profile, csr.publicKey);
+}
+
+/** What a PKCS#10 request asks for: its subject's CN and O entries, and whether its signature holds (it proves the key). */
+export async function readCsr(csrPem: string): Promise<{ commonName: string; organizations: string[]; signatureValid: boolean }> {
+  const csr = new x509.Pkcs10CertificateRequest(csrPem);
+  return {
+    commonName: csr.subjectName.getField('CN')[0] ?? '',
+    organizations: csr.subjectName.getField('O'),
+    signatureValid: await csr.verify(),
+  };
 }
 
 /** PEM text of a certificate's DER (e.g. a peer certificate from tls.TLSSocket#getPeerCertificate). */

@@ -294,6 +294,27 @@ export const MESSAGES: Readonly<Record<string, readonly string[]>> = {
   // kubectl auth can-i --list
   SelfSubjectRulesReview: ['1 metadata ObjectMeta', '2 spec SelfSubjectRulesReviewSpec'],
   SelfSubjectRulesReviewSpec: ['1 namespace string'],
+
+  // certificates/v1: kubectl create -f csr.yaml, kubectl certificate approve|deny (a PUT of the whole object to /approval)
+  CertificateSigningRequest: ['1 metadata ObjectMeta', '2 spec CertificateSigningRequestSpec', '3 status CertificateSigningRequestStatus'],
+  CertificateSigningRequestSpec: [
+    '1 request bytes',
+    '2 username string',
+    '3 uid string',
+    '4 groups []string',
+    '5 usages []string',
+    '7 signerName string',
+    '8 expirationSeconds *int32',
+  ],
+  CertificateSigningRequestStatus: ['1 conditions []CertificateSigningRequestCondition', '2 certificate bytes'],
+  CertificateSigningRequestCondition: [
+    '1 type string',
+    '6 status string',
+    '2 reason string',
+    '3 message string',
+    '4 lastUpdateTime Time',
+    '5 lastTransitionTime Time',
+  ],
 };
 
 /** The kinds a protobuf body may hold, by `apiVersion kind`, and the message each is read as. */
@@ -316,6 +337,7 @@ export const PROTOBUF_KINDS: Readonly<Record<string, string>> = {
   'authentication.k8s.io/v1 SelfSubjectReview': 'SelfSubjectReview',
   'authorization.k8s.io/v1 SelfSubjectAccessReview': 'SelfSubjectAccessReview',
   'authorization.k8s.io/v1 SelfSubjectRulesReview': 'SelfSubjectRulesReview',
+  'certificates.k8s.io/v1 CertificateSigningRequest': 'CertificateSigningRequest',
 };
 
 export type Scalar = 'string' | 'bytes' | 'bool' | 'int32' | 'int64' | 'double';
