@@ -18,6 +18,9 @@ import { jobKind } from './job.js';
 import { leaseKind } from './lease.js';
 import { nodeKind } from './node.js';
 import { podKind } from './pod.js';
+import { persistentVolumeKind } from './persistent-volume.js';
+import { persistentVolumeClaimKind } from './persistent-volume-claim.js';
+import { storageClassKind } from './storage-class.js';
 import { configMapKind } from './configmap.js';
 import { podDisruptionBudgetKind } from './poddisruptionbudget.js';
 import { clusterRoleBindingKind, clusterRoleKind, roleBindingKind, roleKind } from './rbac.js';
@@ -60,6 +63,9 @@ export const kinds: readonly KindDefinition[] = [
   serviceAccountKind,
   ingressKind,
   ingressClassKind,
+  persistentVolumeKind,
+  persistentVolumeClaimKind,
+  storageClassKind,
 ];
 
 /** Finds a kind by what a user types: kind, plural, singular or short name (case-insensitive), optionally `name.group`. */
