@@ -34,6 +34,9 @@ import { mintKubeletClientCredential } from './master/kubelet-client-credential.
 import { advertisedServerUrl, joinCommand, readyBanner, writeJoinCommandFile } from './master/announce.js';
 import { ensureClusterDnsService } from './master/cluster-dns-service.js';
 import { ensureIngressClass } from './master/ingress-class.js';
+import type { KubeObject } from '../core/api/meta.js';
+import { StorageBinder } from './storage/binder.js';
+import { defaultClassAdmission, ensureLocalPathClass } from './storage/storage-admission.js';
 import { prepareDataDir } from './master/data-dir.js';
 import { loadSecretsEncryption, rewriteStaleSecrets } from './master/encryption-config.js';
 import { ensureDefaultJoinToken } from './master/join-tokens.js';
@@ -177,7 +180,9 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
       defaultTolerationSeconds: config.defaultTolerationSeconds,
       allocators: new Map([[serviceKind, serviceAllocator]]),
       admitPod: serviceAccounts.admitPod,
+      admitClaim: (claim): Promise<KubeObject> => admitClaim(claim),
     });
+    const admitClaim = defaultClassAdmission(service);
     // Each component calls the API through a client of its own name, so that /metrics counts its requests under it.
     const clientFor = (name: string) => new LocalClient(service.forClient(name));
     // One informer per resource and scope for every component of the master (the API server's namespace cache included).
@@ -267,6 +272,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     activatorUrl = activating.url;
     await ensureClusterDnsService({ service, serviceCIDR: config.serviceCIDR, log });
     await ensureIngressClass({ service, log });
+    await ensureLocalPathClass({ service, log });
 
     // Pods (GPU job submitters) reach the API server where workers do.
     const podServerUrl = await advertisedServerUrl(config.address, api.port, tls ? 'https' : 'http');
@@ -297,6 +303,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
         new EndpointSliceMirror({ client: clientFor('endpointslice-controller'), informers, log }).start(signal),
         new GatewayReconciler({ client: clientFor('gateway-controller'), informers, log }).start(signal),
         new ReplicaSetController({ client: clientFor('replicaset-controller'), informers, log }).start(signal),
+        new StorageBinder({ client: clientFor('persistentvolume-binder-controller'), informers, log }).start(signal),
         new DeploymentController({ client: clientFor('deployment-controller'), informers, log }).start(signal),
         new JobController({ client: clientFor('job-controller'), informers, log }).start(signal),
         new CronJobController({ client: clientFor('cronjob-controller'), informers, log }).start(signal),

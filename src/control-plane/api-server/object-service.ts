@@ -3,6 +3,7 @@ import type { KindDefinition } from '../../core/api/kind.js';
 import type { KubeObject } from '../../core/api/meta.js';
 import { namespaceKind } from '../../core/api/namespace.js';
 import { podKind, type Pod } from '../../core/api/pod.js';
+import { persistentVolumeClaimKind } from '../../core/api/persistent-volume-claim.js';
 import { storeKey, storePrefix } from '../../core/api/registry.js';
 import { matchesFields, parseFieldSelector, type FieldRequirement } from '../../core/api/selector.js';
 import { matches, parseSelector, type Selector } from '../../core/api/selector.js';
@@ -154,6 +155,8 @@ export interface ObjectServiceOptions {
   defaultTolerationSeconds?: number;
   /** Admission of new pods by other plugins (the service account's, serviceaccounts/admission.ts); may refuse with an ApiError. */
   admitPod?: (pod: Pod) => Promise<Pod>;
+  /** Admission of new PersistentVolumeClaims (the default StorageClass, storage/storage-admission.ts). */
+  admitClaim?: (claim: KubeObject) => Promise<KubeObject>;
   /** Kinds whose objects hold store records of their own (a Service's cluster IP and node ports), written with them atomically. */
   allocators?: ReadonlyMap<KindDefinition, AllocationHook>;
   /** Where the requests of this service's client views (forClient) are counted; a new counter when absent. */
@@ -333,6 +336,7 @@ export class ObjectService {
   readonly #now: () => Date;
   readonly #defaultTolerationSeconds: number | undefined;
   readonly #admitPod: ((pod: Pod) => Promise<Pod>) | undefined;
+  readonly #admitClaim: ((claim: KubeObject) => Promise<KubeObject>) | undefined;
   readonly #allocators: ReadonlyMap<KindDefinition, AllocationHook>;
   readonly #options: ObjectServiceOptions;
   /** Shared with every client view, so a cache set later on the service serves them too. */
@@ -347,6 +351,7 @@ export class ObjectService {
     this.#now = options.now ?? (() => new Date());
     this.#defaultTolerationSeconds = options.defaultTolerationSeconds;
     this.#admitPod = options.admitPod;
+    this.#admitClaim = options.admitClaim;
     this.#allocators = options.allocators ?? new Map();
     this.#requests = options.requests ?? new RequestCounter();
   }
@@ -518,6 +523,7 @@ export class ObjectService {
     // Admission happens on create only, after validation, as Kubernetes' admission plugins run.
     if (def === podKind && this.#defaultTolerationSeconds !== undefined) obj = withDefaultTolerations(obj as Pod, this.#defaultTolerationSeconds);
     if (def === podKind && this.#admitPod) obj = await this.#admitPod(obj as Pod);
+    if (def === persistentVolumeClaimKind && this.#admitClaim) obj = await this.#admitClaim(obj);
     obj = this.#track(def, undefined, obj, options, undefined);
     await this.#admit(def, obj);
     let name = obj.metadata.name!;

@@ -121,7 +121,7 @@ export function taintsTolerated(ctx: FilterContext, node: NodeInfo): readonly st
   return FITS;
 }
 
-function termMatchesNode(term: NodeTerm, node: NodeInfo): boolean {
+export function termMatchesNode(term: NodeTerm, node: Pick<NodeInfo, 'name' | 'labels'>): boolean {
   if (term.matchesNothing) return false;
   if (!matches({ requirements: term.labels }, node.labels)) return false;
   return term.names.length === 0 || matches({ requirements: term.names }, { name: node.name });

@@ -333,7 +333,7 @@ const nodeSelectorRequirementSchema = withChecks(
   },
 );
 
-const nodeSelectorTermSchema = v.strictObject({
+export const nodeSelectorTermSchema = v.strictObject({
   matchExpressions: v.optional(v.array(nodeSelectorRequirementSchema)),
   matchFields: v.optional(v.array(nodeSelectorRequirementSchema)),
 });

@@ -19,6 +19,9 @@ import { leaseKind } from './lease.js';
 import { certificateSigningRequestKind } from './certificate-signing-request.js';
 import { nodeKind } from './node.js';
 import { podKind } from './pod.js';
+import { persistentVolumeKind } from './persistent-volume.js';
+import { persistentVolumeClaimKind } from './persistent-volume-claim.js';
+import { storageClassKind } from './storage-class.js';
 import { configMapKind } from './configmap.js';
 import { podDisruptionBudgetKind } from './poddisruptionbudget.js';
 import { clusterRoleBindingKind, clusterRoleKind, roleBindingKind, roleKind } from './rbac.js';
@@ -62,6 +65,9 @@ export const kinds: readonly KindDefinition[] = [
   serviceAccountKind,
   ingressKind,
   ingressClassKind,
+  persistentVolumeKind,
+  persistentVolumeClaimKind,
+  storageClassKind,
 ];
 
 /** Finds a kind by what a user types: kind, plural, singular or short name (case-insensitive), optionally `name.group`. */
