@@ -31,6 +31,8 @@ export interface StartMasterOptions {
    * This process's fetch() then trusts that CA (see cluster-trust.ts). false: --insecure-http.
    */
   tls?: boolean;
+  /** More environment for the master process (e.g. pip's PIP_INDEX_URL). */
+  env?: Record<string, string>;
 }
 
 export interface MasterProcess {
@@ -113,7 +115,7 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
         ...(tls ? [] : ['--insecure-http']),
         ...(options.extraArgs ?? []),
       ],
-      { env: { ...process.env, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] },
+      { env: { ...process.env, HOME: home, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     child.stdout!.on('data', (d) => {
       output += d;
