@@ -2,7 +2,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -175,7 +175,10 @@ describe('python function runtime', () => {
   it('reports a handler that cannot be imported on /healthz and in its log, and stays up', async () => {
     const bad = mkdtempSync(join(tmpdir(), 'minik8s-fn-bad-'));
     writeFileSync(join(bad, 'handler.py'), 'import no_such_module_here\n');
-    const broken = await startRuntime(bad);
+    // As the kubelet provides it: an empty file at the termination message path.
+    const terminationLog = join(bad, 'termination-log');
+    writeFileSync(terminationLog, '');
+    const broken = await startRuntime(bad, { MINIK8S_TERMINATION_LOG: terminationLog });
     try {
       const res = await fetch(`${broken.url}/healthz`);
       assert.equal(res.status, 500);
@@ -185,6 +188,10 @@ describe('python function runtime', () => {
       const call = await fetch(`${broken.url}/`, { method: 'POST', body: '{}' });
       assert.equal(call.status, 500);
       assert.match(((await call.json()) as { error: string }).error, /no_such_module_here/);
+      // The termination message says it too, traceback and all, for whoever reads the pod's status.
+      const message = readFileSync(terminationLog, 'utf8');
+      assert.match(message, /^cannot import handler module 'handler'.*ModuleNotFoundError/);
+      assert.match(message, /File ".*handler\.py", line 1/);
     } finally {
       await stop(broken);
       rmSync(bad, { recursive: true, force: true });

@@ -30,6 +30,7 @@ import { issueServerCert, loadOrCreateCa } from '../src/core/pki/pki.js';
 interface CallBody {
   kind?: string;
   message?: string;
+  reason?: string;
   pod?: string;
   error?: string;
 }
@@ -329,9 +330,104 @@ describe('activator', () => {
     await createPod('broken', u.port);
     const res = await answer;
     assert.equal(res.status, 502);
-    assert.match(res.body.message!, /function broken cannot start: cannot import handler module/);
+    assert.match(res.body.message!, /function broken version 1 cannot start: cannot import handler module/);
     // Later calls are told at once too.
     const again = await call('/function/broken', { method: 'POST' });
+    assert.equal(again.status, 502);
+  });
+
+  /** A Function with no version serving, its build at `build`. */
+  const createUnbuilt = async (name: string, build: Record<string, unknown>) => {
+    await service.create(functionKind, 'default', {
+      apiVersion: 'minik8s.io/v1',
+      kind: 'Function',
+      metadata: { name },
+      spec: { code: { files: { 'handler.py': 'def handler(event, context):\n    return event\n' } } },
+    });
+    await service.patch(functionKind, 'default', name, { status: { build } }, { subresource: 'status' });
+  };
+  const PIP_FAILURE =
+    'requirements could not be installed: pip failed (exit code 1): ERROR: Could not find a version that satisfies the requirement pilow (from versions: none)\n  ERROR: No matching distribution found for pilow';
+
+  it('answers a call to a function whose only version failed to build at once: 503 naming the version and the failing line', async () => {
+    await createUnbuilt('nobuild', { version: 1, phase: 'Failed', message: PIP_FAILURE });
+    await waitFor(async () => (await call('/function/nobuild', { method: 'POST' })).status === 503, {
+      timeoutMs: 3_000,
+      description: 'the informer saw the failure',
+    });
+    const started = Date.now();
+    const res = await call('/function/nobuild', { method: 'POST' });
+    assert.ok(Date.now() - started < 1_000, `answered in ${Date.now() - started} ms`);
+    assert.equal(res.status, 503);
+    assert.equal(res.body.reason, 'BuildFailed');
+    assert.equal(res.headers.get('x-minik8s-version'), '1');
+    assert.equal(res.headers.get('retry-after'), null, 'retrying cannot help');
+    assert.equal(
+      res.body.message,
+      'function nobuild version 1 failed to build: requirements could not be installed: pip failed (exit code 1): ERROR: Could not find a version that satisfies the requirement pilow (from versions: none)',
+    );
+    assert.match(JSON.stringify(res.body), /No matching distribution found for pilow/);
+  });
+
+  it('answers a call held through a build as soon as the build fails, not at the cold-start deadline', async () => {
+    await createUnbuilt('latefail', { version: 1, phase: 'Building', step: '4/9 RUN pip install' });
+    const started = Date.now();
+    const answer = call('/function/latefail', { method: 'POST' });
+    await waitFor(() => activator.heldRequests('default', 'latefail') === 1, { timeoutMs: 3_000, description: 'the call held' });
+    await service.patch(
+      functionKind,
+      'default',
+      'latefail',
+      { status: { build: { version: 1, phase: 'Failed', message: PIP_FAILURE } } },
+      { subresource: 'status' },
+    );
+    const res = await answer;
+    assert.equal(res.status, 503);
+    assert.match(res.body.message!, /^function latefail version 1 failed to build: .*pilow/);
+    assert.ok(Date.now() - started < 4_000, `answered after ${Date.now() - started} ms (the deadline is 5 s)`);
+  });
+
+  it('answers at once when every pod of the version has exited (CrashLoopBackOff), quoting its termination message', async () => {
+    await createFunction('crashy');
+    const answer = call('/function/crashy', { method: 'POST' });
+    await waitFor(async () => (await replicas('crashy-v1')) === 1, { timeoutMs: 5_000, description: 'the ReplicaSet scaled to 1' });
+    const started = Date.now();
+    await service.create(podKind, 'default', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'crashy-v1-x', labels: { 'minik8s.io/function': 'crashy', 'minik8s.io/function-version': '1' } },
+      spec: { nodeName: 'n1', containers: [{ name: 'function', image: 'fn:1' }] },
+    });
+    await service.patch(
+      podKind,
+      'default',
+      'crashy-v1-x',
+      {
+        status: {
+          phase: 'Running',
+          conditions: [{ type: 'Ready', status: 'False' }],
+          containerStatuses: [
+            {
+              name: 'function',
+              image: 'fn:1',
+              ready: false,
+              restartCount: 2,
+              state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 20s restarting failed container' } },
+              lastState: { terminated: { exitCode: 1, reason: 'Error', message: 'MemoryError: the model does not fit' } },
+            },
+          ],
+        },
+      },
+      { subresource: 'status' },
+    );
+    const res = await answer;
+    assert.ok(Date.now() - started < 1_000, `answered ${Date.now() - started} ms after the crash was reported`);
+    assert.equal(res.status, 502);
+    assert.equal(
+      res.body.message,
+      'function crashy version 1 cannot start: the runtime exited with code 1 (Error, restarted 2 times): MemoryError: the model does not fit',
+    );
+    const again = await call('/function/crashy', { method: 'POST' });
     assert.equal(again.status, 502);
   });
 

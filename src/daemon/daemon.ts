@@ -134,7 +134,8 @@ function parser(argv: string[], fileFlags: Record<string, unknown> = {}) {
     .option('pip-index-url', {
       type: 'string',
       requiresArg: true,
-      describe: "package index for functions' requirements (pip --index-url; builds use the host's network, so a local index on loopback works)",
+      describe:
+        "package index for functions' requirements (pip --index-url; default: pip's own configuration on this machine, PIP_INDEX_URL or pip.conf; builds use the host's network, so a local index on loopback works)",
     })
     .group(
       [

@@ -18,6 +18,7 @@ MINIK8S_FUNCTION_VERSION. Only the standard library is used, so the runtime star
 """
 
 import base64
+import faulthandler
 import importlib
 import json
 import os
@@ -39,6 +40,9 @@ DEPS_DIR = os.environ.get("MINIK8S_DEPS_DIR", "/app/deps")
 HANDLER = os.environ.get("MINIK8S_HANDLER", "") or "handler.handler"
 FUNCTION_NAME = os.environ.get("MINIK8S_FUNCTION_NAME", "")
 FUNCTION_VERSION = os.environ.get("MINIK8S_FUNCTION_VERSION", "")
+# Where Kubernetes reads a container's termination message (terminationMessagePath's default).
+TERMINATION_LOG = os.environ.get("MINIK8S_TERMINATION_LOG", "/dev/termination-log")
+TERMINATION_MESSAGE_LIMIT = 4096
 
 
 class Context(dict):
@@ -99,6 +103,22 @@ def _load_handler():
     if not callable(func):
         return None, {"error": "module %r has no function %r (MINIK8S_HANDLER=%s)" % (module_name, func_name, HANDLER)}
     return func, None
+
+
+def _write_termination_message(load_error):
+    """The import error, as the container's termination message: whoever reads the pod's status learns why it never served, without its logs."""
+    text = load_error["error"] + "\n" + load_error.get("traceback", "")
+    data = text.encode("utf-8", "replace")
+    if len(data) > TERMINATION_MESSAGE_LIMIT:  # Kubernetes keeps at most 4096 bytes: the end says most
+        data = data[-TERMINATION_MESSAGE_LIMIT:]
+    # Only into a file the kubelet made (it mounts one there): never create files in /dev of a machine the runtime runs on directly.
+    if not os.path.isfile(TERMINATION_LOG):
+        return
+    try:
+        with open(TERMINATION_LOG, "wb") as f:
+            f.write(data)
+    except OSError:
+        pass  # read-only: the log and /healthz still say it
 
 
 class _State:
@@ -230,9 +250,12 @@ class FunctionServer(ThreadingHTTPServer):
 def main():
     sys.stdout = _TeeStream(sys.stdout, _capture["stdout"])
     sys.stderr = _TeeStream(sys.stderr, _capture["stderr"])
+    # A crash the import cannot catch (a C extension's segfault) still leaves a Python traceback in the log.
+    faulthandler.enable()
     _State.handler, _State.load_error = _load_handler()
     if _State.load_error is not None:
         sys.stderr.write("minik8s function runtime: %s\n%s" % (_State.load_error["error"], _State.load_error.get("traceback", "")))
+        _write_termination_message(_State.load_error)
     server = FunctionServer(("0.0.0.0", PORT), FunctionRequestHandler)
 
     def drain(signum, frame):

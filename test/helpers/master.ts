@@ -37,6 +37,8 @@ export interface StartMasterOptions {
    * to a new master. Pair with an `--etcd-endpoints` extra arg naming the etcd both use.
    */
   pkiFrom?: MasterProcess;
+  /** More environment for the master process (e.g. pip's PIP_INDEX_URL). */
+  env?: Record<string, string>;
 }
 
 export interface MasterProcess {
@@ -123,7 +125,7 @@ export async function startMaster(options: StartMasterOptions = {}): Promise<Mas
         ...(tls ? [] : ['--insecure-http']),
         ...(options.extraArgs ?? []),
       ],
-      { env: { ...process.env, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] },
+      { env: { ...process.env, HOME: home, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     child.stdout!.on('data', (d) => {
       output += d;

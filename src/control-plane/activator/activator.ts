@@ -14,6 +14,7 @@ import type { Store } from '../../core/store/store.js';
 import { recordEvent } from '../reconcilers/record-event.js';
 import { parseActivatorUrl } from '../../core/api/activator-paths.js';
 import { FunctionConcurrency } from './concurrency.js';
+import { buildFailure, startFailure, type CallFailure, type FunctionStatusView } from './fail-fast.js';
 import { FunctionAutoscaler, type ScaleChange } from './function-autoscaler.js';
 import { FUNCTION_LABEL, needsProbe, pickPod, podFacts, servingPods, VERSION_LABEL, type PodFacts, type ProbeView } from './function-pods.js';
 import { HealthProber } from './health-prober.js';
@@ -32,7 +33,7 @@ export interface FunctionView extends KubeObject {
     scaling?: { target?: number; minScale?: number; maxScale?: number; idleGraceSeconds?: number };
     timeoutSeconds?: number;
   };
-  status?: { version?: number };
+  status?: FunctionStatusView;
 }
 
 /** The contract's WorkflowRunner (src/control-plane/workflows/runner.ts), as far as the activator calls it. */
@@ -128,6 +129,8 @@ interface CallOutcome {
   headers: Record<string, string>;
   body: Buffer;
   pod?: PodFacts;
+  /** The version an answer of the activator's own is about (no pod took the call). */
+  version?: number;
   /** The activator's own reason, when it answered itself. */
   error?: string;
 }
@@ -338,7 +341,8 @@ export class Activator implements FunctionInvoker {
     // Recorded first: the record takes the captured output out of the headers the caller gets.
     this.records.add(this.#record({ c, invocationId, started, coldStart, outcome }));
     const headers: Record<string, string> = { ...outcome.headers, 'x-minik8s-invocation-id': invocationId, 'x-minik8s-cold-start': String(coldStart) };
-    if (outcome.pod) headers['x-minik8s-version'] = String(outcome.pod.version);
+    const version = outcome.pod?.version ?? outcome.version;
+    if (version !== undefined) headers['x-minik8s-version'] = String(version);
     return { status: outcome.status, headers, body: outcome.body, invocationId };
   }
 
@@ -368,8 +372,9 @@ export class Activator implements FunctionInvoker {
       const serving = servingPods(this.#podsOf(key), this.#probes, this.#currentVersion(key));
       const pod = pickPod(serving, (k) => this.#inFlightByPod.get(k) ?? 0, this.#turn++, exclude);
       if (!pod) {
-        const broken = this.#brokenMessage(key);
-        if (broken) return { outcome: this.#own(502, 'FunctionFailed', `function ${c.name} cannot start: ${broken}`, invocationId), coldStart };
+        // Waiting would not help (a failed build, pods that cannot load or keep exiting): say why now.
+        const failure = this.#failure(key, c.name);
+        if (failure) return { outcome: this.#failed(failure, invocationId), coldStart };
         if (serving.length === 0) {
           if (!coldStart && this.#held.count(key) === 0) this.#concurrencyOf(key).restartWindow();
           coldStart = true;
@@ -394,8 +399,10 @@ export class Activator implements FunctionInvoker {
         const result = await held;
         if (result.type === 'aborted')
           return { outcome: this.#own(499, 'ClientClosedRequest', 'the caller went away while the call waited for a pod', invocationId), coldStart };
-        if (result.type === 'failed')
-          return { outcome: this.#own(502, 'FunctionFailed', `function ${c.name} cannot start: ${result.message}`, invocationId), coldStart };
+        if (result.type === 'failed') {
+          const failure = this.#failure(key, c.name) ?? startFailure(c.name, this.#currentVersion(key), [result.message])!;
+          return { outcome: this.#failed(failure, invocationId), coldStart };
+        }
         if (result.type === 'closing')
           return { outcome: this.#own(503, 'ServiceUnavailable', 'the activator is stopping; try again', invocationId, 1), coldStart };
         if (result.type === 'deadline' && exclude.size === 0) {
@@ -450,6 +457,17 @@ export class Activator implements FunctionInvoker {
     return { status: code, headers, body: statusBody(code, reason, message, { ...(details ? { details } : {}), invocationId }), error: message };
   }
 
+  #failed(f: CallFailure, invocationId: string): CallOutcome {
+    const outcome = this.#own(f.code, f.reason, f.message, invocationId);
+    if (f.detail) {
+      // The build's output (its last lines) goes with the answer, as a Status cause.
+      const body = JSON.parse(outcome.body.toString('utf8')) as Record<string, unknown>;
+      body.details = { causes: [{ reason: f.reason, message: f.detail }] };
+      outcome.body = Buffer.from(JSON.stringify(body));
+    }
+    return { ...outcome, ...(f.version !== undefined ? { version: f.version } : {}) };
+  }
+
   #upstreamHeaders(incoming: Record<string, string | string[] | undefined>, invocationId: string): http.OutgoingHttpHeaders {
     const out: http.OutgoingHttpHeaders = {};
     for (const [h, v] of Object.entries(incoming)) {
@@ -482,7 +500,7 @@ export class Activator implements FunctionInvoker {
     if (outcome.pod) {
       record.version = outcome.pod.version;
       record.pod = outcome.pod.key.slice(outcome.pod.key.indexOf('/') + 1);
-    }
+    } else if (outcome.version !== undefined) record.version = outcome.version;
     if (outcome.error !== undefined) {
       record.error = outcome.error;
     } else {
@@ -635,13 +653,17 @@ export class Activator implements FunctionInvoker {
     return this.#replicaSetsOf(key).find((rs) => Number(rs.metadata.labels?.[VERSION_LABEL] ?? 0) === version);
   }
 
-  /** When every pod of the current version that has answered says its handler cannot load, and none can serve: why. */
-  #brokenMessage(key: string): string | undefined {
+  /** Why no call can be served now, when waiting would not help: the build failed, or every pod of the current version cannot load its handler or has exited. */
+  #failure(key: string, name: string): CallFailure | undefined {
+    const built = buildFailure(name, this.#functions?.get(key)?.status);
+    if (built) return built;
     const version = this.#currentVersion(key);
     const pods = this.#podsOf(key).filter((p) => p.version === version && !p.deleting && !p.finished);
-    if (pods.length === 0) return undefined;
-    const messages = pods.map((p) => this.#failedPods.get(p.uid));
-    return messages.every((m) => m !== undefined) ? messages[0] : undefined;
+    return startFailure(
+      name,
+      version,
+      pods.map((p) => this.#failedPods.get(p.uid) ?? p.crash),
+    );
   }
 
   #functionChanged(key: string): void {
@@ -674,6 +696,12 @@ export class Activator implements FunctionInvoker {
     if (facts.deleting || facts.finished) this.#pool.drop(facts.key);
     this.#syncProbes();
     if (this.#held.count(facts.functionKey) > 0 && this.#serving(facts.functionKey).length > 0) this.#held.wake(facts.functionKey);
+    // Its runtime exited (a crash at import the runtime could not catch): held calls are told now if no pod of the version can serve.
+    else if (facts.crash && this.#held.count(facts.functionKey) > 0 && facts.version === this.#currentVersion(facts.functionKey)) {
+      const slash = facts.functionKey.indexOf('/');
+      const failure = this.#failure(facts.functionKey, facts.functionKey.slice(slash + 1));
+      if (failure) this.#held.wake(facts.functionKey);
+    }
   }
 
   #podDeleted(pod: Pod): void {

@@ -1,6 +1,7 @@
 // Which pods of a function may take requests, which the activator should probe itself, and which one gets the next request.
 import type { Pod } from '../../core/api/pod.js';
 import { isPodReady } from '../../core/api/pod.js';
+import { podCrash } from './fail-fast.js';
 
 /** On the function's ReplicaSets and pods (set by the function controller). */
 export const FUNCTION_LABEL = 'minik8s.io/function';
@@ -21,6 +22,8 @@ export interface PodFacts {
   kubeletReady: boolean;
   deleting: boolean;
   finished: boolean;
+  /** Its runtime exited and is not running now (why, from the container's status). */
+  crash?: string;
 }
 
 /** A pod of a function as the activator sees it; undefined for pods of no function. */
@@ -32,6 +35,7 @@ export function podFacts(pod: Pod): PodFacts | undefined {
   const ports = pod.spec.containers.flatMap((c) => c.ports ?? []);
   const port = (ports.find((p) => p.name === 'http') ?? ports[0])?.containerPort ?? RUNTIME_PORT;
   const phase = pod.status?.phase;
+  const crash = podCrash(pod);
   return {
     key: `${ns}/${pod.metadata.name}`,
     uid: pod.metadata.uid ?? pod.metadata.name!,
@@ -42,6 +46,7 @@ export function podFacts(pod: Pod): PodFacts | undefined {
     kubeletReady: isPodReady(pod),
     deleting: Boolean(pod.metadata.deletionTimestamp),
     finished: phase === 'Succeeded' || phase === 'Failed',
+    ...(crash ? { crash } : {}),
   };
 }
 

@@ -1,5 +1,6 @@
 // Probes new function pods' /healthz directly every few ms, as Knative's activator does, so a cold start need not wait for the kubelet's probe and status write.
 import http from 'node:http';
+import { tracebackWhere } from './fail-fast.js';
 
 export interface ProbeTarget {
   uid: string;
@@ -33,8 +34,10 @@ function probeOnce(t: ProbeTarget, timeoutMs: number): Promise<Attempt> {
         if (res.statusCode === 200) return resolve({ type: 'healthy' });
         let message = `/healthz answered ${res.statusCode}`;
         try {
-          const body = JSON.parse(text) as { error?: unknown };
-          if (typeof body.error === 'string') message = body.error;
+          const body = JSON.parse(text) as { error?: unknown; traceback?: unknown };
+          // Where it was raised, from the traceback: the line the user has to look at.
+          const where = tracebackWhere(typeof body.traceback === 'string' ? body.traceback : undefined);
+          if (typeof body.error === 'string') message = where ? `${body.error} (raised at ${where})` : body.error;
         } catch {
           /* not the runtime's JSON */
         }

@@ -55,7 +55,33 @@ describe('BuildLog', () => {
       { stream: 'ERROR: Could not find a version that satisfies the requirement nosuchpkg (from versions: none)\n' },
       { error: "The command '/bin/sh -c python3 -m pip install' returned a non-zero code: 1" },
     ]);
-    assert.match(log.failureMessage(), /^requirements could not be installed: pip failed \(exit code 1\):\n {2}ERROR: Could not find/);
+    assert.match(
+      log.failureMessage(),
+      /^requirements could not be installed: pip failed \(exit code 1\): ERROR: Could not find a version that satisfies the requirement nosuchpkg \(from versions: none\)\n {2}ERROR: Could not find/,
+    );
+  });
+
+  it('keeps ANSI codes and progress redraws out of the lines and the message', () => {
+    const log = feed([
+      PIP_STEP,
+      { stream: '\x1b[33mCollecting pilow\x1b[0m\n' },
+      { stream: '   \x1b[90m10%\x1b[0m\r   \x1b[90m100%\x1b[0m\r\n' },
+      { stream: '\x1b[31mERROR: Could not find a version that satisfies the requirement pilow (from versions: none)\x1b[0m\n' },
+      { stream: '\x1b[31mERROR: No matching distribution found for pilow\x1b[0m\n' },
+      { error: "The command '/bin/sh -c python3 -m pip install' returned a non-zero code: 1" },
+    ]);
+    const message = log.failureMessage();
+    assert.ok(!message.includes('\x1b') && !message.includes('\r'), message);
+    assert.equal(
+      message.split('\n')[0],
+      'requirements could not be installed: pip failed (exit code 1): ERROR: Could not find a version that satisfies the requirement pilow (from versions: none)',
+    );
+    assert.deepEqual(log.lastLines(), [
+      'Collecting pilow',
+      '   100%',
+      'ERROR: Could not find a version that satisfies the requirement pilow (from versions: none)',
+      'ERROR: No matching distribution found for pilow',
+    ]);
   });
 
   it('names the step of any other failure', () => {

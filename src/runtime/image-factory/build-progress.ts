@@ -1,4 +1,5 @@
-// Reads Docker's build stream: the step it is at (for status.build), the last output lines, and a failure turned into a message people can act on.
+// Reads Docker's build stream: the step it is at (for status.build), the last output lines (plain text), and a failure turned into a message people can act on.
+import { failingLine, stripAnsi, terminalLine } from './clean-output.js';
 
 /** One JSON message of Docker's build (or push) stream. */
 export interface DockerStreamEvent {
@@ -45,7 +46,7 @@ export class BuildLog {
   feed(event: DockerStreamEvent): boolean {
     if (event.aux?.ID) this.imageId = event.aux.ID;
     if (event.error || event.errorDetail?.message) {
-      this.error = (event.errorDetail?.message ?? event.error ?? '').trim();
+      this.error = stripAnsi(event.errorDetail?.message ?? event.error ?? '').trim();
       this.errorCode = event.errorDetail?.code;
     }
     if (typeof event.stream !== 'string') return false;
@@ -54,7 +55,8 @@ export class BuildLog {
     const parts = text.split('\n');
     this.#partial = parts.pop() ?? '';
     for (const raw of parts) {
-      const line = raw.replace(/\r/g, '').trimEnd();
+      // What a terminal would have shown: pip's colours and progress redraws must not reach status or the CLI.
+      const line = terminalLine(raw);
       const m = /^Step (\d+)\/(\d+) : (.*)$/.exec(line);
       if (m) {
         this.#stepInstruction = m[3]!;
@@ -73,7 +75,8 @@ export class BuildLog {
 
   /** The current step's last output lines (Docker's own ` ---> ` bookkeeping left out). */
   lastLines(n = QUOTED_LINES): string[] {
-    const all = [...this.#lines, ...(this.#partial.trim() ? [this.#partial.trimEnd()] : [])];
+    const partial = terminalLine(this.#partial);
+    const all = [...this.#lines, ...(partial.trim() ? [partial] : [])];
     return all.filter((l) => !/^ ---> /.test(l) && !/^Removing intermediate container/.test(l)).slice(-n);
   }
 
@@ -82,18 +85,20 @@ export class BuildLog {
     return /^RUN .*\bpip install\b/.test(this.#stepInstruction);
   }
 
-  /** The message for a failed build (the Function's Built condition and the CLI show it). */
+  /** The message for a failed build (the Function's Built condition and the CLI show it); its first line names the failing line, the rest quotes the step's last output. */
   failureMessage(): string {
     const quoted = this.lastLines()
       .map((l) => `  ${l}`)
       .join('\n');
     if (this.failedInPip) {
-      const text = this.lastLines(KEPT_LINES).join('\n');
+      const lines = this.lastLines(KEPT_LINES);
+      const text = lines.join('\n');
       const exit = /returned a non-zero code: (\d+)/.exec(this.error ?? '')?.[1];
+      const why = failingLine(lines);
       if (UNREACHABLE.some((re) => re.test(text))) {
-        return `requirements could not be installed: no package index reachable (set --pip-index-url on the master to an index it can reach, or put the packages in the function's code); pip said:\n${quoted}`;
+        return `requirements could not be installed: no package index reachable (set --pip-index-url on the master, or PIP_INDEX_URL or a pip.conf where it runs, to an index it can reach, or put the packages in the function's code)${why ? `: ${why}` : ''}; pip said:\n${quoted}`;
       }
-      return `requirements could not be installed: pip failed${exit ? ` (exit code ${exit})` : ''}:\n${quoted}`;
+      return `requirements could not be installed: pip failed${exit ? ` (exit code ${exit})` : ''}${why ? `: ${why}` : ''}\n${quoted}`;
     }
     const at = this.step ? ` at step ${this.step}` : '';
     return `the image build failed${at}: ${this.error ?? 'unknown error'}${quoted ? `\n${quoted}` : ''}`;

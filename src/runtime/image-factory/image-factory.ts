@@ -9,6 +9,7 @@ import { dockerConnectOptions } from '../docker-provider.js';
 import { contextFiles, contextTar, normalizeRequirements, renderDockerfile, templateHash, type ContextFile } from './build-context.js';
 import { BuildLog, type DockerStreamEvent } from './build-progress.js';
 import { CodeError, codeFiles, type CodeFile } from '../../core/api/code-archive.js';
+import { isDefaultPip, readPipSettings, renderPipConf, type PipIndexSettings } from './pip-config.js';
 import { isLoopbackHost, startLoopbackForwarder, type LoopbackForwarder } from './loopback-forwarder.js';
 
 /** The runtime template shipped with minik8s: templates/python-function/ at the project root (from src/ or dist/src/). */
@@ -34,8 +35,10 @@ export interface ImageFactoryOptions {
   /** Where this machine reaches the master's registry, e.g. `http://127.0.0.1:5000`. */
   registryEndpoint: string;
   templateDir?: string;
-  /** pip's --index-url for requirements (default: pip's own, which needs the internet). */
+  /** pip's --index-url for requirements; without it, pip's own configuration where the master runs (PIP_INDEX_URL, pip.conf), else pip's default index. */
   pipIndexUrl?: string;
+  /** The index settings as resolved (tests); default: read from this process's environment and pip.conf files at create. */
+  pipSettings?: PipIndexSettings;
   baseImage?: string;
   /** Builds at once; more wait their turn (a build is mostly the engine's CPU and disk). */
   concurrency?: number;
@@ -105,22 +108,28 @@ export class ImageFactory {
   readonly #options: ImageFactoryOptions;
   readonly #log: (message: string) => void;
   readonly #template: ContextFile[];
+  /** The pip.conf every dependency stage gets; undefined when pip's defaults apply. */
+  readonly #pipConf: string | undefined;
   readonly templateHash: string;
   #registry: Promise<{ address: string; forwarder?: LoopbackForwarder }> | undefined;
   #running = 0;
   readonly #waiting: (() => void)[] = [];
 
-  private constructor(options: ImageFactoryOptions, template: ContextFile[]) {
+  private constructor(options: ImageFactoryOptions, template: ContextFile[], pip: PipIndexSettings) {
     this.#options = options;
+    this.#pipConf = isDefaultPip(pip) ? undefined : renderPipConf(pip);
     this.#docker = new Docker(dockerConnectOptions(options.dockerHost ?? process.env.DOCKER_HOST));
     this.#log = options.log ?? (() => {});
     this.#template = template;
     this.templateHash = templateHash(template);
   }
 
-  /** Reads the runtime template (the build inputs hash covers it). */
+  /** Reads the runtime template (the build inputs hash covers it) and pip's index settings (read once: a change needs a master restart). */
   static async create(options: ImageFactoryOptions): Promise<ImageFactory> {
-    return new ImageFactory(options, await readTemplate(options.templateDir ?? defaultTemplateDir()));
+    const pip = options.pipSettings ?? (await readPipSettings({ flagIndexUrl: options.pipIndexUrl }));
+    // Where from, never the URLs themselves: they may carry a password.
+    if (pip.sources.length) options.log?.(`image factory: requirements install with the package index settings of ${pip.sources.join(', ')}`);
+    return new ImageFactory(options, await readTemplate(options.templateDir ?? defaultTemplateDir()), pip);
   }
 
   /** The registry as the building engine names it: itself when on loopback, else through a loopback forwarder. */
@@ -180,7 +189,7 @@ export class ImageFactory {
       baseImage: `${registry.address}/${this.#options.baseImage ?? DEFAULT_BASE_IMAGE}`,
       handler: spec.handler,
       hasRequirements: requirements !== '',
-      pipIndexUrl: this.#options.pipIndexUrl,
+      pipConf: requirements !== '' && this.#pipConf !== undefined,
       baseLabels: {
         'minik8s.io/function': `${request.namespace}/${request.name}`,
         // Which registry (so which cluster) the image was made for: one engine may build for several.
@@ -191,7 +200,9 @@ export class ImageFactory {
         'minik8s.io/build-hash': request.buildHash,
       },
     });
-    const context = await contextTar(contextFiles({ dockerfile, requirements, runtime: this.#template, code }));
+    const context = await contextTar(
+      contextFiles({ dockerfile, requirements, pipConf: requirements !== '' ? this.#pipConf : undefined, runtime: this.#template, code }),
+    );
     const local = `${registry.address}/${tag}`;
     const log = new BuildLog();
     const started = Date.now();
