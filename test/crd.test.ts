@@ -216,7 +216,15 @@ describe('custom resources', () => {
     await client.create(def, { apiVersion: 'crdtest.example.com/v1', kind: 'Widget', metadata: { name: 'w4', namespace: 'default' }, spec: { color: 'blue' } });
     await waitFor(() => seen.includes('ADDED w4'), { timeoutMs: 10_000 });
     const del = await minik8s(['delete', 'crd', 'widgets.crdtest.example.com']);
-    assert.equal(del.code, 0, del.stderr);
+    assert.equal(
+      del.code,
+      0,
+      `${del.stderr}\n${master
+        .output()
+        .split('\n')
+        .filter((l) => /crd|customresource|widget/i.test(l))
+        .join('\n')}`,
+    );
     await waitFor(() => seen.includes('DELETED w4'), { timeoutMs: 20_000 });
     controller.abort();
     await watching;

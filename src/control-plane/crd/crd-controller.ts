@@ -1,5 +1,6 @@
 // CRD controller: accepts a CRD's names (NamesAccepted, Established, acceptedNames, storedVersions), and on deletion removes its objects before releasing the CRD.
 import { CRD_CLEANUP_FINALIZER, crdKind, type CustomResourceDefinition } from '../../core/api/crd.js';
+import { deepEqual } from '../../core/api/canonical-json.js';
 import type { Condition } from '../../core/api/meta.js';
 import { kinds, kindByResource } from '../../core/api/registry.js';
 import type { Client } from '../../core/client/client.js';
@@ -65,9 +66,10 @@ function sameStatus(crd: CustomResourceDefinition, next: CrdStatus): boolean {
   const strip = (cs: readonly Condition[] | undefined) => (cs ?? []).map(({ type, status, reason, message }) => ({ type, status, reason, message }));
   const now = crd.status ?? {};
   return (
-    JSON.stringify(strip(now.conditions)) === JSON.stringify(strip(next.conditions)) &&
-    JSON.stringify(now.acceptedNames ?? {}) === JSON.stringify(next.acceptedNames) &&
-    JSON.stringify(now.storedVersions ?? []) === JSON.stringify(next.storedVersions)
+    // Key order differs between what we plan and what the schema stored: compare as values.
+    deepEqual(strip(now.conditions), strip(next.conditions)) &&
+    deepEqual(now.acceptedNames ?? {}, next.acceptedNames) &&
+    deepEqual(now.storedVersions ?? [], next.storedVersions)
   );
 }
 

@@ -3,6 +3,7 @@ import type { CustomResourceDefinition, PrinterColumn, ScaleSubresource } from '
 import { customResourceSchema, type SchemaNode } from './crd-schema.js';
 import type { KindDefinition, PrintColumn } from './kind.js';
 import type { KubeObject } from './meta.js';
+import { SCALE_SUBRESOURCE, type Scale } from './scale.js';
 import { formatAge } from './table.js';
 
 /** A custom kind: a KindDefinition plus what the CRD says beyond it. */
@@ -120,7 +121,7 @@ export function customKinds(crd: CustomResourceDefinition, now: () => Date = () 
       namespaced: spec.scope === 'Namespaced',
       schema: customResourceSchema(openAPIV3Schema, apiVersions, spec.names.kind, `${spec.group}/${storage}`),
       statusSubresource: ver.subresources?.status !== undefined,
-      ...(ver.subresources?.scale ? { scale: ver.subresources.scale } : {}),
+      ...(ver.subresources?.scale ? { scale: ver.subresources.scale, subresources: [SCALE_SUBRESOURCE] } : {}),
       crdName: crd.metadata.name!,
       storageVersion: storage,
       printerColumns: ver.additionalPrinterColumns ?? [],
@@ -133,4 +134,26 @@ export function customKinds(crd: CustomResourceDefinition, now: () => Date = () 
 /** True for a kind a CRD added. */
 export function isCustomKind(def: KindDefinition): def is CustomKindDefinition {
   return typeof (def as Partial<CustomKindDefinition>).crdName === 'string';
+}
+
+/** A custom object as the autoscaling/v1 Scale its CRD's scale subresource describes (the paths say where replicas live). */
+export function customScaleOf(def: CustomKindDefinition, obj: KubeObject): Scale {
+  const paths = def.scale!;
+  const number = (x: unknown) => (typeof x === 'number' ? x : 0);
+  const selector = paths.labelSelectorPath ? readPath(obj, paths.labelSelectorPath) : undefined;
+  const { name, namespace, uid, resourceVersion, creationTimestamp } = obj.metadata;
+  return {
+    apiVersion: 'autoscaling/v1',
+    kind: 'Scale',
+    metadata: { name, namespace, uid, resourceVersion, creationTimestamp },
+    spec: { replicas: number(readPath(obj, paths.specReplicasPath)) },
+    status: { replicas: number(readPath(obj, paths.statusReplicasPath)), ...(typeof selector === 'string' ? { selector } : {}) },
+  };
+}
+
+/** The merge patch that sets a custom object's replicas at its specReplicasPath. */
+export function customScalePatch(def: CustomKindDefinition, replicas: number, metadata: Record<string, unknown>): Record<string, unknown> {
+  const patch: Record<string, unknown> = { metadata };
+  writePath(patch, def.scale!.specReplicasPath, replicas);
+  return patch;
 }
