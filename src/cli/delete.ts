@@ -7,6 +7,7 @@ import type { CliContext } from './context.js';
 import { manifestNamespace, readManifests } from './manifests.js';
 import { kindRef } from './printers.js';
 import { parseResourceArgs } from './resolve-kind.js';
+import { customKindsFor, loadCustomKinds } from './custom-kinds.js';
 
 export interface DeleteArgs {
   resources: string[];
@@ -78,13 +79,19 @@ interface Victim {
 async function victimsFromArgs(ctx: CliContext, args: DeleteArgs): Promise<Victim[]> {
   if (args.filename?.length) {
     if (args.resources.length) throw new CliError('resource(s) were provided, but no name was specified; use either -f or resource arguments, not both');
-    const manifests = await readManifests(args.filename, { stdin: ctx.stdin, recursive: args.recursive, verb: 'delete' });
+    const manifests = await readManifests(args.filename, {
+      stdin: ctx.stdin,
+      recursive: args.recursive,
+      verb: 'delete',
+      loadCustomKinds: () => loadCustomKinds(ctx),
+    });
     return manifests.map((m) => {
       if (!m.object.metadata.name) throw new CliError(`resource name may not be empty (from "${m.source}")`);
       return { def: m.def, name: m.object.metadata.name, namespace: manifestNamespace(m, ctx) };
     });
   }
   if (args.resources.length === 0) throw new CliError('You must provide one or more resources by argument or filename.');
+  await customKindsFor(ctx, args.resources);
   const { targets } = parseResourceArgs(args.resources);
   const victims: Victim[] = [];
   for (const { def, names } of targets) {

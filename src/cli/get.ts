@@ -20,6 +20,7 @@ import {
   type TableOptions,
 } from './printers.js';
 import { parseResourceArgs, type ResourceTarget } from './resolve-kind.js';
+import { customKindsFor } from './custom-kinds.js';
 import { customColumnCell, executeJsonPath, parseCustomColumns, parseTemplate, type JsonPathTemplate } from './jsonpath.js';
 
 export interface GetArgs {
@@ -87,6 +88,7 @@ function templateOutput(output: string | undefined): { jsonpath?: JsonPathTempla
 export async function runGet(ctx: CliContext, args: GetArgs): Promise<number> {
   const template = templateOutput(args.output);
   const format = template ? undefined : parseOutputFormat(args.output);
+  await customKindsFor(ctx, args.resources);
   const { targets, typeNameForm } = parseResourceArgs(args.resources);
   if ((args.selector || args.fieldSelector) && targets.some((t) => t.names.length > 0)) {
     throw new CliError('name cannot be provided when a selector is specified');

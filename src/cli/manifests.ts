@@ -7,6 +7,7 @@ import type { KindDefinition } from '../core/api/kind.js';
 import type { KubeObject } from '../core/api/meta.js';
 import { kindByApiVersion } from '../core/api/registry.js';
 import { CliError, ConnectionError, formatError } from './cli-error.js';
+import { loadCustomKinds } from './custom-kinds.js';
 import type { CliContext } from './context.js';
 import { resolveFunctionManifest } from './function-code.js';
 import { resolveGpuJobManifest } from './gpujob-files.js';
@@ -34,6 +35,8 @@ export interface ReadManifestsOptions {
   recursive?: boolean;
   /** The command, for kubectl's `no objects passed to apply`. */
   verb?: string;
+  /** Called once before mapping when an object's kind is unknown (reads the server's CRDs). */
+  loadCustomKinds?: () => Promise<void>;
 }
 
 /** Parses one file's text into objects that have apiVersion and kind (not yet mapped to kinds). */
@@ -137,11 +140,15 @@ async function expandPath(path: string, recursive: boolean): Promise<string[]> {
 export async function readManifests(paths: readonly string[], options: ReadManifestsOptions = {}): Promise<Manifest[]> {
   if (paths.length === 0) throw new CliError('must specify one of -f and -k');
   const manifests: Manifest[] = [];
+  const mapAll = async (objects: KubeObject[], source: string) => {
+    if (options.loadCustomKinds && objects.some((o) => !kindByApiVersion(o.apiVersion, o.kind))) await options.loadCustomKinds();
+    return objects.map((o) => mapManifest(o, source));
+  };
   for (const path of paths) {
     if (path === '-') {
       if (!options.stdin) throw new CliError('no standard input to read');
       const text = await readStdin(options.stdin);
-      manifests.push(...parseManifestText(text, 'STDIN').map((o) => mapManifest(o, 'STDIN')));
+      manifests.push(...(await mapAll(parseManifestText(text, 'STDIN'), 'STDIN')));
       continue;
     }
     for (const file of await expandPath(path, options.recursive ?? false)) {
@@ -153,7 +160,7 @@ export async function readManifests(paths: readonly string[], options: ReadManif
       } catch (err) {
         throw new CliError(`error reading ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
       }
-      manifests.push(...parseManifestText(text, file).map((o) => mapManifest(o, file)));
+      manifests.push(...(await mapAll(parseManifestText(text, file), file)));
     }
   }
   if (manifests.length === 0) throw new CliError(`no objects passed to ${options.verb ?? 'apply'}`);
@@ -192,7 +199,7 @@ export async function sendEachManifest(
   send: (manifest: Manifest) => Promise<string>,
 ): Promise<number> {
   const { paths, ...read } = options;
-  const manifests = await readManifests(paths, { ...read, stdin: ctx.stdin });
+  const manifests = await readManifests(paths, { ...read, stdin: ctx.stdin, loadCustomKinds: () => loadCustomKinds(ctx) });
   let failed = false;
   for (const manifest of manifests) {
     try {

@@ -66,6 +66,8 @@ import { JobController } from './reconcilers/job.js';
 import { CronJobController } from './reconcilers/cronjob.js';
 import { DaemonSetController } from './reconcilers/daemonset.js';
 import { DisruptionController } from './reconcilers/disruption.js';
+import { CrdController } from './crd/crd-controller.js';
+import { feedCustomKinds } from './crd/custom-kinds-feed.js';
 import { startManagedRegistry } from './registry/managed-registry.js';
 import { registerRegistryInfoRoute } from './registry/registry-info-route.js';
 import { registryNamesForEngine, trustRegistryForEngine } from './registry/registry-trust.js';
@@ -189,6 +191,8 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
     const informers = new InformerFactory({ client: clientFor('shared-informers'), log });
     // RBAC's roles and bindings, kept current by the shared informers: the authorizer's last link.
     const rbac = feedRbacIndex(informers);
+    // Custom kinds: each Established CRD's versions join the kind registry the API server serves from.
+    feedCustomKinds({ informers, log });
     await ensureBootstrapPolicy({ service, log });
     serviceAccounts.attach(service, informers);
     // Before the API serves, so that no create is half-way: records for services stored without them.
@@ -309,6 +313,7 @@ export async function startMaster(config: MasterConfig, signal: AbortSignal, opt
         new CronJobController({ client: clientFor('cronjob-controller'), informers, log }).start(signal),
         new DaemonSetController({ client: clientFor('daemon-set-controller'), informers, log }).start(signal),
         new DisruptionController({ client: clientFor('disruption-controller'), informers, log }).start(signal),
+        new CrdController({ client: clientFor('apiextensions-controller'), informers, log }).start(signal),
         // Samples come from the kubelets of the pods' nodes, as the metrics API's do (with the master's kubelet client credential).
         new HorizontalPodAutoscalerController({
           client: clientFor('horizontal-pod-autoscaler'),

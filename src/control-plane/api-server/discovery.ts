@@ -79,5 +79,6 @@ function resourceEntry(def: KindDefinition): unknown {
     kind: def.kind,
     verbs: VERBS,
     ...(def.shortNames.length ? { shortNames: def.shortNames } : {}),
+    ...(def.categories?.length ? { categories: def.categories } : {}),
   };
 }

@@ -2,7 +2,9 @@
 import type { Context, Hono, Next } from 'hono';
 import type { KindDefinition } from '../../core/api/kind.js';
 import { kindByResource } from '../../core/api/registry.js';
-import { scaleOf, scaleReplicasProblem } from '../../core/api/scale.js';
+import { scaleOf as builtInScaleOf, scaleReplicasProblem, type Scale } from '../../core/api/scale.js';
+import { customScaleOf, customScalePatch, isCustomKind } from '../../core/api/crd-kinds.js';
+import type { KubeObject } from '../../core/api/meta.js';
 import { BadRequestError, ConflictError, InvalidError, MethodNotAllowedError } from '../../core/errors.js';
 import type { UserInfo } from './auth.js';
 import { parseJsonObject, readRequestText, requestContentType } from './body.js';
@@ -19,6 +21,9 @@ function scalableKind(c: Context): KindDefinition | undefined {
   const def = kindByResource(c.req.param('group')!, c.req.param('version')!, c.req.param('resource')!);
   return def?.subresources?.some((s) => s.name === 'scale') ? def : undefined;
 }
+
+/** The Scale of an object: a custom kind's by its CRD's paths, a built-in kind's by spec.replicas. */
+const scaleOf = (def: KindDefinition, obj: KubeObject): Scale => (isCustomKind(def) && def.scale ? customScaleOf(def, obj) : builtInScaleOf(obj));
 
 function json(c: Context, body: unknown): Response {
   return c.body(JSON.stringify(body), 200, { 'content-type': 'application/json' });
@@ -39,15 +44,16 @@ async function setReplicas(
   const problem = scaleReplicasProblem(replicas);
   if (problem) throw new InvalidError(`Scale.autoscaling "${name}" is invalid: ${problem}`, { kind: 'Scale', name });
   const rv = typeof resourceVersion === 'string' && resourceVersion ? { resourceVersion } : {};
-  const updated = await options.service.patch(def, namespace, name, { metadata: rv, spec: { replicas } });
-  return scaleOf(updated);
+  const patch = isCustomKind(def) && def.scale ? customScalePatch(def, replicas as number, rv) : { metadata: rv, spec: { replicas } };
+  const updated = await options.service.patch(def, namespace, name, patch);
+  return scaleOf(def, updated);
 }
 
 async function handle(c: Context, options: ScaleRoutesOptions, def: KindDefinition): Promise<Response> {
   const namespace = c.req.param('namespace')!;
   const name = c.req.param('name')!;
   const { service } = options;
-  if (c.req.method === 'GET') return json(c, scaleOf(await service.get(def, namespace, name)));
+  if (c.req.method === 'GET') return json(c, scaleOf(def, await service.get(def, namespace, name)));
   const body = parseJsonObject(await readRequestText(c), requestContentType(c));
   if (c.req.method === 'PUT') {
     if (body.kind !== undefined && body.kind !== 'Scale')
@@ -61,7 +67,7 @@ async function handle(c: Context, options: ScaleRoutesOptions, def: KindDefiniti
   // update) is patched again on the new state, as the API does for any patch.
   const clientVersion = (body.metadata as { resourceVersion?: unknown } | undefined)?.resourceVersion;
   for (let attempt = 0; ; attempt++) {
-    const current = scaleOf(await service.get(def, namespace, name));
+    const current = scaleOf(def, await service.get(def, namespace, name));
     const patched = applyMergePatch(current, body) as { spec?: { replicas?: unknown }; metadata?: { resourceVersion?: unknown } };
     try {
       return json(c, await setReplicas(options, def, namespace, name, patched.spec?.replicas, clientVersion ?? current.metadata.resourceVersion));

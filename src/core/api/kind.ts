@@ -37,6 +37,8 @@ export interface KindDefinition {
   resource: string;
   singular: string;
   shortNames: readonly string[];
+  /** Groups of kinds `get CATEGORY` lists together (a CRD's names.categories). */
+  categories?: readonly string[];
   namespaced: boolean;
   /** Validates (and defaults) a whole object; its output is what gets stored. */
   schema: v.GenericSchema<unknown, KubeObject>;

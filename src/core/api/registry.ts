@@ -31,9 +31,10 @@ import { serviceKind } from './service.js';
 import { serviceAccountKind } from './serviceaccount.js';
 import { slurmClusterKind } from './slurmcluster.js';
 import { workflowKind } from './workflow.js';
+import { crdKind } from './crd.js';
 
 /** Adding a kind: write its schema file, then add one line here. */
-export const kinds: readonly KindDefinition[] = [
+const builtInKinds: readonly KindDefinition[] = [
   namespaceKind,
   nodeKind,
   podKind,
@@ -68,7 +69,25 @@ export const kinds: readonly KindDefinition[] = [
   persistentVolumeKind,
   persistentVolumeClaimKind,
   storageClassKind,
+  crdKind,
 ];
+
+/** Every kind served now: the built-in ones, then those CRDs added (a live list: it changes as CRDs come and go). */
+const liveKinds: KindDefinition[] = [...builtInKinds];
+export const kinds: readonly KindDefinition[] = liveKinds;
+const addedBy = new Map<string, readonly KindDefinition[]>();
+
+/**
+ * Sets the kinds one source (a CRD, by name) adds, replacing what it added before; an empty list
+ * removes them. A kind may not take the place of a built-in one.
+ */
+export function setAddedKinds(source: string, defs: readonly KindDefinition[]): void {
+  for (const old of addedBy.get(source) ?? []) liveKinds.splice(liveKinds.indexOf(old), 1);
+  const fresh = defs.filter((d) => !builtInKinds.some((b) => b.group === d.group && b.resource === d.resource));
+  if (fresh.length) addedBy.set(source, fresh);
+  else addedBy.delete(source);
+  liveKinds.push(...fresh);
+}
 
 /** Finds a kind by what a user types: kind, plural, singular or short name (case-insensitive), optionally `name.group`. */
 export function kindByName(name: string): KindDefinition | undefined {
