@@ -1,4 +1,4 @@
-// End to end on a simulated machine: a pod's mounted service account token, CA and namespace reach the API through Service default/kubernetes, refused until an admin binds the view role, then allowed in its own namespace only; automount off gives no volume.
+// End to end on a simulated machine: a pod's mounted service account token, CA and namespace reach the API through Service default/kubernetes, refused until an admin binds the view role, then allowed in its own namespace only; a controller pod on its own Role watches ConfigMaps; automount off gives no volume.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -36,6 +36,40 @@ const CLIENT = [
   'print(json.dumps({"own": own, "code": code, "body": body}))',
 ].join('\n');
 
+/**
+ * A controller as users write them, in the pod with its service account's token: lists the
+ * ConfigMaps labelled mirror=yes, watches from the list's resourceVersion, and keeps a copy
+ * NAME-mirror of each with the same data (create, or merge-patch when it exists).
+ */
+const MIRROR_CONTROLLER = [
+  'import json, os, ssl, urllib.error, urllib.request',
+  `d = "${MOUNT}"`,
+  'token = open(d + "/token").read()',
+  'ns = open(d + "/namespace").read()',
+  'ctx = ssl.create_default_context(cafile=d + "/ca.crt")',
+  'base = "https://%s:%s/api/v1/namespaces/%s/configmaps" % (os.environ["KUBERNETES_SERVICE_HOST"], os.environ["KUBERNETES_SERVICE_PORT"], ns)',
+  'def call(method, url, body=None, ctype="application/json"):',
+  '    data = None if body is None else json.dumps(body).encode()',
+  '    req = urllib.request.Request(url, data=data, method=method, headers={"Authorization": "Bearer " + token, "Content-Type": ctype})',
+  '    return urllib.request.urlopen(req, context=ctx)',
+  'def mirror(cm):',
+  '    name, data = cm["metadata"]["name"] + "-mirror", cm.get("data", {})',
+  '    try:',
+  '        call("POST", base, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}).read()',
+  '    except urllib.error.HTTPError as e:',
+  '        if e.code != 409: raise',
+  '        call("PATCH", base + "/" + name, {"data": data}, "application/merge-patch+json").read()',
+  '    print("mirrored", name, flush=True)',
+  'listed = json.load(call("GET", base + "?labelSelector=mirror%3Dyes"))',
+  'for cm in listed["items"]: mirror(cm)',
+  'rv = listed["metadata"]["resourceVersion"]',
+  'while True:',
+  '    for line in call("GET", base + "?watch=1&labelSelector=mirror%3Dyes&resourceVersion=" + rv):',
+  '        event = json.loads(line)',
+  '        if event["type"] in ("ADDED", "MODIFIED"): mirror(event["object"])',
+  '        rv = event["object"]["metadata"]["resourceVersion"]',
+].join('\n');
+
 /** Debian's python3-kubernetes is for the system python (a python3 earlier on PATH may be another). */
 const SYSTEM_PYTHON = '/usr/bin/python3';
 const PYTHON_CLIENT = spawnSync(SYSTEM_PYTHON, ['-c', 'import kubernetes'], { encoding: 'utf8' });
@@ -67,10 +101,10 @@ describe('service account tokens in pods', { skip }, () => {
     assert.equal(r.status, 0, `minik8s ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
     return r.stdout;
   };
-  const api = async <T = unknown>(method: string, path: string, body?: unknown) => {
+  const api = async <T = unknown>(method: string, path: string, body?: unknown, contentType = 'application/json') => {
     const res = await fetch(`${master().url}${path}`, {
       method,
-      headers: { authorization: `Bearer ${master().token}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${master().token}`, 'content-type': contentType },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const json: unknown = await res.json();
@@ -225,6 +259,46 @@ describe('service account tokens in pods', { skip }, () => {
     const r = spawnSync(SYSTEM_PYTHON, ['-c', PYTHON_LISTER, dir, url.hostname, url.port, NS], { encoding: 'utf8', timeout: 60_000 });
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stdout, 'client plain\n');
+  });
+
+  it('runs a controller pod on a Role of its own: it watches ConfigMaps and reacts to a change', async () => {
+    await api('POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'mirror' } });
+    await api('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'configmap-mirror' },
+      rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'patch'] }],
+    });
+    await api('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'configmap-mirror' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'configmap-mirror' },
+      subjects: [{ kind: 'ServiceAccount', name: 'mirror', namespace: NS }],
+    });
+    await api('POST', `/api/v1/namespaces/${NS}/configmaps`, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'settings', labels: { mirror: 'yes' } },
+      data: { color: 'blue' },
+    });
+    await pod('mirror', {
+      serviceAccountName: 'mirror',
+      containers: [{ name: 'controller', image: IMAGE, command: ['python3', '-c', MIRROR_CONTROLLER] }],
+    });
+    const mirrored = (color: string) =>
+      waitFor(
+        async () => {
+          const cm = await api<ConfigMap>('GET', `/api/v1/namespaces/${NS}/configmaps/settings-mirror`).catch(() => undefined);
+          return cm?.data?.color === color ? cm : undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 300, description: `settings-mirror with color ${color}` },
+      );
+    await mirrored('blue');
+    // The change arrives on the pod's watch; nothing polls.
+    await api('PATCH', `/api/v1/namespaces/${NS}/configmaps/settings`, { data: { color: 'green' } }, 'application/merge-patch+json');
+    await mirrored('green');
+    assert.match(ok('logs', '-n', NS, 'mirror'), /mirrored settings-mirror\nmirrored settings-mirror\n/);
   });
 
   it('gives a pod with automountServiceAccountToken: false no volume and no files', async () => {
