@@ -1,9 +1,10 @@
-// End to end on a simulated machine: a pod's mounted service account token, CA and namespace reach the API through Service default/kubernetes, refused until an admin binds the view role, then allowed in its own namespace only; a controller pod on its own Role watches ConfigMaps; automount off gives no volume.
+// End to end on a simulated machine: a pod's mounted service account token, CA and namespace reach the API through Service default/kubernetes, refused until an admin binds the view role, then allowed in its own namespace only; a controller pod on its own Role watches ConfigMaps; @kubernetes/client-node runs inside a pod; automount off gives no volume.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { ConfigMap } from '../src/core/api/configmap.js';
@@ -68,6 +69,20 @@ const MIRROR_CONTROLLER = [
   '        event = json.loads(line)',
   '        if event["type"] in ("ADDED", "MODIFIED"): mirror(event["object"])',
   '        rv = event["object"]["metadata"]["resourceVersion"]',
+].join('\n');
+
+/** The project's node_modules: dist/test/x.js -> node_modules beside dist. */
+const NODE_MODULES = fileURLToPath(new URL('../../node_modules', import.meta.url));
+/** In the pod: the library's in-cluster config, a list in the pod's namespace, and the status of one in another. */
+const NODE_LISTER = [
+  "import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';",
+  'const kc = new KubeConfig();',
+  'kc.loadFromCluster();',
+  'const namespace = kc.getContextObject(kc.getCurrentContext()).namespace;',
+  'const core = kc.makeApiClient(CoreV1Api);',
+  'const pods = (await core.listNamespacedPod({ namespace })).items.map((p) => p.metadata.name).sort();',
+  `const other = await core.listNamespacedPod({ namespace: '${OTHER}' }).then(() => 200, (e) => e.code);`,
+  'console.log(JSON.stringify({ namespace, pods, other }));',
 ].join('\n');
 
 /** Debian's python3-kubernetes is for the system python (a python3 earlier on PATH may be another). */
@@ -299,6 +314,34 @@ describe('service account tokens in pods', { skip }, () => {
     await api('PATCH', `/api/v1/namespaces/${NS}/configmaps/settings`, { data: { color: 'green' } }, 'application/merge-patch+json');
     await mirrored('green');
     assert.match(ok('logs', '-n', NS, 'mirror'), /mirrored settings-mirror\nmirrored settings-mirror\n/);
+  });
+
+  it('runs @kubernetes/client-node inside a pod: loadFromCluster() with no configuration lists its namespace', async () => {
+    // The pod gets this machine's node binary and the project's node_modules (the library as users install it) by hostPath.
+    await pod('node-client', {
+      containers: [
+        {
+          name: 'app',
+          image: IMAGE,
+          command: ['python3', '-c', 'import time; time.sleep(3600)'],
+          workingDir: '/opt/client',
+          volumeMounts: [
+            { name: 'node', mountPath: '/usr/local/bin/node', readOnly: true },
+            { name: 'modules', mountPath: '/opt/client/node_modules', readOnly: true },
+          ],
+        },
+      ],
+      volumes: [
+        { name: 'node', hostPath: { path: process.execPath, type: 'File' } },
+        { name: 'modules', hostPath: { path: NODE_MODULES, type: 'Directory' } },
+      ],
+    });
+    await running('node-client');
+    const out = ok('exec', '-n', NS, 'node-client', '--', '/usr/local/bin/node', '--input-type=module', '-e', NODE_LISTER);
+    const answer = JSON.parse(out) as { namespace: string; pods: string[]; other: number };
+    assert.equal(answer.namespace, NS);
+    assert.ok(answer.pods.includes('node-client') && answer.pods.includes('client'), out);
+    assert.equal(answer.other, 403);
   });
 
   it('gives a pod with automountServiceAccountToken: false no volume and no files', async () => {
