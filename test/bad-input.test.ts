@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BINARY, startMaster, type MasterProcess } from './helpers/master.js';
+import { BINARY, QUIET_LEASES, startMaster, type MasterProcess } from './helpers/master.js';
 
 const PODS = '/api/v1/namespaces/default/pods';
 const DEPLOYS = '/apis/apps/v1/namespaces/default/deployments';
@@ -429,8 +429,8 @@ describe('bad input', () => {
   };
 
   before(async () => {
-    // No scheduler: its FailedScheduling Event and condition for the seed pod would be writes no bad request made.
-    master = await startMaster({ registry: false, extraArgs: ['--disable-scheduler'] });
+    // No scheduler: its FailedScheduling Event and condition for the seed pod would be writes no bad request made; no Lease renewals either.
+    master = await startMaster({ registry: false, extraArgs: ['--disable-scheduler', ...QUIET_LEASES] });
     dir = mkdtempSync(join(tmpdir(), 'minik8s-bad-input-'));
     const res = await request({ name: 'seed', body: goodPod });
     assert.equal(res.status, 201, res.text);

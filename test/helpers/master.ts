@@ -18,6 +18,12 @@ export const BINARY = fileURLToPath(new URL('../../bin/minik8s.js', import.meta.
 
 export { freeClusterCIDR, freePort };
 
+/**
+ * Leader election that renews once in 20 minutes: for tests that check the store's revision
+ * stands still (Lease renewals every 2 s would be writes no request made).
+ */
+export const QUIET_LEASES = ['--leader-elect-lease-duration=3600s', '--leader-elect-renew-deadline=2400s', '--leader-elect-retry-period=1200s'];
+
 export interface StartMasterOptions {
   extraArgs?: string[];
   /** Run the managed registry on a free port (default true); false passes --no-registry. */
