@@ -1,4 +1,5 @@
 // Leader election on coordination.k8s.io/v1 Leases, as client-go's leaderelection does it: one holder per Lease, renewed through the API with resourceVersion preconditions, and fencing the moment a renewal cannot be had in time.
+import { abortableSleep } from '../../core/abortable-sleep.js';
 import { type Lease, leaseKind, microTime } from '../../core/api/lease.js';
 import type { KubeObject } from '../../core/api/meta.js';
 import type { Client } from '../../core/client/client.js';
@@ -163,7 +164,7 @@ export class LeaderElector {
       await this.#tryOnce();
       // Candidates spread their tries (client-go's jitter) so that they do not hit the store in step; a leader renews on the period.
       const wait = this.isLeader ? this.#timing.retryPeriodMs : this.#timing.retryPeriodMs * (1 + Math.random() * 0.2);
-      await delay(wait, signal);
+      await abortableSleep(wait, signal);
     }
     if (this.#leading) {
       const held = !this.#leading.controller.signal.aborted;
@@ -300,17 +301,4 @@ export class LeaderElector {
       this.#log(`leader election: cannot release ${this.#namespace}/${this.#o.name}: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
-}
-
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -1,4 +1,5 @@
 // Scheduled triggers, in the master: invokes each Function with spec.triggers[].schedule through the activator at every tick of its cron schedule.
+import { abortableSleep } from '../../core/abortable-sleep.js';
 import { nextCronTime } from '../../core/api/cron.js';
 import { functionKind } from '../../core/api/function.js';
 import type { KubeObject } from '../../core/api/meta.js';
@@ -17,18 +18,6 @@ export interface ScheduleTriggersOptions {
   /** The longest sleep between looks (default 60 s), so a clock set forward is noticed. */
   maxSleepMs?: number;
   log?: (message: string) => void;
-}
-
-function timerSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /** The next time a schedule fires after `afterMs`, as ms; undefined for one that never does (or does not parse). */
@@ -56,7 +45,7 @@ export class ScheduleTriggers {
   constructor(options: ScheduleTriggersOptions) {
     this.#o = options;
     this.#now = options.now ?? (() => new Date());
-    this.#sleep = options.sleep ?? timerSleep;
+    this.#sleep = options.sleep ?? abortableSleep;
     this.#log = options.log ?? (() => {});
     this.informer = options.informers.informer(functionKind);
     const changed = () => this.#wake.abort();

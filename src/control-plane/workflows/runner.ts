@@ -1,4 +1,5 @@
 // WorkflowRunner: runs one execution of a stored Workflow, calling its Tasks' functions through the activator, and keeps the execution's record.
+import { abortableSleep } from '../../core/abortable-sleep.js';
 import { randomBytes } from 'node:crypto';
 import { workflowKind, type Workflow } from '../../core/api/workflow.js';
 import type { Client } from '../../core/client/client.js';
@@ -39,27 +40,6 @@ export interface RunResult {
   cause?: string;
 }
 
-/** setTimeout takes at most 2^31-1 ms; longer waits (a Wait of a month) are slept in pieces. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** Resolves after `ms`, or early when `signal` aborts. */
-export async function realSleep(ms: number, signal: AbortSignal): Promise<void> {
-  let left = ms;
-  while (left > 0 && !signal.aborted) {
-    const chunk = Math.min(left, MAX_TIMER_MS);
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, chunk);
-      signal.addEventListener('abort', done, { once: true });
-    });
-    left -= chunk;
-  }
-}
-
 /** `20240131-120000-a1b2c3`: sorts by start time, readable, unique enough with 24 random bits per second. */
 export function executionName(now: Date): string {
   const iso = now.toISOString();
@@ -75,7 +55,7 @@ export class WorkflowRunner {
   constructor(options: WorkflowRunnerOptions) {
     this.#o = options;
     this.#now = options.now ?? (() => new Date());
-    this.#sleep = options.sleep ?? realSleep;
+    this.#sleep = options.sleep ?? abortableSleep;
     this.#log = options.log ?? (() => {});
   }
 
